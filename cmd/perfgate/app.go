@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfgate/perfgate/ingest"
+)
+
+// Exit codes, the contract of DESIGN.md.
+const (
+	exitOK      = 0
+	exitFail    = 1 // the gate failed: a regression
+	exitBad     = 2 // bad input, usage or configuration
+	exitEnv     = 3 // environment: git, store locked, GitHub unreachable
+	exitUnknown = exitEnv
+)
+
+// exitError carries an exit code with its message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErrorf is a bad-input error (exit 2).
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitBad, err: fmt.Errorf(format, args...)}
+}
+
+// envError wraps an environment failure (exit 3).
+func envError(err error) error { return &exitError{code: exitEnv, err: err} }
+
+// errGateFailed is returned when the gate failed; the report was printed.
+var errGateFailed = &exitError{code: exitFail, err: errors.New("gate failed")}
+
+// exitCode maps an error to the process exit code, in one place.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	var pe *ingest.Error
+	if errors.As(err, &pe) {
+		return exitBad
+	}
+	// urfave/cli reports flag and usage problems as plain errors.
+	return exitBad
+}
+
+// env is what commands see of the process.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+	isTTY  bool
+}
+
+// run is the whole program: it parses args, runs one command and returns
+// the exit code. Output goes only to the given writers.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, isTTY: isTerminal(stdout)}
+	app := newApp(e)
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	if !errors.Is(err, errGateFailed) {
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "perfgate") {
+			msg = "perfgate: " + msg
+		}
+		fmt.Fprintln(stderr, msg)
+	}
+	return exitCode(err)
+}
+
+func newApp(e *env) *cli.App {
+	app := &cli.App{
+		Name:  "perfgate",
+		Usage: "stop performance regressions before they merge",
+		Description: "perfgate ingests or runs a benchmark per commit, keeps the results in a history keyed by commit,\n" +
+			"and gates changes with rules such as \"Mean TTFT must not regress by more than 3%\".",
+		Writer:          e.stdout,
+		ErrWriter:       e.stderr,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // run maps errors to exit codes
+		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
+			return usageErrorf("%v (see perfgate %s --help)", err, c.Command.Name)
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "db", Usage: "history database `PATH` (default .perfgate/history.db at the repo root)", EnvVars: []string{"PERFGATE_DB"}},
+			&cli.StringFlag{Name: "repo", Usage: "git repository `PATH` (default: the repo containing the working directory)"},
+		},
+		Commands: commands(e),
+	}
+	return app
+}
+
+// commands lists the commands that work; each file adds its own.
+var commandSet []func(*env) *cli.Command
+
+func commands(e *env) []*cli.Command {
+	out := make([]*cli.Command, 0, len(commandSet))
+	for _, f := range commandSet {
+		c := f(e)
+		if c.OnUsageError == nil {
+			c.OnUsageError = func(cc *cli.Context, err error, _ bool) error {
+				return usageErrorf("%s: %v (see perfgate %s --help)", cc.Command.Name, err, cc.Command.Name)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return st.Mode()&os.ModeCharDevice != 0
+}
+
+// outputFlag is the -o flag every command shares.
+func outputFlag(choices ...string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: choices[0], Usage: "output format: " + strings.Join(choices, ", ")}
+}
+
+// checkOutput validates -o against the command's choices.
+func checkOutput(c *cli.Context, choices ...string) (string, error) {
+	o := strings.ToLower(c.String("output"))
+	for _, ch := range choices {
+		if o == ch {
+			return o, nil
+		}
+	}
+	return "", usageErrorf("-o %q is not valid for %s; choose one of: %s", c.String("output"), c.Command.Name, strings.Join(choices, ", "))
+}

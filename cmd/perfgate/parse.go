@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfgate/perfgate/ingest"
+	"github.com/perfgate/perfgate/metric"
+)
+
+func init() { commandSet = append(commandSet, parseCommand) }
+
+func parseCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "parse",
+		Usage:     "parse benchmark output and print the results; stores nothing",
+		ArgsUsage: "FILE... (- for stdin)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: " + strings.Join(ingest.Formats(), ", ")},
+			outputFlag("text", "json"),
+		},
+		Action: func(c *cli.Context) error {
+			out, err := checkOutput(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			if c.NArg() == 0 {
+				return usageErrorf("parse: no FILE given; pass one or more files, or - to read stdin")
+			}
+			results, err := parseFiles(e, c.Args().Slice(), c.String("format"))
+			if err != nil {
+				return err
+			}
+			for _, r := range results {
+				for _, w := range r.Warnings {
+					fmt.Fprintf(e.stderr, "perfgate: warning: %s:%d: %s\n", r.File, r.Line, w)
+				}
+			}
+			if out == "json" {
+				return writeJSON(e.stdout, map[string]any{"results": results})
+			}
+			writeResultsText(e.stdout, results)
+			return nil
+		},
+	}
+}
+
+// parseFiles reads every result of every file, in order. Any error fails
+// the whole call: bad input stores nothing and prints nothing.
+func parseFiles(e *env, files []string, format string) ([]ingest.Result, error) {
+	results := []ingest.Result{}
+	for _, name := range files {
+		var r io.Reader
+		if name == "-" {
+			r = e.stdin
+		} else {
+			f, err := os.Open(name)
+			if err != nil {
+				return nil, usageErrorf("cannot open %q: %v; check the path", name, err)
+			}
+			defer f.Close()
+			r = f
+		}
+		ir := ingest.NewReader(r, name, ingest.Options{Format: format})
+		for ir.Scan() {
+			results = append(results, ir.Result())
+		}
+		if err := ir.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeResultsText prints one aligned table per result.
+func writeResultsText(w io.Writer, results []ingest.Result) {
+	for i, r := range results {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		title := fmt.Sprintf("%s:%d  %s", r.File, r.Line, r.Format)
+		if r.Name != "" {
+			title += "  " + r.Name
+		}
+		fmt.Fprintln(w, title)
+		if len(r.Labels) > 0 {
+			keys := make([]string, 0, len(r.Labels))
+			for k := range r.Labels {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			parts := make([]string, len(keys))
+			for j, k := range keys {
+				parts[j] = k + "=" + r.Labels[k]
+			}
+			fmt.Fprintln(w, "  labels: "+strings.Join(parts, " "))
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		for _, name := range sortedMetricNames(r.Metrics) {
+			in := metric.Get(name)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", in.Label, formatValue(r.Metrics[name]), name)
+		}
+		tw.Flush()
+	}
+}
+
+// sortedMetricNames orders metrics the way vLLM prints them: counts and
+// throughputs first, then latencies grouped by kind.
+func sortedMetricNames(m map[string]float64) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ri, rj := metricRank(names[i]), metricRank(names[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+var rankOrder = []string{"completed", "failed", "duration", "total_input_tokens", "total_output_tokens",
+	"request_throughput", "request_goodput", "input_throughput", "output_throughput", "max_output_tokens_per_s",
+	"max_concurrent_requests", "total_token_throughput"}
+
+func metricRank(n string) int {
+	for i, r := range rankOrder {
+		if n == r {
+			return i
+		}
+	}
+	for i, k := range []string{"_ttft_ms", "_tpot_ms", "_itl_ms", "_e2el_ms"} {
+		if strings.HasSuffix(n, k) {
+			return 100 + i
+		}
+	}
+	return 1000
+}
+
+func formatValue(v float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", v), "0"), ".")
+}

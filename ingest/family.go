@@ -1,0 +1,342 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/perf/benchfmt"
+)
+
+// parseJSON decodes one JSON document, JSONL, or concatenated values, and
+// dispatches every top-level object (or every object of a top-level array)
+// to the first DocFormat that matches it.
+func (r *Reader) parseJSON(data []byte) error {
+	data = LooseJSON(data)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	for {
+		start := dec.InputOffset()
+		var v any
+		err := dec.Decode(&v)
+		if err == io.EOF {
+			return nil
+		}
+		// The value begins after any whitespace following the previous one.
+		for start < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[start])) {
+			start++
+		}
+		line := lineAt(data, start)
+		if err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				return r.errorf(lineAt(data, se.Offset), "invalid JSON: %v; the file may be truncated or not JSON (fix the file, or pass --format)", err)
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return r.errorf(lineAt(data, int64(len(data))), "JSON value starting at line %d is truncated; re-export the complete file", line)
+			}
+			return r.errorf(line, "invalid JSON: %v", err)
+		}
+		if err := r.dispatchDoc(v, line); err != nil {
+			return err
+		}
+	}
+}
+
+// parseYAML decodes one or more YAML documents.
+func (r *Reader) parseYAML(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var node yaml.Node
+		err := dec.Decode(&node)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return r.errorf(yamlErrLine(err), "invalid YAML: %v; check the file, or pass --format", err)
+		}
+		var v any
+		if err := node.Decode(&v); err != nil {
+			return r.errorf(node.Line, "invalid YAML: %v", err)
+		}
+		if err := r.dispatchDoc(normalizeYAML(v), node.Line); err != nil {
+			return err
+		}
+	}
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+func yamlErrLine(err error) int {
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		var n int
+		fmt.Sscan(m[1], &n)
+		return n
+	}
+	return 0
+}
+
+// normalizeYAML turns map[any]any (non-string keys) into map[string]any.
+func normalizeYAML(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalizeYAML(e)
+		}
+		return x
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = normalizeYAML(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = normalizeYAML(e)
+		}
+		return x
+	}
+	return v
+}
+
+func (r *Reader) dispatchDoc(v any, line int) error {
+	switch x := v.(type) {
+	case map[string]any:
+		return r.dispatchObject(x, line)
+	case []any:
+		for _, e := range x {
+			if err := r.dispatchDoc(e, line); err != nil {
+				return err
+			}
+		}
+		return nil
+	case nil:
+		return nil
+	}
+	return r.errorf(line, "top-level JSON value is a %T, not an object; perfgate reads objects of benchmark results", v)
+}
+
+func (r *Reader) dispatchObject(obj map[string]any, line int) error {
+	forced := r.forced()
+	for _, f := range docFormats {
+		if forced != "" && f.Name != forced {
+			continue
+		}
+		if forced == "" && !f.Match(obj) {
+			continue
+		}
+		res, err := f.Convert(obj)
+		if err != nil {
+			var pe *Error
+			if errors.As(err, &pe) {
+				if pe.File == "" {
+					pe.File = r.file
+				}
+				if pe.Line == 0 {
+					pe.Line = line
+				}
+				return pe
+			}
+			return r.errorf(line, "%s: %v", f.Name, err)
+		}
+		for _, x := range res {
+			if x.Line == 0 {
+				x.Line = line
+			}
+			if x.Format == "" {
+				x.Format = f.Name
+			}
+			r.emit(x)
+		}
+		return nil
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) > 8 {
+		keys = append(keys[:8], "...")
+	}
+	return r.errorf(line, "%v: JSON object with keys [%s] matches no known format (tried: %s); for your own tool, write {\"metrics\": {name: value}} (the generic format)",
+		ErrUnrecognized, strings.Join(keys, ", "), strings.Join(r.tried, ", "))
+}
+
+// parseCSV reads a CSV export and hands it to the format whose header matches.
+func (r *Reader) parseCSV(data []byte) error {
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = true
+	cr.TrimLeadingSpace = true
+	rows, err := cr.ReadAll()
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return r.errorf(pe.Line, "invalid CSV: %v", pe.Err)
+		}
+		return r.errorf(0, "invalid CSV: %v", err)
+	}
+	if len(rows) == 0 {
+		return r.unrecognized()
+	}
+	forced := r.forced()
+	for _, f := range csvFormats {
+		if (forced != "" && f.Name != forced) || (forced == "" && !f.Match(rows[0])) {
+			continue
+		}
+		res, err := f.Convert(rows)
+		if err != nil {
+			var pe *Error
+			if errors.As(err, &pe) {
+				if pe.File == "" {
+					pe.File = r.file
+				}
+				return pe
+			}
+			return r.errorf(1, "%s: %v", f.Name, err)
+		}
+		for _, x := range res {
+			if x.Format == "" {
+				x.Format = f.Name
+			}
+			r.emit(x)
+		}
+		return nil
+	}
+	return r.unrecognized()
+}
+
+var goBenchLineRE = regexp.MustCompile(`(?m)^Benchmark\S*\s+\d+\s+[-\d.e+]+ \S+`)
+
+func looksGoBench(head []byte) bool {
+	return goBenchLineRE.Match(head) || (bytes.HasPrefix(head, []byte("goos: ")) || bytes.Contains(head, []byte("\ngoos: "))) && bytes.Contains(head, []byte("\npkg: "))
+}
+
+func looksCSV(head []byte) bool {
+	line := head
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		line = head[:i]
+	}
+	if bytes.Count(line, []byte(",")) < 1 {
+		return false
+	}
+	cr := csv.NewReader(bytes.NewReader(line))
+	cr.LazyQuotes = true
+	cr.TrimLeadingSpace = true
+	rec, err := cr.Read()
+	if err != nil {
+		return false
+	}
+	for _, f := range csvFormats {
+		if f.Match(rec) {
+			return true
+		}
+	}
+	return false
+}
+
+var yamlTopKeyRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*:(\s|$)`)
+
+// looksYAML accepts documents that start with "---" or whose first
+// significant lines are lowercase top-level keys and that contain no
+// console banner. It is deliberately strict: a log whose first line is
+// "INFO: ..." must stay text.
+func looksYAML(head []byte) bool {
+	lines := strings.Split(string(head), "\n")
+	keys := 0
+	for _, l := range lines {
+		t := strings.TrimRight(l, "\r")
+		if strings.TrimSpace(t) == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if t == "---" {
+			return true
+		}
+		if strings.HasPrefix(t, " ") || strings.HasPrefix(t, "- ") {
+			if keys > 0 {
+				continue
+			}
+			return false
+		}
+		if !yamlTopKeyRE.MatchString(t) {
+			return false
+		}
+		keys++
+		if keys >= 2 || strings.HasPrefix(t, "benchmarks:") {
+			return true
+		}
+	}
+	return false
+}
+
+// parseGoBench reads Go testing benchmark output with x/perf/benchfmt. Each
+// benchmark line is one result named after the benchmark (without the
+// -GOMAXPROCS suffix, which becomes the "procs" label); its units become
+// metrics under sanitized names in their own units (ns/op -> ns_per_op,
+// B/op -> b_per_op, MB/s -> mb_per_s), whose directions package metric
+// infers from the suffix.
+// Configuration lines (goos, goarch, pkg, cpu) become labels.
+func (r *Reader) parseGoBench(data []byte) error {
+	br := benchfmt.NewReader(bytes.NewReader(data), r.file)
+	for br.Scan() {
+		switch rec := br.Result().(type) {
+		case *benchfmt.SyntaxError:
+			return r.errorf(rec.Line, "invalid Go benchmark line: %s; fix the line or remove it", rec.Msg)
+		case *benchfmt.Result:
+			res := NewResult(GoBenchFormat, 0)
+			_, line := br.Result().Pos()
+			res.Line = line
+			name := rec.Name.Full()
+			base, procs := splitProcs(string(name))
+			res.Name = base
+			if procs != "" {
+				res.SetLabel("procs", procs)
+			}
+			for _, c := range rec.Config {
+				if c.File {
+					res.SetLabel(c.Key, string(c.Value))
+				}
+			}
+			res.Set("iterations", float64(rec.Iters))
+			for _, v := range rec.Values {
+				res.Set(goUnitName(v.Unit), v.Value)
+			}
+			r.emit(res)
+		}
+	}
+	if err := br.Err(); err != nil {
+		return r.errorf(0, "reading Go benchmark output: %v", err)
+	}
+	return nil
+}
+
+var procsRE = regexp.MustCompile(`^(.*)-(\d+)$`)
+
+func splitProcs(name string) (string, string) {
+	if m := procsRE.FindStringSubmatch(name); m != nil {
+		return m[1], m[2]
+	}
+	return name, ""
+}
+
+func goUnitName(unit string) string {
+	s := strings.ReplaceAll(unit, "/", "_per_")
+	s = strings.ToLower(s)
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' {
+			b = append(b, c)
+		} else {
+			b = append(b, '_')
+		}
+	}
+	return strings.Trim(string(b), "_")
+}

@@ -1,0 +1,65 @@
+package ingest
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/perfgate/perfgate/metric"
+)
+
+// The generic format is perfgate's own minimal shape, for tools perfgate
+// does not know: {"name": "...", "metrics": {name: value}, "labels": {k: v}}.
+// Metric names that the vocabulary knows (by canonical name or label) are
+// mapped to their canonical names; others are kept sanitized.
+func init() {
+	RegisterDoc(DocFormat{
+		Name: "generic",
+		Desc: `generic JSON/YAML: {"metrics": {name: value}, "labels": {...}}`,
+		Match: func(obj map[string]any) bool {
+			_, ok := obj["metrics"].(map[string]any)
+			return ok
+		},
+		Convert: convertGeneric,
+	})
+}
+
+func convertGeneric(obj map[string]any) ([]Result, error) {
+	ms, ok := obj["metrics"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf(`"metrics" must be an object of name: number; got %T`, obj["metrics"])
+	}
+	res := NewResult("generic", 0)
+	if n, ok := Str(obj["name"]); ok {
+		res.Name = n
+	} else if n, ok := Str(obj["benchmark"]); ok {
+		res.Name = n
+	}
+	keys := make([]string, 0, len(ms))
+	for k := range ms {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := ms[k]
+		f, ok := Num(v)
+		if !ok {
+			if s, isStr := v.(string); isStr && IsAbsent(s) || v == nil {
+				continue
+			}
+			return nil, fmt.Errorf("metric %q has value %v, which is not a number; use a number or null", k, v)
+		}
+		name := metric.Sanitize(k)
+		if in, ok := metric.Lookup(k); ok {
+			name = in.Name
+		}
+		res.Set(name, f)
+	}
+	if ls, ok := obj["labels"].(map[string]any); ok {
+		for k, v := range ls {
+			if s, ok := Str(v); ok {
+				res.SetLabel(k, s)
+			}
+		}
+	}
+	return []Result{res}, nil
+}

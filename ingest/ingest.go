@@ -1,0 +1,424 @@
+// Package ingest owns the first stage of perfgate's data flow: reading
+// benchmark output (a file, stdin, or a command's captured output),
+// detecting its format, and turning every result block into a Result whose
+// metrics use the canonical vocabulary of package metric.
+//
+// A Reader streams: it reads its input line by line, hands lines to the
+// parser of the detected format, and returns results as their blocks
+// complete (Scan/Result/Err, like bufio.Scanner). Structured documents
+// (JSON, YAML, CSV) are decoded whole, since their meaning depends on the
+// whole document. A malformed or truncated block is a positioned *Error
+// ("file:line: what, and what to do"), never a panic and never a silently
+// partial result.
+//
+// Formats come in families, chosen by sniffing the head of the input:
+//   - text: console output; every text parser sees every line, so a log
+//     that mixes server lines with result blocks of several tools parses.
+//   - json: one JSON document, JSONL, or several concatenated objects;
+//     each object goes to the first document format that claims it.
+//   - yaml: the same document formats, decoded from YAML.
+//   - csv: per-task CSV exports, chosen by their header.
+//   - gobench: Go testing benchmark output, read with x/perf/benchfmt.
+//
+// Absent values (N/A, /, -, None, not set, null) are left out of Metrics,
+// never stored as zero. Non-finite values are dropped with a warning.
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Result is one benchmark result block.
+type Result struct {
+	Format   string             `json:"format"`
+	Name     string             `json:"name"`
+	Metrics  map[string]float64 `json:"metrics"`
+	Labels   map[string]string  `json:"labels"`
+	File     string             `json:"file,omitempty"`
+	Line     int                `json:"line,omitempty"`
+	Warnings []string           `json:"warnings,omitempty"`
+}
+
+// NewResult returns an empty result of the given format that starts at line.
+func NewResult(format string, line int) Result {
+	return Result{Format: format, Line: line, Metrics: map[string]float64{}, Labels: map[string]string{}}
+}
+
+// Set stores a metric value, dropping non-finite values with a warning.
+func (r *Result) Set(name string, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("metric %s is %v; left out", name, v))
+		return
+	}
+	if r.Metrics == nil {
+		r.Metrics = map[string]float64{}
+	}
+	r.Metrics[name] = v
+}
+
+// SetLabel stores a label, normalizing numbers ("10.00" -> "10",
+// "Infinity" -> "inf") so labels from different tools compare. Absent
+// values are skipped.
+func (r *Result) SetLabel(key, value string) {
+	if r.Labels == nil {
+		r.Labels = map[string]string{}
+	}
+	setLabel(r.Labels, key, value)
+}
+
+// Error is a positioned parse error.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+	Err  error // optional cause, for errors.Is
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+func (e *Error) Error() string {
+	file := e.File
+	if file == "" {
+		file = "<input>"
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", file, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", file, e.Msg)
+}
+
+// ErrUnrecognized is wrapped by the error returned when no format
+// recognises the input.
+var ErrUnrecognized = errors.New("unrecognised benchmark output")
+
+// Emit receives completed results from a parser.
+type Emit func(Result)
+
+// LineParser parses console output line by line. Line receives each line
+// (1-based number, without its terminator, with ANSI codes and a trailing
+// CR removed); End is called once at the end of input with the number of
+// the last line, and must report a block that was started but not
+// completed as an error. Errors should be *Error values.
+type LineParser interface {
+	Line(n int, line string, emit Emit) error
+	End(n int, emit Emit) error
+}
+
+// TextFormat is a console-output format.
+type TextFormat struct {
+	Name string
+	Desc string
+	New  func(file string) LineParser
+}
+
+// DocFormat is a structured-document format (JSON, JSONL line, YAML).
+// Match reports whether a decoded top-level object belongs to the format;
+// Convert turns it into results (their Line is set by the caller when 0).
+type DocFormat struct {
+	Name    string
+	Desc    string
+	Match   func(obj map[string]any) bool
+	Convert func(obj map[string]any) ([]Result, error)
+}
+
+// CSVFormat is a CSV export format chosen by its header row.
+type CSVFormat struct {
+	Name    string
+	Desc    string
+	Match   func(header []string) bool
+	Convert func(rows [][]string) ([]Result, error) // rows[0] is the header
+}
+
+var (
+	textFormats []TextFormat
+	docFormats  []DocFormat
+	csvFormats  []CSVFormat
+)
+
+// RegisterText, RegisterDoc and RegisterCSV add formats; they are called
+// from init functions of the format files. Order is priority order.
+func RegisterText(f TextFormat) { textFormats = append(textFormats, f) }
+func RegisterDoc(f DocFormat)   { docFormats = append(docFormats, f) }
+func RegisterCSV(f CSVFormat)   { csvFormats = append(csvFormats, f) }
+
+// GoBenchFormat is the name of the Go testing benchmark format.
+const GoBenchFormat = "gobench"
+
+// Formats lists every format name --format accepts, "auto" first.
+func Formats() []string {
+	out := []string{"auto"}
+	seen := map[string]bool{"auto": true}
+	addName := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, f := range textFormats {
+		addName(f.Name)
+	}
+	for _, f := range docFormats {
+		addName(f.Name)
+	}
+	for _, f := range csvFormats {
+		addName(f.Name)
+	}
+	addName(GoBenchFormat)
+	return out
+}
+
+// Options configure a Reader.
+type Options struct {
+	// Format forces a format by name; "" or "auto" detects.
+	Format string
+}
+
+// Reader reads results from one input.
+type Reader struct {
+	file   string
+	opts   Options
+	br     *bufio.Reader
+	queue  []Result
+	cur    Result
+	err    error
+	done   bool
+	start  bool
+	count  int
+	family string
+	tried  []string
+
+	// text family state
+	parsers []LineParser
+	lineNo  int
+}
+
+// NewReader returns a Reader over r; file names the input in errors and
+// results ("-" or "" for stdin).
+func NewReader(r io.Reader, file string, opts Options) *Reader {
+	if file == "" || file == "-" {
+		file = "<stdin>"
+	}
+	return &Reader{file: file, opts: opts, br: bufio.NewReaderSize(r, 1<<16)}
+}
+
+// Scan advances to the next result. It returns false at the end of input
+// or on error; Err tells which.
+func (r *Reader) Scan() bool {
+	for len(r.queue) == 0 {
+		if r.done || r.err != nil {
+			return false
+		}
+		if !r.start {
+			r.start = true
+			if err := r.detect(); err != nil {
+				r.err = err
+				return false
+			}
+			continue
+		}
+		r.step()
+	}
+	r.cur = r.queue[0]
+	r.queue = r.queue[1:]
+	if r.cur.File == "" {
+		r.cur.File = r.file
+	}
+	if r.cur.Metrics == nil {
+		r.cur.Metrics = map[string]float64{}
+	}
+	if r.cur.Labels == nil {
+		r.cur.Labels = map[string]string{}
+	}
+	r.count++
+	return true
+}
+
+// Result returns the result Scan found.
+func (r *Reader) Result() Result { return r.cur }
+
+// Err returns the first error met, or nil at a clean end of input.
+func (r *Reader) Err() error { return r.err }
+
+func (r *Reader) emit(res Result) { r.queue = append(r.queue, res) }
+
+func (r *Reader) errorf(line int, format string, args ...any) error {
+	return &Error{File: r.file, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// detect chooses the family (and, for text, the parsers) from the head.
+func (r *Reader) detect() error {
+	head, _ := r.br.Peek(1 << 16)
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	name := strings.ToLower(strings.TrimSpace(r.opts.Format))
+	if name == "" || name == "auto" {
+		r.family = sniff(head)
+		switch r.family {
+		case "text":
+			for _, f := range textFormats {
+				r.parsers = append(r.parsers, f.New(r.file))
+				r.tried = append(r.tried, f.Name)
+			}
+		case "json", "yaml":
+			for _, f := range docFormats {
+				r.tried = append(r.tried, f.Name)
+			}
+		case "csv":
+			for _, f := range csvFormats {
+				r.tried = append(r.tried, f.Name)
+			}
+		case GoBenchFormat:
+			r.tried = []string{GoBenchFormat}
+		}
+		return nil
+	}
+	r.tried = []string{name}
+	if name == GoBenchFormat {
+		r.family = GoBenchFormat
+		return nil
+	}
+	for _, f := range textFormats {
+		if f.Name == name {
+			r.family = "text"
+			r.parsers = append(r.parsers, f.New(r.file))
+		}
+	}
+	if r.family != "" {
+		return nil
+	}
+	for _, f := range docFormats {
+		if f.Name == name {
+			r.family = "json"
+			if !looksJSON(head) {
+				r.family = "yaml"
+			}
+			return nil
+		}
+	}
+	for _, f := range csvFormats {
+		if f.Name == name {
+			r.family = "csv"
+			return nil
+		}
+	}
+	return &Error{File: r.file, Msg: fmt.Sprintf("--format %q is not a known format; valid formats: %s", r.opts.Format, strings.Join(Formats(), ", "))}
+}
+
+// forced reports the format name the user forced, or "".
+func (r *Reader) forced() string {
+	n := strings.ToLower(strings.TrimSpace(r.opts.Format))
+	if n == "auto" {
+		return ""
+	}
+	return n
+}
+
+func (r *Reader) step() {
+	switch r.family {
+	case "text":
+		r.stepText()
+	default:
+		data, err := io.ReadAll(r.br)
+		r.done = true
+		if err != nil {
+			r.err = &Error{File: r.file, Msg: fmt.Sprintf("read failed: %v", err)}
+			return
+		}
+		switch r.family {
+		case "json":
+			r.err = r.parseJSON(data)
+		case "yaml":
+			r.err = r.parseYAML(data)
+		case "csv":
+			r.err = r.parseCSV(data)
+		case GoBenchFormat:
+			r.err = r.parseGoBench(data)
+		}
+		if r.err == nil && len(r.queue) == 0 {
+			r.err = r.unrecognized()
+		}
+	}
+}
+
+func (r *Reader) unrecognized() error {
+	return &Error{File: r.file, Msg: fmt.Sprintf("%v: no result block found (tried formats: %s); check that the file holds a complete benchmark result, or force a format with --format (valid: %s)",
+		ErrUnrecognized, strings.Join(r.tried, ", "), strings.Join(Formats(), ", ")), Err: ErrUnrecognized}
+}
+
+// stepText feeds lines until at least one result is queued or input ends.
+func (r *Reader) stepText() {
+	for len(r.queue) == 0 {
+		line, err := r.br.ReadString('\n')
+		if len(line) > 0 {
+			r.lineNo++
+			line = cleanLine(line)
+			for _, p := range r.parsers {
+				if perr := p.Line(r.lineNo, line, r.emit); perr != nil {
+					r.err = perr
+					return
+				}
+			}
+		}
+		if err != nil {
+			r.done = true
+			if err != io.EOF {
+				r.err = &Error{File: r.file, Line: r.lineNo, Msg: fmt.Sprintf("read failed: %v", err)}
+				return
+			}
+			before := len(r.queue)
+			for _, p := range r.parsers {
+				if perr := p.End(r.lineNo, r.emit); perr != nil {
+					r.err = perr
+					return
+				}
+			}
+			// Results flushed at the end keep file order.
+			tail := r.queue[before:]
+			sort.SliceStable(tail, func(i, j int) bool { return tail[i].Line < tail[j].Line })
+			if r.count == 0 && len(r.queue) == 0 {
+				r.err = r.unrecognized()
+			}
+			return
+		}
+	}
+}
+
+// cleanLine drops the terminator, a trailing CR and ANSI escape codes.
+func cleanLine(s string) string {
+	s = strings.TrimSuffix(s, "\n")
+	s = strings.TrimSuffix(s, "\r")
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s = StripANSI(s)
+	}
+	return s
+}
+
+// sniff chooses a family from the first bytes of the input.
+func sniff(head []byte) string {
+	if looksJSON(head) {
+		return "json"
+	}
+	if looksGoBench(head) {
+		return GoBenchFormat
+	}
+	if looksCSV(head) {
+		return "csv"
+	}
+	if looksYAML(head) {
+		return "yaml"
+	}
+	return "text"
+}
+
+func looksJSON(head []byte) bool {
+	t := bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf")
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
+}
+
