@@ -165,8 +165,8 @@ func (r *Reader) dispatchObject(obj map[string]any, line int) error {
 	if len(keys) > 8 {
 		keys = append(keys[:8], "...")
 	}
-	return r.errorf(line, "%v: JSON object with keys [%s] matches no known format (tried: %s); for your own tool, write {\"metrics\": {name: value}} (the generic format)",
-		ErrUnrecognized, strings.Join(keys, ", "), strings.Join(r.tried, ", "))
+	return &Error{File: r.file, Line: line, Err: ErrUnrecognized, Msg: fmt.Sprintf("%v: JSON object with keys [%s] matches no known format (tried: %s); for your own tool, write {\"metrics\": {name: value}} (the generic format)",
+		ErrUnrecognized, strings.Join(keys, ", "), strings.Join(r.tried, ", "))}
 }
 
 // parseCSV reads a CSV export and hands it to the format whose header matches.
@@ -175,13 +175,23 @@ func (r *Reader) parseCSV(data []byte) error {
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = true
 	cr.TrimLeadingSpace = true
-	rows, err := cr.ReadAll()
-	if err != nil {
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
-			return r.errorf(pe.Line, "invalid CSV: %v", pe.Err)
+	var rows [][]string
+	var lines []int
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
 		}
-		return r.errorf(0, "invalid CSV: %v", err)
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return r.errorf(pe.Line, "invalid CSV: %v", pe.Err)
+			}
+			return r.errorf(0, "invalid CSV: %v", err)
+		}
+		line, _ := cr.FieldPos(0)
+		rows = append(rows, rec)
+		lines = append(lines, line)
 	}
 	if len(rows) == 0 {
 		return r.unrecognized()
@@ -191,7 +201,13 @@ func (r *Reader) parseCSV(data []byte) error {
 		if (forced != "" && f.Name != forced) || (forced == "" && !f.Match(rows[0])) {
 			continue
 		}
-		res, err := f.Convert(rows)
+		var res []Result
+		var err error
+		if f.ConvertLines != nil {
+			res, err = f.ConvertLines(rows, lines)
+		} else {
+			res, err = f.Convert(rows)
+		}
 		if err != nil {
 			var pe *Error
 			if errors.As(err, &pe) {
@@ -277,12 +293,17 @@ func looksYAML(head []byte) bool {
 }
 
 // parseGoBench reads Go testing benchmark output with x/perf/benchfmt. Each
-// benchmark line is one result named after the benchmark (without the
-// -GOMAXPROCS suffix, which becomes the "procs" label); its units become
-// metrics under sanitized names in their own units (ns/op -> ns_per_op,
-// B/op -> b_per_op, MB/s -> mb_per_s), whose directions package metric
-// infers from the suffix.
-// Configuration lines (goos, goarch, pkg, cpu) become labels.
+// benchmark line is one result, in file order, named as go test prints it
+// ("BenchmarkDecode/size=1k"; benchfmt drops the "Benchmark" prefix, which
+// is put back) without the -GOMAXPROCS suffix, which becomes the "procs"
+// label. Repetitions (-count N) are N results with the same name, so the
+// gate sees N samples. Values keep the unit go test printed (benchfmt
+// rescales ns/op to sec/op and MB/s to B/s; the printed value and unit are
+// used) and become metrics under sanitized names (ns/op -> ns_per_op, B/op
+// -> b_per_op, MB/s -> mb_per_s, µs/op -> us_per_op, % -> pct), whose
+// directions package metric infers from the suffix; "iterations" is the
+// iteration count. Configuration lines (goos, goarch, pkg, cpu, ...)
+// become labels. A malformed benchmark line is an error at its line.
 func (r *Reader) parseGoBench(data []byte) error {
 	br := benchfmt.NewReader(bytes.NewReader(data), r.file)
 	for br.Scan() {
@@ -293,8 +314,7 @@ func (r *Reader) parseGoBench(data []byte) error {
 			res := NewResult(GoBenchFormat, 0)
 			_, line := br.Result().Pos()
 			res.Line = line
-			name := rec.Name.Full()
-			base, procs := splitProcs(string(name))
+			base, procs := splitProcs("Benchmark" + string(rec.Name.Full()))
 			res.Name = base
 			if procs != "" {
 				res.SetLabel("procs", procs)
@@ -306,7 +326,11 @@ func (r *Reader) parseGoBench(data []byte) error {
 			}
 			res.Set("iterations", float64(rec.Iters))
 			for _, v := range rec.Values {
-				res.Set(goUnitName(v.Unit), v.Value)
+				val, unit := v.Value, v.Unit
+				if v.OrigUnit != "" {
+					val, unit = v.OrigValue, v.OrigUnit
+				}
+				res.Set(goUnitName(unit), val)
 			}
 			r.emit(res)
 		}
@@ -327,16 +351,30 @@ func splitProcs(name string) (string, string) {
 }
 
 func goUnitName(unit string) string {
-	s := strings.ReplaceAll(unit, "/", "_per_")
-	s = strings.ToLower(s)
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' {
-			b = append(b, c)
-		} else {
+	b := make([]byte, 0, len(unit)+8)
+	under := func() {
+		if len(b) > 0 && b[len(b)-1] != '_' {
 			b = append(b, '_')
 		}
 	}
-	return strings.Trim(string(b), "_")
+	for _, c := range strings.ToLower(unit) {
+		switch {
+		case c == '/':
+			under()
+			b = append(b, "per_"...)
+		case c == '%':
+			under()
+			b = append(b, "pct"...)
+		case c == 'µ' || c == 'μ':
+			b = append(b, 'u')
+		case (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'):
+			b = append(b, byte(c))
+		default:
+			under()
+		}
+	}
+	if s := strings.Trim(string(b), "_"); s != "" {
+		return s
+	}
+	return "value"
 }

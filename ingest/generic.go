@@ -16,8 +16,20 @@ func init() {
 		Name: "generic",
 		Desc: `generic JSON/YAML: {"metrics": {name: value}, "labels": {...}}`,
 		Match: func(obj map[string]any) bool {
-			_, ok := obj["metrics"].(map[string]any)
-			return ok
+			ms, ok := obj["metrics"].(map[string]any)
+			if !ok {
+				return false
+			}
+			// Claim only a map of numbers (or absent values): other tools'
+			// objects with a "metrics" key of records are not ours.
+			for _, v := range ms {
+				if _, isNum := Num(v); !isNum && v != nil {
+					if s, isStr := v.(string); !isStr || !IsAbsent(s) {
+						return false
+					}
+				}
+			}
+			return true
 		},
 		Convert: convertGeneric,
 	})

@@ -18,7 +18,7 @@ func TestGeneric(t *testing.T) {
 		{"labels normalized", `{"metrics":{"x":1},"labels":{"request_rate":"10.00","model":"llama"}}`,
 			map[string]float64{"x": 1}, map[string]string{"request_rate": "10", "model": "llama"}, false},
 		{"bare infinity dropped", `{"metrics":{"x":Infinity,"y":2}}`, map[string]float64{"y": 2}, nil, false},
-		{"non-number", `{"metrics":{"x":"fast"}}`, nil, nil, true},
+		{"non-number is not ours", `{"metrics":{"x":"fast"}}`, nil, nil, true},
 		{"yaml", "metrics:\n  mean_ttft_ms: 3\nlabels:\n  model: m\n", map[string]float64{"mean_ttft_ms": 3}, map[string]string{"model": "m"}, false},
 	}
 	for _, tt := range tests {

@@ -27,6 +27,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -117,6 +118,12 @@ type TextFormat struct {
 	Name string
 	Desc string
 	New  func(file string) LineParser
+	// Auto, when set, makes the parser used in auto mode instead of New:
+	// one that also emits the results of the formats named in Covers,
+	// whose own parsers auto mode then leaves out. Related formats so
+	// share one scan of every line (New stays the forced-format parser).
+	Auto   func(file string) LineParser
+	Covers []string
 }
 
 // DocFormat is a structured-document format (JSON, JSONL line, YAML).
@@ -135,6 +142,9 @@ type CSVFormat struct {
 	Desc    string
 	Match   func(header []string) bool
 	Convert func(rows [][]string) ([]Result, error) // rows[0] is the header
+	// ConvertLines, when set, is used instead of Convert; lines[i] is the
+	// 1-based line on which rows[i] starts, for errors and Result.Line.
+	ConvertLines func(rows [][]string, lines []int) ([]Result, error)
 }
 
 var (
@@ -262,9 +272,21 @@ func (r *Reader) detect() error {
 		r.family = sniff(head)
 		switch r.family {
 		case "text":
+			covered := map[string]bool{}
 			for _, f := range textFormats {
-				r.parsers = append(r.parsers, f.New(r.file))
+				for _, c := range f.Covers {
+					covered[c] = true
+				}
+			}
+			for _, f := range textFormats {
 				r.tried = append(r.tried, f.Name)
+				switch {
+				case covered[f.Name]:
+				case f.Auto != nil:
+					r.parsers = append(r.parsers, f.Auto(r.file))
+				default:
+					r.parsers = append(r.parsers, f.New(r.file))
+				}
 			}
 		case "json", "yaml":
 			for _, f := range docFormats {
@@ -283,6 +305,25 @@ func (r *Reader) detect() error {
 	if name == GoBenchFormat {
 		r.family = GoBenchFormat
 		return nil
+	}
+	// One name can cover formats of several families (vLLM's bench
+	// throughput prints text and writes --output-json; genai-perf writes
+	// JSON and CSV): JSON input goes to the document format, a first line
+	// with commas to the CSV one.
+	if looksJSON(head) {
+		for _, f := range docFormats {
+			if f.Name == name {
+				r.family = "json"
+				return nil
+			}
+		}
+	} else if first, _, _ := bytes.Cut(head, []byte("\n")); bytes.IndexByte(first, ',') >= 0 {
+		for _, f := range csvFormats {
+			if f.Name == name {
+				r.family = "csv"
+				return nil
+			}
+		}
 	}
 	for _, f := range textFormats {
 		if f.Name == name {
@@ -419,6 +460,22 @@ func sniff(head []byte) string {
 
 func looksJSON(head []byte) bool {
 	t := bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf")
-	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
+	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
+		return false
+	}
+	// A log whose first line is "[2025-03-18 11:42:57] [INFO] ..." starts
+	// like a JSON array too: a syntax error on the first line means text.
+	// (Running out of head is fine; a later syntax error stays JSON, so
+	// it is reported where it is.)
+	first := bytes.IndexByte(t, '\n')
+	if first < 0 {
+		first = len(t)
+	}
+	dec := json.NewDecoder(bytes.NewReader(LooseJSON(t[:first])))
+	for {
+		if _, err := dec.Token(); err != nil {
+			var se *json.SyntaxError
+			return !errors.As(err, &se)
+		}
+	}
 }
-

@@ -141,14 +141,71 @@ func setLabel(labels map[string]string, key, value string) {
 	labels[key] = value
 }
 
-var ansiRE = regexp.MustCompile(`\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])`)
-
-// StripANSI removes ANSI escape sequences (colours, cursor moves).
+// StripANSI removes ANSI escape sequences (colours, cursor moves): CSI
+// sequences (ESC [ params intermediates final), OSC strings (ESC ] ...
+// up to BEL, ESC \ or the next ESC) and two-byte escapes (ESC and one of
+// @-Z, \, ], ^, _). An ESC that starts none of these is kept. It scans
+// bytes instead of using a regexp because the text reader calls it on
+// every coloured log line; ansiRefRE in the tests is the regexp it equals.
 func StripANSI(s string) string {
-	if strings.IndexByte(s, 0x1b) < 0 {
+	i := strings.IndexByte(s, 0x1b)
+	if i < 0 {
 		return s
 	}
-	return ansiRE.ReplaceAllString(s, "")
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for i >= 0 {
+		if end := ansiEnd(s, i); end > i {
+			b.WriteString(s[last:i])
+			last, i = end, end
+		} else {
+			i++
+		}
+		j := strings.IndexByte(s[i:], 0x1b)
+		if j < 0 {
+			break
+		}
+		i += j
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// ansiEnd returns the end of the escape sequence that starts at s[i]
+// (an ESC), or i when none does.
+func ansiEnd(s string, i int) int {
+	if i+1 >= len(s) {
+		return i
+	}
+	switch c := s[i+1]; {
+	case c == '[':
+		j := i + 2
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == ';' || s[j] == '?') {
+			j++
+		}
+		for j < len(s) && s[j] >= ' ' && s[j] <= '/' {
+			j++
+		}
+		if j < len(s) && s[j] >= '@' && s[j] <= '~' {
+			return j + 1
+		}
+	case c == ']':
+		j := i + 2
+		for j < len(s) && s[j] != 0x07 && s[j] != 0x1b {
+			j++
+		}
+		switch {
+		case j < len(s) && s[j] == 0x07:
+			return j + 1
+		case j+1 < len(s) && s[j] == 0x1b && s[j+1] == '\\':
+			return j + 2
+		}
+		return j
+	case c >= '@' && c <= 'Z', c >= '\\' && c <= '_':
+		return i + 2
+	}
+	return i
 }
 
 // LooseJSON rewrites the non-standard tokens Python's json module writes

@@ -193,7 +193,8 @@ func Get(name string) Info {
 
 func inferDirection(name string) Direction {
 	switch {
-	case strings.HasSuffix(name, "_per_op"), strings.HasSuffix(name, "_ns"):
+	case strings.HasSuffix(name, "_per_op"), strings.HasSuffix(name, "_ns"), strings.HasSuffix(name, "_ms"),
+		strings.HasSuffix(name, "_latency"), strings.HasSuffix(name, "_seconds"):
 		return LowerIsBetter
 	case strings.HasSuffix(name, "_per_s"), strings.HasSuffix(name, "_per_second"),
 		strings.HasSuffix(name, "_throughput"):

@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -108,12 +108,17 @@ func writeResultsText(w io.Writer, results []ingest.Result) {
 			}
 			fmt.Fprintln(w, "  labels: "+strings.Join(parts, " "))
 		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		for _, name := range sortedMetricNames(r.Metrics) {
-			in := metric.Get(name)
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", in.Label, formatValue(r.Metrics[name]), name)
+		names := sortedMetricNames(r.Metrics)
+		lw, vw := 0, 0
+		vals := make([]string, len(names))
+		for j, name := range names {
+			lw = max(lw, len(metric.Get(name).Label))
+			vals[j] = formatValue(r.Metrics[name])
+			vw = max(vw, len(vals[j]))
 		}
-		tw.Flush()
+		for j, name := range names {
+			fmt.Fprintf(w, "  %-*s  %*s  %s\n", lw, metric.Get(name).Label, vw, vals[j], name)
+		}
 	}
 }
 
@@ -138,18 +143,34 @@ var rankOrder = []string{"completed", "failed", "duration", "total_input_tokens"
 	"request_throughput", "request_goodput", "input_throughput", "output_throughput", "max_output_tokens_per_s",
 	"max_concurrent_requests", "total_token_throughput"}
 
-func metricRank(n string) int {
+func metricRank(n string) float64 {
 	for i, r := range rankOrder {
 		if n == r {
-			return i
+			return float64(i)
 		}
 	}
 	for i, k := range []string{"_ttft_ms", "_tpot_ms", "_itl_ms", "_e2el_ms"} {
-		if strings.HasSuffix(n, k) {
-			return 100 + i
+		if stat, ok := strings.CutSuffix(n, k); ok {
+			base := 100 + 200*float64(i)
+			switch stat {
+			case "mean":
+				return base
+			case "median":
+				return base + 1
+			case "std":
+				return base + 2
+			case "min":
+				return base + 3
+			case "max":
+				return base + 4
+			}
+			if p, err := strconv.ParseFloat(strings.TrimPrefix(stat, "p"), 64); err == nil {
+				return base + 5 + p
+			}
+			return base + 199
 		}
 	}
-	return 1000
+	return 10000
 }
 
 func formatValue(v float64) string {

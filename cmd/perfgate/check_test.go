@@ -1,0 +1,247 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// metricsJSON is a generic-format result.
+func metricsJSON(ttft, tput float64) string {
+	return fmt.Sprintf(`{"metrics": {"mean_ttft_ms": %g, "output_throughput": %g, "completed": 500, "failed": 0}}`, ttft, tput)
+}
+
+// ingestAt stores a generic result for the current HEAD of repo.
+func ingestAt(t *testing.T, repo, body string, extra ...string) {
+	t.Helper()
+	args := append([]string{"--repo", repo, "ingest", "--name", "serving"}, extra...)
+	args = append(args, "-")
+	if _, stderr, code := runCLI(t, body, args...); code != 0 {
+		t.Fatalf("ingest exit %d: %s", code, stderr)
+	}
+}
+
+// mainHistory builds main with n measured commits whose TTFT wobbles by
+// about 1% around 100 ms, and returns their SHAs.
+func mainHistory(t *testing.T, repo string, n int) []string {
+	t.Helper()
+	wobble := []float64{0, 0.8, -0.6, 1.1, -0.9, 0.3, -0.4, 0.7, -1.0, 0.5}
+	var shas []string
+	for i := 0; i < n; i++ {
+		shas = append(shas, commit(t, repo, fmt.Sprintf("main %d", i), map[string]string{"main.txt": fmt.Sprint(i)}))
+		w := wobble[i%len(wobble)]
+		ingestAt(t, repo, metricsJSON(100*(1+w/100), 300*(1-w/100)))
+	}
+	return shas
+}
+
+type checkJSON struct {
+	Verdict  string `json:"verdict"`
+	Head     string `json:"head"`
+	Baseline struct {
+		Commit    string `json:"commit"`
+		MergeBase string `json:"merge_base"`
+		Distance  int    `json:"distance"`
+	} `json:"baseline"`
+	Checks []struct {
+		Benchmark, Metric, Rule, Verdict string
+		Baseline, Current, Change        *float64
+		Samples                          struct{ Baseline, Current int }
+	} `json:"checks"`
+}
+
+func checkOut(t *testing.T, repo string, args ...string) (checkJSON, string, int) {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, "", append([]string{"--repo", repo, "check", "-o", "json"}, args...)...)
+	var cj checkJSON
+	if code <= 1 {
+		if err := json.Unmarshal([]byte(stdout), &cj); err != nil {
+			t.Fatalf("check -o json: %v\n%s\n%s", err, stdout, stderr)
+		}
+	}
+	return cj, stderr, code
+}
+
+func (c checkJSON) verdictOf(metric string) string {
+	for _, ch := range c.Checks {
+		if ch.Metric == metric {
+			return ch.Verdict
+		}
+	}
+	return "absent"
+}
+
+func TestCheckVerdicts(t *testing.T) {
+	tests := []struct {
+		name     string
+		ttft     float64
+		rules    []string
+		code     int
+		verdicts map[string]string
+	}{
+		{"unchanged passes", 100.4, []string{"--rule", "mean_ttft_ms:3%"}, 0, map[string]string{"mean_ttft_ms": "pass"}},
+		{"15% regression fails", 115, []string{"--rule", "mean_ttft_ms:3%"}, 1, map[string]string{"mean_ttft_ms": "fail"}},
+		{"by label", 115, []string{"--rule", "Mean TTFT:3%"}, 1, map[string]string{"mean_ttft_ms": "fail"}},
+		{"improvement", 80, []string{"--rule", "mean_ttft_ms:3%"}, 0, map[string]string{"mean_ttft_ms": "improved"}},
+		{"absolute bound", 100, []string{"--rule", "mean_ttft_ms<90"}, 1, map[string]string{"mean_ttft_ms": "fail"}},
+		{"defaults", 100.2, nil, 0, map[string]string{"mean_ttft_ms": "pass", "output_throughput": "pass"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := gitRepo(t)
+			shas := mainHistory(t, repo, 8)
+			git(t, repo, "checkout", "-q", "-b", "feature")
+			head := commit(t, repo, "feature", map[string]string{"f.txt": "x"})
+			ingestAt(t, repo, metricsJSON(tt.ttft, 300))
+			cj, stderr, code := checkOut(t, repo, tt.rules...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; %s\n%+v", code, tt.code, stderr, cj)
+			}
+			if cj.Head != head || cj.Baseline.Commit != shas[7] || cj.Baseline.MergeBase != shas[7] || cj.Baseline.Distance != 0 {
+				t.Errorf("head/baseline = %s %+v, want head %s and baseline = merge-base %s", cj.Head, cj.Baseline, head, shas[7])
+			}
+			for m, v := range tt.verdicts {
+				if got := cj.verdictOf(m); got != v {
+					t.Errorf("%s verdict %s, want %s", m, got, v)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckNearestAncestorAndMissing(t *testing.T) {
+	repo := gitRepo(t)
+	shas := mainHistory(t, repo, 6)
+	// Two unmeasured commits on main: the merge-base has no results.
+	commit(t, repo, "main unmeasured 1", map[string]string{"main.txt": "u1"})
+	mb := commit(t, repo, "main unmeasured 2", map[string]string{"main.txt": "u2"})
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	commit(t, repo, "feature", map[string]string{"f.txt": "x"})
+	ingestAt(t, repo, metricsJSON(100.3, 300))
+	cj, stderr, code := checkOut(t, repo, "--rule", "mean_ttft_ms:3%")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if cj.Baseline.MergeBase != mb || cj.Baseline.Commit != shas[5] || cj.Baseline.Distance != 2 {
+		t.Errorf("baseline %+v, want commit %s at distance 2 from merge-base %s", cj.Baseline, shas[5], mb)
+	}
+
+	// A benchmark that vanished is missing, and missing fails.
+	git(t, repo, "checkout", "-q", "main")
+	c := commit(t, repo, "main with a second benchmark", map[string]string{"main.txt": "b2"})
+	ingestAt(t, repo, metricsJSON(100, 300))
+	if _, stderr, code := runCLI(t, metricsJSON(50, 10), "--repo", repo, "ingest", "--name", "other", "-"); code != 0 {
+		t.Fatal(stderr)
+	}
+	git(t, repo, "checkout", "-q", "-b", "feature2")
+	commit(t, repo, "feature2", map[string]string{"g.txt": "y"})
+	ingestAt(t, repo, metricsJSON(100, 300))
+	cj, _, code = checkOut(t, repo, "--rule", "mean_ttft_ms:3%")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (missing benchmark)", code)
+	}
+	found := false
+	for _, ch := range cj.Checks {
+		if ch.Benchmark == "other" && ch.Verdict == "missing" {
+			found = true
+		}
+	}
+	if !found || cj.Baseline.Commit != c {
+		t.Errorf("no missing verdict for benchmark other, or baseline %s != %s: %+v", cj.Baseline.Commit, c, cj)
+	}
+}
+
+func TestCheckLabelMismatchAndNew(t *testing.T) {
+	repo := gitRepo(t)
+	for i := 0; i < 3; i++ {
+		commit(t, repo, fmt.Sprint("main ", i), map[string]string{"m.txt": fmt.Sprint(i)})
+		ingestAt(t, repo, metricsJSON(100, 300), "--label", "hardware=910B3")
+	}
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	commit(t, repo, "feature", map[string]string{"f.txt": "x"})
+	ingestAt(t, repo, metricsJSON(150, 300), "--label", "hardware=910B4")
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "check", "--rule", "mean_ttft_ms:3%")
+	// Never silently compared: the 50% slower run on other hardware is
+	// new, and the mismatch is named.
+	if !strings.Contains(stdout+stderr, "hardware") {
+		t.Errorf("label mismatch not reported (exit %d):\n%s\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "+50") {
+		t.Errorf("runs on different hardware were compared:\n%s", stdout)
+	}
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	repo := gitRepo(t)
+	mainHistory(t, repo, 3)
+	notRepo := t.TempDir()
+	badRules := filepath.Join(t.TempDir(), "rules.yml")
+	os.WriteFile(badRules, []byte("rules:\n  - metric: mean_tfft_ms\n    max_regression: 3%\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"bad rule shorthand", []string{"--repo", repo, "check", "--rule", "mean_ttft_ms:lots"}, 2, "mean_ttft_ms:lots"},
+		{"unknown metric in rules file", []string{"--repo", repo, "check", "--rules", badRules}, 2, "mean_ttft_ms"},
+		{"bad -o", []string{"--repo", repo, "check", "-o", "xml"}, 2, `-o "xml"`},
+		{"unknown head", []string{"--repo", repo, "check", "--head", "nope"}, 2, "nope"},
+		{"unknown base", []string{"--repo", repo, "check", "--base", "nope"}, 2, "nope"},
+		{"not a repository", []string{"--repo", notRepo, "check"}, 3, "git"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tt.code, stderr, tt.want)
+			}
+		})
+	}
+	// HEAD without results: bad input, with what to do.
+	commit(t, repo, "unmeasured", map[string]string{"x": "1"})
+	_, stderr, code := runCLI(t, "", "--repo", repo, "check")
+	if code != 2 || !strings.Contains(stderr, "perfgate") {
+		t.Errorf("unmeasured head: exit %d, %q", code, stderr)
+	}
+}
+
+// TestLocalPreMerge is the README's flow: on a branch, perfgate run on
+// a dirty working tree, then perfgate check against main's history.
+func TestLocalPreMerge(t *testing.T) {
+	repo := gitRepo(t)
+	mainHistory(t, repo, 6)
+	git(t, repo, "checkout", "-q", "-b", "work")
+	bench := filepath.Join(t.TempDir(), "bench.sh")
+	os.WriteFile(bench, []byte("#!/bin/sh\necho '"+metricsJSON(130, 300)+"'\n"), 0o755)
+	os.WriteFile(filepath.Join(repo, "main.txt"), []byte("local edit"), 0o644)
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--", bench); code != 0 {
+		t.Fatalf("run: %s", stderr)
+	}
+	cj, stderr, code := checkOut(t, repo, "--rule", "mean_ttft_ms:3%")
+	if code != 1 || cj.verdictOf("mean_ttft_ms") != "fail" {
+		t.Errorf("local check: exit %d, %+v, %s", code, cj, stderr)
+	}
+}
+
+func TestCompareAndHistory(t *testing.T) {
+	repo := gitRepo(t)
+	shas := mainHistory(t, repo, 5)
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "compare", shas[0], shas[4])
+	if code != 0 || !strings.Contains(stdout, "Mean TTFT (ms)") {
+		t.Errorf("compare: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, o := range []string{"text", "csv", "json", "markdown"} {
+		stdout, stderr, code = runCLI(t, "", "--repo", repo, "history", "--name", "serving", "--metric", "Mean TTFT", "-o", o)
+		if code != 0 || !strings.Contains(stdout, shas[4][:7]) {
+			t.Errorf("history -o %s: exit %d\n%s\n%s", o, code, stdout, stderr)
+		}
+	}
+	_, stderr, code = runCLI(t, "", "--repo", repo, "history", "--name", "serving", "--metric", "mean_tfft_ms")
+	if code != 2 || !strings.Contains(stderr, "mean_ttft_ms") {
+		t.Errorf("unknown metric: exit %d, %q", code, stderr)
+	}
+}

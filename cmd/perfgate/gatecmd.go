@@ -1,0 +1,372 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfgate/perfgate/gate"
+	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/store"
+)
+
+func init() { commandSet = append(commandSet, checkCommand, compareCommand, historyCommand) }
+
+// graph adapts the repository to gate.Graph.
+type graph struct{ r *gitrepo.Repo }
+
+func (g graph) MergeBase(a, b string) (string, error) { return g.r.MergeBase(a, b) }
+
+func (g graph) FirstParents(from string, n int) ([]gate.Commit, error) {
+	shas, err := g.r.FirstParentAncestors(from, n)
+	out := make([]gate.Commit, 0, len(shas))
+	for _, sha := range shas {
+		c, cerr := g.r.Commit(sha)
+		if cerr != nil {
+			return out, cerr
+		}
+		out = append(out, gate.Commit{SHA: c.SHA, Subject: c.Subject, Time: c.CommitTime})
+	}
+	return out, err
+}
+
+// history adapts the store to gate.History; a missing history is empty.
+type history struct{ s *store.Store }
+
+func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
+	if h.s == nil {
+		return map[string][]gate.Sample{}, nil
+	}
+	runs, err := h.s.ByCommits(commits)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]gate.Sample, len(runs))
+	for c, rs := range runs {
+		for _, r := range rs {
+			out[c] = append(out[c], toSample(r))
+		}
+	}
+	return out, nil
+}
+
+func toSample(r store.Run) gate.Sample {
+	return gate.Sample{Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: r.Invalid}
+}
+
+// gateError maps gate failures: bad rules and missing results are bad
+// input (2); git and store failures keep their own mapping.
+func gateError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gate.ErrBadConfig), errors.Is(err, gate.ErrNoResults):
+		return &exitError{code: exitBad, err: err}
+	case errors.Is(err, gitrepo.ErrUnknownRevision):
+		return &exitError{code: exitBad, err: err}
+	case errors.Is(err, gitrepo.ErrShallow), errors.Is(err, gitrepo.ErrMissingObject), errors.Is(err, gitrepo.ErrNotRepository):
+		return envError(err)
+	case errors.Is(err, store.ErrLocked):
+		return envError(err)
+	}
+	return err
+}
+
+// loadConfig reads --rules (default .perfgate.yml at the repo root, when it
+// exists) and appends the --rule shorthands.
+func loadConfig(c *cli.Context, repo *gitrepo.Repo) (*gate.Config, error) {
+	var cfg *gate.Config
+	path := c.String("rules")
+	if path == "" && repo.Root() != "" {
+		def := filepath.Join(repo.Root(), ".perfgate.yml")
+		if _, err := os.Stat(def); err == nil {
+			path = def
+		}
+	}
+	if path != "" {
+		var err error
+		cfg, err = gate.LoadRules(path)
+		if err != nil {
+			return nil, gateError(err)
+		}
+	} else {
+		cfg = gate.DefaultConfig()
+	}
+	for _, s := range c.StringSlice("rule") {
+		r, err := gate.ParseRuleFlag(s)
+		if err != nil {
+			return nil, gateError(err)
+		}
+		cfg.Rules = append(cfg.Rules, r)
+	}
+	return cfg, nil
+}
+
+// resolveBase resolves the base branch as CI checkouts have it.
+func resolveBase(repo *gitrepo.Repo, name string) (string, string, error) {
+	sha, ref, err := repo.ResolveBranch(name)
+	if err != nil {
+		return "", "", gitError(fmt.Errorf("base branch: %w (pass --base REV, or set baseline.branch in .perfgate.yml; in CI fetch it with fetch-depth: 0)", err))
+	}
+	return sha, ref, nil
+}
+
+// writeReport prints doc in the -o format to stdout, or to --out with a
+// text copy on stdout, so a CI log and a PR comment come from one run.
+func writeReport(c *cli.Context, e *env, doc gate.Document) error {
+	format := strings.ToLower(c.String("output"))
+	valid := gate.Formats(doc)
+	ok := false
+	for _, f := range valid {
+		if f == format || (format == "md" && f == "markdown") {
+			ok = true
+		}
+	}
+	if !ok {
+		return usageErrorf("-o %q is not valid for %s; choose one of: %s", c.String("output"), c.Command.Name, strings.Join(valid, ", "))
+	}
+	if p := c.String("out"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return usageErrorf("--out %q: %v", p, err)
+		}
+		werr := gate.Write(f, doc, format, false)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return envError(fmt.Errorf("--out %q: %v", p, werr))
+		}
+		if format == "text" {
+			return nil
+		}
+		return gate.Write(e.stdout, doc, "text", e.isTTY)
+	}
+	return gate.Write(e.stdout, doc, format, e.isTTY && format == "text")
+}
+
+func reportFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "report format: text, markdown, json"},
+		&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` (a text copy goes to stdout)"},
+	}
+}
+
+// withHistory opens the history read-only for the duration of fn.
+func withHistory(c *cli.Context, repo *gitrepo.Repo, fn func(history) error) error {
+	s, err := openStore(c, repo, true)
+	if err != nil {
+		return err
+	}
+	if s != nil {
+		defer s.Close()
+	}
+	return fn(history{s})
+}
+
+func checkCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "check",
+		Usage: "gate HEAD (or --head) against its baseline on the base branch; exit 1 on a regression",
+		Description: "The baseline is the merge-base of head and the base branch, or the nearest measured\n" +
+			"first-parent ancestor within baseline.max_distance. Rules come from .perfgate.yml (or\n" +
+			"--rules) and --rule; without any, a documented default set applies.\n" +
+			"Shorthand: --rule 'mean_ttft_ms:3%' --rule 'Mean TTFT:3%' --rule 'failed<=0' --rule 'p99_ttft_ms<6000'",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "head", Value: "HEAD", Usage: "the commit under test (any revision)"},
+			&cli.StringFlag{Name: "base", Usage: "base branch or revision (default: baseline.branch of the rules, else main)"},
+			&cli.StringFlag{Name: "rules", Usage: "rules `FILE` (default .perfgate.yml at the repo root)"},
+			&cli.StringSliceFlag{Name: "rule", Usage: "a rule in shorthand, e.g. 'mean_ttft_ms:3%'; repeatable"},
+		}, reportFlags()...),
+		Action: func(c *cli.Context) error {
+			repo, err := openRepo(c)
+			if err != nil {
+				return err
+			}
+			defer repo.Close()
+			cfg, err := loadConfig(c, repo)
+			if err != nil {
+				return err
+			}
+			head, err := repo.Resolve(c.String("head"))
+			if err != nil {
+				return gitError(fmt.Errorf("--head: %w", err))
+			}
+			baseName := c.String("base")
+			if baseName == "" {
+				baseName = cfg.Baseline.Branch
+			}
+			if baseName == "" {
+				baseName = "main"
+			}
+			base, ref, err := resolveBase(repo, baseName)
+			if err != nil {
+				return err
+			}
+			checkTree := !c.IsSet("head")
+			var rep *gate.Report
+			err = withHistory(c, repo, func(h history) error {
+				opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg}
+				if checkTree {
+					samples, err := workingTreeSamples(c, repo, h, head)
+					if err != nil {
+						return err
+					}
+					opts.HeadSamples = samples
+				}
+				var cerr error
+				rep, cerr = gate.Check(c.Context, graph{repo}, h, opts)
+				return cerr
+			})
+			if err != nil {
+				return gateError(err)
+			}
+			if err := writeReport(c, e, rep); err != nil {
+				return err
+			}
+			if rep.Failed() {
+				return errGateFailed
+			}
+			return nil
+		},
+	}
+}
+
+func shortRef(ref, fallback string) string {
+	for _, p := range []string{"refs/heads/", "refs/remotes/", "refs/tags/"} {
+		if s, ok := strings.CutPrefix(ref, p); ok {
+			return s
+		}
+	}
+	return fallback
+}
+
+func compareCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "compare",
+		Usage:     "side-by-side table of two commits' results, no verdict",
+		ArgsUsage: "REV_A REV_B",
+		Flags:     reportFlags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 2 {
+				return usageErrorf("compare: give two revisions, e.g. perfgate compare main HEAD (got %d arguments)", c.NArg())
+			}
+			repo, err := openRepo(c)
+			if err != nil {
+				return err
+			}
+			defer repo.Close()
+			var shas [2]string
+			for i, rev := range c.Args().Slice() {
+				if shas[i], err = repo.Resolve(rev); err != nil {
+					return gitError(err)
+				}
+			}
+			var cmp *gate.Comparison
+			err = withHistory(c, repo, func(h history) error {
+				var cerr error
+				cmp, cerr = gate.Compare(c.Context, h, gate.CompareOptions{A: shas[0], B: shas[1]})
+				return cerr
+			})
+			if err != nil {
+				return gateError(err)
+			}
+			return writeReport(c, e, cmp)
+		},
+	}
+}
+
+func historyCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "history",
+		Usage: "a metric over first-parent commits: text with a sparkline, csv, json, markdown",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME`"},
+			&cli.StringFlag{Name: "metric", Usage: "metric, by canonical name or label (e.g. mean_ttft_ms, \"Mean TTFT\")"},
+			&cli.StringFlag{Name: "branch", Value: "HEAD", Usage: "walk the first-parent history of this branch or revision"},
+			&cli.IntFlag{Name: "limit", Value: 30, Usage: "show at most `N` measured commits"},
+			&cli.StringSliceFlag{Name: "label", Usage: "only series with identity label `KEY=VALUE`; repeatable"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, csv, json, markdown"},
+			&cli.StringFlag{Name: "out", Usage: "write to `FILE` (a text copy goes to stdout)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.String("metric") == "" {
+				return usageErrorf("history: --metric is required, e.g. --metric mean_ttft_ms")
+			}
+			if c.Int("limit") < 1 {
+				return usageErrorf("--limit %d: must be at least 1", c.Int("limit"))
+			}
+			labels, err := parseLabels(c.StringSlice("label"))
+			if err != nil {
+				return err
+			}
+			repo, err := openRepo(c)
+			if err != nil {
+				return err
+			}
+			defer repo.Close()
+			from, ref, err := repo.ResolveBranch(c.String("branch"))
+			if err != nil {
+				return gitError(fmt.Errorf("--branch: %w", err))
+			}
+			var tr *gate.Trend
+			err = withHistory(c, repo, func(h history) error {
+				var terr error
+				tr, terr = gate.ReadTrend(c.Context, graph{repo}, h, gate.TrendOptions{
+					From: from, Ref: shortRef(ref, c.String("branch")), Benchmark: c.String("name"),
+					Metric: c.String("metric"), Labels: labels, Limit: c.Int("limit"),
+				})
+				return terr
+			})
+			if err != nil {
+				return gateError(err)
+			}
+			return writeReport(c, e, tr)
+		},
+	}
+}
+
+// localWindow is how far back from the newest working-tree run other
+// working-tree runs still count as the same measurement (repetitions).
+const localWindow = 12 * time.Hour
+
+// workingTreeSamples returns the results of the local pre-merge flow:
+// when the working tree has uncommitted changes and perfgate run stored
+// runs marked dirty at HEAD, the newest of those (per benchmark, with
+// repetitions made within localWindow of the newest) are what is checked,
+// and HEAD's clean results, if any, are a baseline like any other. It
+// returns nil (check HEAD's stored results) otherwise.
+func workingTreeSamples(c *cli.Context, repo *gitrepo.Repo, h history, head string) ([]gate.Sample, error) {
+	if h.s == nil {
+		return nil, nil
+	}
+	dirty, err := repo.Dirty(c.Context)
+	if err != nil || !dirty {
+		return nil, nil
+	}
+	runs, err := h.s.ByCommit(head)
+	if err != nil {
+		return nil, err
+	}
+	newest := map[string]time.Time{}
+	for _, r := range runs {
+		if r.Dirty && r.Time.After(newest[r.Benchmark]) {
+			newest[r.Benchmark] = r.Time
+		}
+	}
+	var out []gate.Sample
+	for _, r := range runs {
+		if r.Dirty && !r.Time.Before(newest[r.Benchmark].Add(-localWindow)) {
+			out = append(out, toSample(r))
+		}
+	}
+	if len(out) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "perfgate: checking %d working-tree run(s) (uncommitted changes) against %s\n", len(out), repo.Short(head))
+	}
+	return out, nil
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfgate/perfgate/store"
+)
+
+func init() { commandSet = append(commandSet, exportCommand, importCommand) }
+
+func exportCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "export",
+		Usage: "write the history as JSONL, one run per line, oldest first",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "since", Usage: "only runs at or after `TIME` (RFC 3339, a date like 2026-01-31, or a duration ago like 72h)"},
+			&cli.StringFlag{Name: "name", Usage: "only runs of benchmark `NAME`"},
+			&cli.StringFlag{Name: "commit", Usage: "only runs of commit `REV`"},
+			&cli.StringFlag{Name: "out", Usage: "write to `FILE` instead of stdout"},
+		},
+		Action: func(c *cli.Context) error {
+			f := store.Filter{Benchmark: c.String("name")}
+			if s := c.String("since"); s != "" {
+				t, err := parseSince(s, time.Now())
+				if err != nil {
+					return err
+				}
+				f.Since = t
+			}
+			var repo interface{ Close() error }
+			r, rerr := openRepo(c)
+			if rerr == nil {
+				repo = r
+				defer repo.Close()
+			} else if c.String("db") == "" {
+				return rerr
+			}
+			if rev := c.String("commit"); rev != "" {
+				if r == nil {
+					return usageErrorf("--commit needs a git repository to resolve %q; run inside one or pass --repo", rev)
+				}
+				sha, err := r.Resolve(rev)
+				if err != nil {
+					return gitError(fmt.Errorf("--commit: %w", err))
+				}
+				f.Commit = sha
+			}
+			s, err := openStore(c, r, true)
+			if err != nil {
+				return err
+			}
+			if s == nil {
+				return nil // no history yet: nothing to export
+			}
+			defer s.Close()
+			var w io.Writer = e.stdout
+			if p := c.String("out"); p != "" {
+				file, err := os.Create(p)
+				if err != nil {
+					return usageErrorf("--out %q: %v", p, err)
+				}
+				defer file.Close()
+				w = file
+			}
+			bw := bufio.NewWriterSize(w, 1<<16)
+			n, err := s.Export(bw, f)
+			if err != nil {
+				return storeError(err)
+			}
+			if err := bw.Flush(); err != nil {
+				return envError(fmt.Errorf("export: write failed: %v", err))
+			}
+			fmt.Fprintf(e.stderr, "perfgate: exported %d runs\n", n)
+			return nil
+		},
+	}
+}
+
+// parseSince reads an RFC 3339 time, a date, or a duration before now.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, usageErrorf("--since %q is not a time: use RFC 3339 (2026-01-31T12:00:00Z), a date (2026-01-31) or a duration ago (72h)", s)
+}
+
+func importCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "add runs from a JSONL export (one run per line) to the history",
+		ArgsUsage: "FILE (- for stdin)",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("import: give exactly one FILE (or - for stdin), got %d arguments", c.NArg())
+			}
+			name := c.Args().First()
+			var in io.Reader = e.stdin
+			if name != "-" {
+				f, err := os.Open(name)
+				if err != nil {
+					return usageErrorf("cannot open %q: %v; check the path", name, err)
+				}
+				defer f.Close()
+				in = f
+			}
+			r, rerr := openRepo(c)
+			if rerr != nil && c.String("db") == "" {
+				return rerr
+			}
+			if r != nil {
+				defer r.Close()
+			}
+			s, err := openStore(c, r, false)
+			if err != nil {
+				return err
+			}
+			added, skipped, err := s.Import(bufio.NewReaderSize(in, 1<<16), store.ImportOptions{File: name})
+			if cerr := s.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+			if err != nil {
+				return storeError(err)
+			}
+			fmt.Fprintf(e.stdout, "imported %d runs (%d already stored)\n", added, skipped)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/store"
+)
+
+// The workspace is the repository and the history a command works on.
+// Commands open only what they need and close it as soon as they can: a
+// read-only history open is blocked by a writer, so it is held briefly.
+
+// openRepo opens the repository named by --repo, or the one containing
+// the working directory.
+func openRepo(c *cli.Context) (*gitrepo.Repo, error) {
+	path := c.String("repo")
+	if path == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, envError(fmt.Errorf("cannot read the working directory: %v", err))
+		}
+		path = wd
+	}
+	r, err := gitrepo.Open(path)
+	if err != nil {
+		return nil, gitError(err)
+	}
+	return r, nil
+}
+
+// gitError maps git failures to exit codes: a revision the user typed
+// that does not exist is bad input (2); a missing repository, a shallow
+// clone or a broken object store is the environment (3).
+func gitError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	if errors.Is(err, gitrepo.ErrUnknownRevision) {
+		return &exitError{code: exitBad, err: err}
+	}
+	return envError(err)
+}
+
+// dbPath returns the history path: --db / PERFGATE_DB, else
+// .perfgate/history.db at the repository root. repo may be nil when
+// --db is given.
+func dbPath(c *cli.Context, repo *gitrepo.Repo) (string, error) {
+	if p := c.String("db"); p != "" {
+		return p, nil
+	}
+	if repo == nil || repo.Root() == "" {
+		return "", usageErrorf("no history: not inside a git working tree; pass --db PATH (or set PERFGATE_DB), or --repo PATH")
+	}
+	return filepath.Join(repo.Root(), ".perfgate", "history.db"), nil
+}
+
+// openStore opens the history for writing (creating it, and keeping
+// .perfgate/ out of git status) or, with readOnly, for reading; a
+// read-only open of a history that does not exist yet returns (nil, nil).
+func openStore(c *cli.Context, repo *gitrepo.Repo, readOnly bool) (*store.Store, error) {
+	path, err := dbPath(c, repo)
+	if err != nil {
+		return nil, err
+	}
+	if readOnly {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+	} else if c.String("db") == "" && repo != nil {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if err := repo.ExcludePath(".perfgate/"); err != nil {
+				fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: could not add .perfgate/ to .git/info/exclude: %v\n", err)
+			}
+		}
+	}
+	s, err := store.Open(path, store.Options{ReadOnly: readOnly, Timeout: lockTimeout(c)})
+	if err != nil {
+		return nil, storeError(err)
+	}
+	return s, nil
+}
+
+func lockTimeout(c *cli.Context) time.Duration {
+	if v := os.Getenv("PERFGATE_LOCK_TIMEOUT"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return 0 // the store's default
+}
+
+// storeError maps store failures: a locked or unreadable history is the
+// environment (3); bad input is 2.
+func storeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	if errors.Is(err, store.ErrBadInput) {
+		return &exitError{code: exitBad, err: err}
+	}
+	return envError(err)
+}
+
+// parseLabels reads repeatable --label k=v flags.
+func parseLabels(flags []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range flags {
+		k, v, ok := strings.Cut(f, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, usageErrorf("--label %q is not KEY=VALUE; for example --label hardware=910B3", f)
+		}
+		out[k] = strings.TrimSpace(v)
+	}
+	return out, nil
+}

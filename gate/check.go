@@ -1,0 +1,747 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/perfgate/perfgate/metric"
+)
+
+// CheckOptions says what to check against what.
+type CheckOptions struct {
+	// Head is the full id of the commit under test.
+	Head string
+	// HeadSamples are the results to check; nil reads Head's stored
+	// results (clean ones, or dirty ones when there are no others). A
+	// working-tree run passes its results here with Dirty set.
+	HeadSamples []Sample
+	// Base is the full id of the base branch's tip; BaseRef its name, for
+	// the report.
+	Base, BaseRef string
+	// Config holds the rules and baseline settings; nil means
+	// DefaultConfig. Without rules, DefaultRules apply.
+	Config *Config
+	// MaxWalk bounds the first-parent commits read when results are
+	// sparse (default 5000).
+	MaxWalk int
+}
+
+// series is one benchmark under one set of identity labels.
+type series struct {
+	key    string
+	bench  string
+	labels map[string]string
+	head   []Sample
+
+	// Found by collect: the baseline commit's valid runs and the window,
+	// newest first (window[0] is the baseline commit when found).
+	window  []windowPoint
+	baseIdx int // walker index of the baseline commit; -1 when none
+	dropped []string
+}
+
+type windowPoint struct {
+	idx  int
+	runs []*Sample
+}
+
+type checker struct {
+	cfg      *Config
+	rules    []Rule
+	id       identity
+	w        *walker
+	skip     int // first walker index that may be a baseline
+	opts     CheckOptions
+	rep      *Report
+	headSHA  string
+	ruleUsed []bool
+}
+
+// Check gates a commit: for every series of the head results and every
+// rule, it finds the baseline (see the package comment), applies the
+// statistics and returns the report. Errors are about the inputs (no
+// results at head, wrapped ErrNoResults) or come from Graph and History.
+func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report, error) {
+	if opts.Head == "" || opts.Base == "" {
+		return nil, fmt.Errorf("gate.Check needs the resolved commit ids of head and base (got %q and %q)", opts.Head, opts.Base)
+	}
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	c := &checker{cfg: cfg, rules: cfg.Rules, id: newIdentity(cfg.IgnoreLabels), opts: opts, headSHA: opts.Head}
+	rep := &Report{
+		Head:    opts.Head,
+		BaseRef: opts.BaseRef,
+		Base:    opts.Base,
+		Rules:   RulesInfo{File: cfg.File, Window: cfg.Baseline.Window, MaxDistance: cfg.Baseline.MaxDistance, MissingFails: cfg.MissingFails},
+	}
+	c.rep = rep
+	if len(c.rules) == 0 {
+		c.rules = DefaultRules()
+		rep.Rules.Defaults = true
+	}
+	rep.Rules.Count = len(c.rules)
+	c.ruleUsed = make([]bool, len(c.rules))
+
+	head := opts.HeadSamples
+	if head == nil {
+		got, err := h.Samples([]string{opts.Head})
+		if err != nil {
+			return nil, fmt.Errorf("reading stored results of %s: %w", shortSHA(opts.Head), err)
+		}
+		all := got[opts.Head]
+		for _, s := range all {
+			if !s.Dirty {
+				head = append(head, s)
+			}
+		}
+		if len(head) == 0 {
+			head = all
+		}
+	}
+	if len(head) == 0 {
+		return nil, fmt.Errorf("commit %s has no stored results: %w; measure it first (perfgate run --name BENCH -- CMD, or perfgate ingest FILE)",
+			shortSHA(opts.Head), ErrNoResults)
+	}
+	allDirty := true
+	for _, s := range head {
+		if s.Dirty {
+			rep.Dirty = true
+		} else {
+			allDirty = false
+		}
+	}
+
+	mb, err := g.MergeBase(opts.Head, opts.Base)
+	if err != nil {
+		return nil, fmt.Errorf("merge-base of %s and %s: %w", shortSHA(opts.Head), baseName(opts), err)
+	}
+	rep.Baseline.MergeBase = mb
+	if mb == opts.Head && !allDirty {
+		// Head is on the base branch: its own results are what is checked,
+		// so the baseline search starts at its first parent.
+		c.skip = 1
+	}
+
+	// Group the head results into series.
+	byKey := map[string]*series{}
+	var all []*series
+	for i := range head {
+		s := &head[i]
+		k := c.id.key(s)
+		sr := byKey[k]
+		if sr == nil {
+			sr = &series{key: k, bench: s.Benchmark, labels: c.id.labels(s.Labels), baseIdx: -1}
+			byKey[k] = sr
+			all = append(all, sr)
+		}
+		sr.head = append(sr.head, *s)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].bench != all[j].bench {
+			return all[i].bench < all[j].bench
+		}
+		return all[i].key < all[j].key
+	})
+
+	// Walk far enough for every series' baseline and window.
+	c.w = newWalker(g, h, c.id, mb, opts.MaxWalk)
+	need := cfg.Baseline.MaxDistance + 1 + max(cfg.Baseline.Window, 1)
+	for {
+		if err := c.w.extend(ctx, need); err != nil {
+			return nil, err
+		}
+		satisfied := true
+		for _, sr := range all {
+			if !c.collect(sr) {
+				satisfied = false
+			}
+		}
+		if satisfied || c.w.capped() {
+			break
+		}
+		need *= 2
+	}
+
+	// The report's baseline: the commit most series used.
+	counts := map[int]int{}
+	for _, sr := range all {
+		if sr.baseIdx >= 0 {
+			counts[sr.baseIdx]++
+		}
+	}
+	primary := -1
+	for idx, n := range counts {
+		if primary < 0 || n > counts[primary] || (n == counts[primary] && idx < primary) {
+			primary = idx
+		}
+	}
+	if primary >= 0 {
+		rep.Baseline.Commit = c.w.commits[primary].SHA
+		rep.Baseline.Distance = primary
+	} else {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no valid result for these benchmarks within %d first-parent commits of the merge-base %s; every check is new",
+			cfg.Baseline.MaxDistance, shortSHA(mb)))
+	}
+	if c.skip == 1 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("head %s is on %s: compared with its first-parent ancestors", shortSHA(opts.Head), baseName(opts)))
+	}
+
+	var mwuChecks []*CheckResult
+	for _, sr := range all {
+		for _, cr := range c.evaluate(sr) {
+			rep.Checks = append(rep.Checks, cr)
+		}
+		if sr.baseIdx < 0 {
+			c.mismatch(sr)
+		}
+		if len(sr.dropped) > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: invalid earlier results not used as baseline: %s", seriesName(sr.bench, sr.labels), strings.Join(sr.dropped, "; ")))
+		}
+	}
+	if primary >= 0 {
+		c.missing(primary, byKey)
+	}
+	for i := range rep.Checks {
+		if rep.Checks[i].Method == MethodMannWhitney {
+			mwuChecks = append(mwuChecks, &rep.Checks[i])
+		}
+	}
+	settleMWU(mwuChecks)
+	for i := range rep.Checks {
+		// The window's values are kept for the checks a reader will chart.
+		if v := rep.Checks[i].Verdict; v != Fail && v != Inconclusive && v != Improved {
+			rep.Checks[i].History = nil
+		}
+	}
+
+	for i, used := range c.ruleUsed {
+		r := c.rules[i]
+		if !used && !rep.Rules.Defaults {
+			where := "any result"
+			if r.Benchmark != "" {
+				where = fmt.Sprintf("any benchmark matching %q", r.Benchmark)
+			}
+			rep.Notes = append(rep.Notes, fmt.Sprintf("rule %s %s (%s) matched no metric in %s", r.Metric, r, r.Origin, where))
+		}
+	}
+
+	rep.Verdict = Pass
+	for _, cr := range rep.Checks {
+		rep.Summary.Checks++
+		switch cr.Verdict {
+		case Pass:
+			rep.Summary.Pass++
+		case Fail:
+			rep.Summary.Fail++
+			rep.Verdict = Fail
+		case Inconclusive:
+			rep.Summary.Inconclusive++
+		case Improved:
+			rep.Summary.Improved++
+		case New:
+			rep.Summary.New++
+		case Missing:
+			rep.Summary.Missing++
+			if cfg.MissingFails {
+				rep.Verdict = Fail
+			}
+		}
+	}
+	return rep, nil
+}
+
+func baseName(opts CheckOptions) string {
+	if opts.BaseRef != "" {
+		return opts.BaseRef
+	}
+	return shortSHA(opts.Base)
+}
+
+func seriesName(bench string, labels map[string]string) string {
+	if len(labels) == 0 {
+		return bench
+	}
+	return bench + " {" + labelString(labels) + "}"
+}
+
+// collect finds a series' baseline and window among the commits walked so
+// far; it reports whether the walk went far enough for it.
+func (c *checker) collect(sr *series) bool {
+	w := c.w
+	window := max(c.cfg.Baseline.Window, 1)
+	var cands []windowPoint
+	for _, x := range w.bySeries[sr.key] {
+		if x.idx < c.skip || x.s.Dirty {
+			continue
+		}
+		if n := len(cands); n > 0 && cands[n-1].idx == x.idx {
+			cands[n-1].runs = append(cands[n-1].runs, x.s)
+			continue
+		}
+		cands = append(cands, windowPoint{idx: x.idx, runs: []*Sample{x.s}})
+	}
+	// Validity: drop runs that failed too many requests, then runs whose
+	// completed count fell below the window's median.
+	sr.dropped = sr.dropped[:0]
+	var valid []windowPoint
+	for _, p := range cands {
+		var ok []*Sample
+		for _, s := range p.runs {
+			if why := selfInvalid(s); why != "" {
+				if p.idx <= c.cfg.Baseline.MaxDistance {
+					sr.dropped = append(sr.dropped, fmt.Sprintf("%s (%s)", shortSHA(w.commits[p.idx].SHA), why))
+				}
+				continue
+			}
+			ok = append(ok, s)
+		}
+		if len(ok) > 0 {
+			valid = append(valid, windowPoint{idx: p.idx, runs: ok})
+		}
+	}
+	var comp []float64
+	for _, p := range valid[:min(len(valid), window+c.cfg.Baseline.MaxDistance)] {
+		for _, s := range p.runs {
+			if v, ok := s.Metrics["completed"]; ok {
+				comp = append(comp, v)
+			}
+		}
+	}
+	if len(comp) >= 3 {
+		ref := median(comp)
+		kept := valid[:0]
+		for _, p := range valid {
+			var ok []*Sample
+			for _, s := range p.runs {
+				if why := completedDrop(s, ref, "window median"); why != "" {
+					if p.idx <= c.cfg.Baseline.MaxDistance {
+						sr.dropped = append(sr.dropped, fmt.Sprintf("%s (%s)", shortSHA(w.commits[p.idx].SHA), why))
+					}
+					continue
+				}
+				ok = append(ok, s)
+			}
+			if len(ok) > 0 {
+				kept = append(kept, windowPoint{idx: p.idx, runs: ok})
+			}
+		}
+		valid = kept
+	}
+	sr.baseIdx = -1
+	sr.window = nil
+	for j, p := range valid {
+		if p.idx <= c.cfg.Baseline.MaxDistance {
+			sr.baseIdx = p.idx
+			sr.window = valid[j:min(len(valid), j+window)]
+		}
+		break
+	}
+	searched := len(w.commits) > c.cfg.Baseline.MaxDistance || w.capped()
+	if !searched {
+		return false
+	}
+	if sr.baseIdx < 0 {
+		return true
+	}
+	return len(sr.window) >= window || w.capped()
+}
+
+// values returns the metric's values in runs.
+func values(runs []Sample, name string) []float64 {
+	var out []float64
+	for i := range runs {
+		if v, ok := runs[i].Metrics[name]; ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func pvalues(runs []*Sample, name string) []float64 {
+	var out []float64
+	for _, s := range runs {
+		if v, ok := s.Metrics[name]; ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// evaluate applies every rule to one series.
+func (c *checker) evaluate(sr *series) []CheckResult {
+	var baseRuns []*Sample
+	var baseSHA string
+	if sr.baseIdx >= 0 {
+		baseRuns = sr.window[0].runs
+		baseSHA = c.w.commits[sr.baseIdx].SHA
+	}
+	mk := func(r Rule, name string) CheckResult {
+		cr := CheckResult{Benchmark: sr.bench, Labels: sr.labels, Metric: name, Label: metric.Get(name).Label, Rule: r.String(), Origin: r.Origin}
+		if baseSHA != "" {
+			d := sr.baseIdx
+			cr.BaselineCommit, cr.Distance = baseSHA, &d
+		}
+		return cr
+	}
+
+	// Validity first: an invalid head is a failure, and its speed is not
+	// compared.
+	var why []string
+	var bad string
+	for i := range sr.head {
+		if r := selfInvalid(&sr.head[i]); r != "" {
+			why, bad = append(why, r), "failed"
+		}
+	}
+	if len(baseRuns) > 0 {
+		if bc := pvalues(baseRuns, "completed"); len(bc) > 0 {
+			ref := median(bc)
+			for i := range sr.head {
+				if r := completedDrop(&sr.head[i], ref, "baseline"); r != "" {
+					why = append(why, r)
+					if bad == "" {
+						bad = "completed"
+					}
+				}
+			}
+		}
+	}
+	if len(why) > 0 {
+		cr := mk(Rule{}, bad)
+		cr.Rule = "valid"
+		if bad == "failed" {
+			cr.Rule = fmt.Sprintf("failed <= %.0f%% of requests", 100*maxFailedFraction)
+		} else {
+			cr.Rule = fmt.Sprintf("completed >= %.0f%% of baseline", 100*(1-maxCompletedDrop))
+		}
+		cr.Origin = "validity"
+		cr.Verdict, cr.Method = Fail, MethodValidity
+		cr.Current = num(median(values(sr.head, bad)))
+		if bv := pvalues(baseRuns, bad); len(bv) > 0 {
+			cr.Baseline = num(median(bv))
+		}
+		cr.Samples = SampleCounts{Baseline: len(baseRuns), Current: len(sr.head)}
+		cr.Reason = "invalid result: " + strings.Join(dedupe(why), "; ") + "; its other metrics are not compared (fix the failures, then measure again)"
+		return []CheckResult{cr}
+	}
+
+	var out []CheckResult
+	for ri, r := range c.rules {
+		if !r.matches(sr.bench) {
+			continue
+		}
+		hv := values(sr.head, r.Metric)
+		bv := pvalues(baseRuns, r.Metric)
+		if len(hv) == 0 && len(bv) == 0 {
+			continue
+		}
+		c.ruleUsed[ri] = true
+		cr := mk(r, r.Metric)
+		cr.limit = r.Limit
+		cr.Samples = SampleCounts{Baseline: len(bv), Current: len(hv)}
+		if len(bv) > 0 {
+			cr.Baseline = num(median(bv))
+		}
+		if len(hv) == 0 {
+			cr.Verdict = Missing
+			cr.Reason = fmt.Sprintf("%s was measured at the baseline %s but is absent from head", r.Metric, shortSHA(baseSHA))
+			out = append(out, cr)
+			continue
+		}
+		cur := median(hv)
+		cr.Current = num(cur)
+		if r.Bound != Regression {
+			c.absolute(&cr, r, cur)
+			out = append(out, cr)
+			continue
+		}
+		if len(bv) == 0 {
+			cr.Verdict = New
+			if baseSHA == "" {
+				cr.Reason = fmt.Sprintf("no valid result of this series within %d commits of the merge-base", c.cfg.Baseline.MaxDistance)
+			} else {
+				cr.Reason = fmt.Sprintf("the baseline %s has no %s", shortSHA(baseSHA), r.Metric)
+			}
+			out = append(out, cr)
+			continue
+		}
+		c.relative(&cr, r, sr, hv, bv)
+		out = append(out, cr)
+	}
+	return out
+}
+
+func dedupe(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// absolute applies a max or min bound to the head's median.
+func (c *checker) absolute(cr *CheckResult, r Rule, cur float64) {
+	cr.Method = MethodAbsolute
+	if cr.Baseline != nil && *cr.Baseline != 0 {
+		cr.Change = num(100 * (cur / *cr.Baseline - 1))
+	}
+	ok := true
+	switch {
+	case r.Bound == Max && r.Strict:
+		ok = cur < r.Limit
+	case r.Bound == Max:
+		ok = cur <= r.Limit
+	case r.Bound == Min && r.Strict:
+		ok = cur > r.Limit
+	case r.Bound == Min:
+		ok = cur >= r.Limit
+	}
+	if ok {
+		cr.Verdict = Pass
+		return
+	}
+	cr.Verdict = Fail
+	cr.Reason = fmt.Sprintf("%s is %s, outside the bound %s", r.Metric, fmtNum(cur), r)
+}
+
+// relative applies a max_regression rule with the statistics the data
+// allows.
+func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64) {
+	lower := r.Direction != metric.HigherIsBetter
+	cur := median(hv)
+	judge := func(base float64) (ratio float64) {
+		cr.Baseline = num(base)
+		if base == 0 {
+			return math.NaN()
+		}
+		ratio = cur / base
+		cr.Change = num(100 * (ratio - 1))
+		up, down := ratio > 1+r.Limit/100, ratio < 1-r.Limit/100
+		if lower {
+			cr.worse, cr.better = up, down
+		} else {
+			cr.worse, cr.better = down, up
+		}
+		return ratio
+	}
+
+	// 1. Repeated runs on both sides.
+	if len(hv) >= minRepeats && len(bv) >= minRepeats {
+		cr.Method = MethodMannWhitney
+		judge(median(bv))
+		cr.pRaw = mwu(hv, bv, lower)
+		cr.pImp = mwu(hv, bv, !lower)
+		return // settleMWU decides after Holm
+	}
+
+	// 2. A noise band from the window, or from the baseline's repeats.
+	var xs []float64
+	var pts []Point
+	for j := len(sr.window) - 1; j >= 0; j-- {
+		p := sr.window[j]
+		if v := pvalues(p.runs, r.Metric); len(v) > 0 {
+			xs = append(xs, median(v))
+			pts = append(pts, Point{Commit: c.w.commits[p.idx].SHA, Value: median(v)})
+		}
+	}
+	if len(pts) > 1 {
+		cr.History = append(pts, Point{Commit: c.headSHA, Value: cur})
+	}
+	cr.Window = len(xs)
+	var b band
+	var ref float64 // the reference level, a median of raw values
+	haveBand := false
+	switch {
+	case len(xs) >= minWindow && c.cfg.Baseline.Window >= minWindow && allPositive(xs) && cur > 0:
+		b = noiseBand(logs(xs))
+		ref = median(xs[b.segStart:])
+		cr.Method = MethodNoiseBand
+		haveBand = true
+		if b.segStart > 0 {
+			cr.SegmentStart = pts[b.segStart].Commit
+		}
+	case len(bv) >= minRepeats && allPositive(bv) && cur > 0:
+		ref = median(bv)
+		b = band{sigma: pooledScale([][]float64{logs(bv)}), segN: len(bv)}
+		cr.Method = MethodRepeats
+		haveBand = true
+	}
+	if haveBand {
+		b.ref = math.Log(ref)
+		judge(ref)
+		cr.Samples.Baseline = b.segN
+		cr.Noise = num(100 * (math.Exp(b.sigma) - 1))
+		se := b.sigma * math.Sqrt(medianVar(len(hv))+medianVar(b.segN))
+		d := math.Log(cur) - b.ref
+		if !lower {
+			d = -d
+		}
+		z := math.Inf(1)
+		switch {
+		case se > 0:
+			z = d / se
+		case d == 0:
+			z = 0
+		case d < 0:
+			z = math.Inf(-1)
+		}
+		cr.Z = num(z)
+		refDesc := fmt.Sprintf("median of %d results", b.segN)
+		if cr.Method == MethodRepeats {
+			refDesc = fmt.Sprintf("median of the baseline's %d runs", b.segN)
+		} else if cr.SegmentStart != "" {
+			refDesc = fmt.Sprintf("median of the %d results since the change point at %s", b.segN, shortSHA(cr.SegmentStart))
+		}
+		zs := fmt.Sprintf("z = %.1f", z)
+		if math.IsInf(z, 0) {
+			zs = "no measured noise"
+		}
+		switch {
+		case cr.worse && z > zCritical:
+			cr.Verdict = Fail
+			cr.Reason = fmt.Sprintf("%s against the reference (%s), beyond the %s%% limit and outside the noise band (%s, noise %s)",
+				fmtChange(cr.Change), refDesc, fmtNum(r.Limit), zs, fmtPct(cr.Noise))
+		case cr.worse:
+			cr.Verdict = Inconclusive
+			cr.Reason = fmt.Sprintf("%s against the reference (%s) is beyond the %s%% limit but within the noise band (%s <= %.0f, noise %s); repeat the run (perfgate run --repeat 5) to decide",
+				fmtChange(cr.Change), refDesc, fmtNum(r.Limit), zs, zCritical, fmtPct(cr.Noise))
+		case cr.better && z < -zCritical:
+			cr.Verdict = Improved
+			cr.Reason = fmt.Sprintf("%s against the reference (%s), outside the noise band (%s)", fmtChange(cr.Change), refDesc, zs)
+		default:
+			cr.Verdict = Pass
+		}
+		return
+	}
+
+	// 3. The literal threshold.
+	cr.Method = MethodThreshold
+	cr.Unqualified = true
+	base := median(bv)
+	ratio := judge(base)
+	why := fmt.Sprintf("only %d earlier result(s) and %d baseline run(s): no noise estimate, so the verdict is unqualified", len(xs), len(bv))
+	if c.cfg.Baseline.Window < minWindow {
+		why = fmt.Sprintf("the window is %d (under %d): no noise estimate, so the verdict is unqualified", c.cfg.Baseline.Window, minWindow)
+	}
+	switch {
+	case math.IsNaN(ratio):
+		// A zero baseline: any worsening is an infinite regression.
+		if (lower && cur > 0) || (!lower && cur < 0) {
+			cr.Verdict = Fail
+			cr.Reason = fmt.Sprintf("the baseline is 0 and head is %s; %s", fmtNum(cur), why)
+		} else {
+			cr.Verdict = Pass
+		}
+	case cr.worse:
+		cr.Verdict = Fail
+		cr.Reason = fmt.Sprintf("%s is beyond the %s%% limit; %s", fmtChange(cr.Change), fmtNum(r.Limit), why)
+	case cr.better:
+		cr.Verdict = Improved
+		cr.Reason = why
+	default:
+		cr.Verdict = Pass
+	}
+}
+
+// settleMWU applies Holm's correction across the Mann-Whitney checks of a
+// report and sets their verdicts.
+func settleMWU(crs []*CheckResult) {
+	ps := make([]float64, len(crs))
+	for i, cr := range crs {
+		ps[i] = cr.pRaw
+	}
+	adj := holm(ps)
+	for i, cr := range crs {
+		cr.P = num(adj[i])
+		desc := fmt.Sprintf("median %s over %d vs %d runs", fmtChange(cr.Change), cr.Samples.Current, cr.Samples.Baseline)
+		switch {
+		case cr.worse && adj[i] < alpha:
+			cr.Verdict = Fail
+			cr.Reason = fmt.Sprintf("%s, beyond the %s%% limit and significant (Mann-Whitney p = %.3g after Holm over %d checks, alpha %g)",
+				desc, fmtNum(cr.limit), adj[i], len(crs), alpha)
+		case cr.worse:
+			cr.Verdict = Inconclusive
+			cr.Reason = fmt.Sprintf("%s is beyond the %s%% limit but not significant (Mann-Whitney p = %.3g after Holm over %d checks, alpha %g); add runs to decide",
+				desc, fmtNum(cr.limit), adj[i], len(crs), alpha)
+		case cr.better && cr.pImp < alpha:
+			cr.Verdict = Improved
+			cr.Reason = fmt.Sprintf("%s, significant (Mann-Whitney p = %.3g)", desc, cr.pImp)
+		default:
+			cr.Verdict = Pass
+		}
+	}
+}
+
+// missing reports the series measured at the report's baseline commit that
+// head lacks, unless head measured the same benchmark under other labels
+// (a mismatch, reported as such).
+func (c *checker) missing(primary int, byKey map[string]*series) {
+	// A benchmark whose head series found no baseline is a mismatch.
+	headBench := map[string]bool{}
+	for _, sr := range byKey {
+		if sr.baseIdx < 0 {
+			headBench[sr.bench] = true
+		}
+	}
+	sha := c.w.commits[primary].SHA
+	groups := map[string][]*Sample{}
+	var keys []string
+	for _, k := range c.w.samples[sha] {
+		if k.s.Dirty || byKey[k.key] != nil || headBench[k.s.Benchmark] {
+			continue
+		}
+		if groups[k.key] == nil {
+			keys = append(keys, k.key)
+		}
+		groups[k.key] = append(groups[k.key], k.s)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		runs := groups[key]
+		s0 := runs[0]
+		labels := c.id.labels(s0.Labels)
+		cr := CheckResult{Benchmark: s0.Benchmark, Labels: labels, Verdict: Missing, BaselineCommit: sha, Distance: &primary,
+			Rule: "benchmark present", Origin: "coverage", Samples: SampleCounts{Baseline: len(runs)}}
+		var gated []string
+		for ri, r := range c.rules {
+			if r.matches(s0.Benchmark) && len(pvalues(runs, r.Metric)) > 0 {
+				c.ruleUsed[ri] = true
+				gated = append(gated, r.Metric)
+			}
+		}
+		cr.Reason = fmt.Sprintf("benchmark %s was measured at the baseline %s but not at head: a regression in coverage", seriesName(s0.Benchmark, labels), shortSHA(sha))
+		if len(gated) > 0 {
+			cr.Reason += fmt.Sprintf(" (%d rules gated it: %s)", len(gated), strings.Join(dedupe(gated), ", "))
+		}
+		c.rep.Checks = append(c.rep.Checks, cr)
+	}
+}
+
+// mismatch records a series without a baseline whose benchmark was
+// measured nearby under other identity labels.
+func (c *checker) mismatch(sr *series) {
+	limit := min(len(c.w.commits), c.cfg.Baseline.MaxDistance+1)
+	for i := c.skip; i < limit; i++ {
+		sha := c.w.commits[i].SHA
+		for _, k := range c.w.samples[sha] {
+			if k.s.Dirty || k.s.Benchmark != sr.bench || k.key == sr.key {
+				continue
+			}
+			bl := c.id.labels(k.s.Labels)
+			mm := Mismatch{Benchmark: sr.bench, HeadLabels: sr.labels, BaselineLabels: bl, Commit: sha, Diff: labelDiff(sr.labels, bl)}
+			c.rep.Mismatches = append(c.rep.Mismatches, mm)
+			c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s: not compared with %s, measured under other labels (%s); if the change is intended, its checks start over as new",
+				sr.bench, shortSHA(sha), mm.Diff))
+			return
+		}
+	}
+}

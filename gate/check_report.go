@@ -1,0 +1,402 @@
+package gate
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// headline is the verdict sentence both renderings start with.
+func (r *Report) headline() string {
+	s := r.Summary
+	var extra []string
+	add := func(n int, what string) {
+		if n > 0 {
+			extra = append(extra, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	checks := "checks"
+	if s.Checks == 1 {
+		checks = "check"
+	}
+	var head string
+	switch {
+	case r.Verdict == Fail && s.Fail > 0:
+		head = fmt.Sprintf("%d of %d %s failed", s.Fail, s.Checks, checks)
+		if s.Missing > 0 {
+			head += fmt.Sprintf(", %d missing", s.Missing)
+		}
+	case r.Verdict == Fail:
+		head = fmt.Sprintf("%d of %d %s missing", s.Missing, s.Checks, checks)
+	default:
+		head = fmt.Sprintf("%d %s, none failed", s.Checks, checks)
+		if s.Checks == 0 {
+			head = "no check applied"
+		}
+	}
+	add(s.Inconclusive, "inconclusive")
+	add(s.Improved, "improved")
+	add(s.New, "new")
+	if r.Verdict != Fail {
+		add(s.Missing, "missing (missing: warn)")
+	}
+	if len(extra) > 0 {
+		head += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return head
+}
+
+func (r *Report) baselineLine(code func(string) string) string {
+	base := r.BaseRef
+	if base == "" {
+		base = shortSHA(r.Base)
+	}
+	if r.Baseline.Commit == "" {
+		return fmt.Sprintf("none measured within %d commits of the merge-base %s with %s", r.Rules.MaxDistance, code(shortSHA(r.Baseline.MergeBase)), base)
+	}
+	if r.Baseline.Commit == r.Baseline.MergeBase {
+		return fmt.Sprintf("%s, the merge-base with %s (distance 0)", code(shortSHA(r.Baseline.Commit)), base)
+	}
+	return fmt.Sprintf("%s, %d first-parent commit(s) before the merge-base %s with %s", code(shortSHA(r.Baseline.Commit)),
+		r.Baseline.Distance, code(shortSHA(r.Baseline.MergeBase)), base)
+}
+
+func (r *Report) rulesLine() string {
+	src := r.Rules.File
+	switch {
+	case r.Rules.Defaults:
+		src = "the default set (no rule in the rules file or --rule)"
+		if r.Rules.File != "" {
+			src = fmt.Sprintf("the default set (%s has no rules)", r.Rules.File)
+		}
+	case src == "":
+		src = "--rule flags"
+	}
+	return fmt.Sprintf("%d from %s; noise window %d commits, max distance %d", r.Rules.Count, src, r.Rules.Window, r.Rules.MaxDistance)
+}
+
+// displayNames names each check's series: the benchmark, plus the labels
+// that tell apart the series of the same benchmark.
+func displayNames(checks []CheckResult) []string {
+	vary := map[string]map[string]bool{} // benchmark -> label keys that vary
+	first := map[string]map[string]string{}
+	for _, c := range checks {
+		f, ok := first[c.Benchmark]
+		if !ok {
+			first[c.Benchmark] = c.Labels
+			vary[c.Benchmark] = map[string]bool{}
+			continue
+		}
+		for k, v := range c.Labels {
+			if f[k] != v {
+				vary[c.Benchmark][k] = true
+			}
+		}
+		for k := range f {
+			if _, ok := c.Labels[k]; !ok {
+				vary[c.Benchmark][k] = true
+			}
+		}
+	}
+	out := make([]string, len(checks))
+	for i, c := range checks {
+		keys := sortedKeys(vary[c.Benchmark])
+		if len(keys) == 0 {
+			out[i] = c.Benchmark
+			continue
+		}
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			v, ok := c.Labels[k]
+			if !ok {
+				v = "-"
+			}
+			parts = append(parts, k+"="+v)
+		}
+		out[i] = c.Benchmark + " [" + strings.Join(parts, ",") + "]"
+	}
+	return out
+}
+
+// reasons explains every check that did not pass, one line each; checks
+// of one series with the same verdict and reason share a line.
+func (r *Report) reasons(names []string, esc func(string) string) []string {
+	type group struct {
+		name, reason string
+		verdict      Verdict
+		metrics      []string
+	}
+	var groups []*group
+	index := map[string]*group{}
+	for i, c := range r.Checks {
+		if c.Reason == "" || c.Verdict == Pass {
+			continue
+		}
+		key := names[i] + "\x00" + string(c.Verdict) + "\x00" + c.Reason
+		g := index[key]
+		if g == nil {
+			g = &group{name: names[i], reason: c.Reason, verdict: c.Verdict}
+			index[key] = g
+			groups = append(groups, g)
+		}
+		if c.Metric != "" {
+			g.metrics = append(g.metrics, c.Label)
+		}
+	}
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		what := g.name
+		switch len(g.metrics) {
+		case 0:
+		case 1:
+			what += " " + g.metrics[0]
+		default:
+			what += fmt.Sprintf(" (%d metrics)", len(g.metrics))
+		}
+		out[i] = fmt.Sprintf("%s: %s: %s", esc(what), g.verdict, esc(g.reason))
+	}
+	return out
+}
+
+func samplesCell(c CheckResult) string {
+	return fmt.Sprintf("%d/%d", c.Samples.Baseline, c.Samples.Current)
+}
+
+func metricCell(c CheckResult) string {
+	if c.Metric == "" {
+		return "(all metrics)"
+	}
+	return c.Label
+}
+
+func verdictText(c CheckResult) string {
+	v := string(c.Verdict)
+	if c.Unqualified {
+		v += "*"
+	}
+	return strings.ToUpper(v)
+}
+
+func (r *Report) missingFails() bool { return r.Rules.MissingFails }
+
+// WriteText renders the report for a terminal: the verdict first, then an
+// aligned table and the reasons; color adds ANSI colours.
+func (r *Report) WriteText(w io.Writer, color bool) error {
+	var b strings.Builder
+	verdict := strings.ToUpper(string(r.Verdict))
+	code := ansiBold + ansiGreen
+	if r.Verdict == Fail {
+		code = ansiBold + ansiRed
+	}
+	fmt.Fprintf(&b, "%s  %s\n", paint(color, code, verdict), r.headline())
+	plain := func(s string) string { return s }
+	head := shortSHA(r.Head)
+	if r.Dirty {
+		head += " (with uncommitted changes)"
+	}
+	fmt.Fprintf(&b, "head      %s\n", head)
+	fmt.Fprintf(&b, "baseline  %s\n", r.baselineLine(plain))
+	fmt.Fprintf(&b, "rules     %s\n\n", r.rulesLine())
+	if len(r.Checks) > 0 {
+		t := &table{
+			header: []string{"BENCHMARK", "METRIC", "BASELINE", "CURRENT", "CHANGE", "RULE", "N", "VERDICT"},
+			right:  []bool{false, false, true, true, true, false, true, false},
+		}
+		names := displayNames(r.Checks)
+		mf := r.missingFails()
+		for i, c := range r.Checks {
+			t.add(verdictColor(c.Verdict, mf), names[i], metricCell(c), fmtPtr(c.Baseline), fmtPtr(c.Current), fmtChange(c.Change), c.Rule, samplesCell(c), verdictText(c))
+		}
+		if err := writeString(&b, t, color); err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "N: values behind baseline/current. *: unqualified (no noise estimate; the literal threshold decided).\n")
+		if why := r.reasons(names, func(s string) string { return s }); len(why) > 0 {
+			fmt.Fprintf(&b, "\n%s\n", paint(color, ansiBold, "Why"))
+			for _, l := range why {
+				fmt.Fprintf(&b, "  %s\n", l)
+			}
+		}
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", paint(color, ansiBold, "Notes"))
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "  - %s\n", n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeString(b *strings.Builder, t *table, color bool) error {
+	return t.write(b, color)
+}
+
+var mdVerdict = map[Verdict]string{
+	Pass:         "✅ pass",
+	Fail:         "❌ fail",
+	Inconclusive: "⚠️ inconclusive",
+	Improved:     "🟢 improved",
+	New:          "🆕 new",
+	Missing:      "❓ missing",
+}
+
+// mdTableLimit is how many checks the main markdown table shows before it
+// keeps to the checks that did not pass and folds the rest.
+const mdTableLimit = 30
+
+// WriteMarkdown renders the report for a PR comment or a job summary.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	icon := "✅"
+	if r.Verdict == Fail {
+		icon = "❌"
+	}
+	fmt.Fprintf(&b, "### %s perfgate: %s — %s\n\n", icon, r.Verdict, r.headline())
+	head := fmt.Sprintf("`%s`", shortSHA(r.Head))
+	if r.Dirty {
+		head += " (with uncommitted changes)"
+	}
+	fmt.Fprintf(&b, "Head %s against baseline %s.  \n", head, r.baselineLine(func(s string) string { return "`" + s + "`" }))
+	fmt.Fprintf(&b, "Rules: %s.\n\n", mdEscape(r.rulesLine()))
+
+	names := displayNames(r.Checks)
+	row := func(i int) string {
+		c := r.Checks[i]
+		v := mdVerdict[c.Verdict]
+		if c.Unqualified {
+			v += " (unqualified)"
+		}
+		if c.Verdict == Missing && r.missingFails() {
+			v = "❌ missing"
+		}
+		return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCode(names[i]), mdEscape(metricCell(c)),
+			fmtPtr(c.Baseline), fmtPtr(c.Current), fmtChange(c.Change), mdEscape(c.Rule), samplesCell(c), v)
+	}
+	const header = "| Benchmark | Metric | Baseline | Current | Change | Rule | Samples (base/head) | Verdict |\n|---|---|--:|--:|--:|---|--:|---|\n"
+	all := make([]int, len(r.Checks))
+	var notPass []int
+	for i, c := range r.Checks {
+		all[i] = i
+		if c.Verdict != Pass {
+			notPass = append(notPass, i)
+		}
+	}
+	switch {
+	case len(r.Checks) == 0:
+		b.WriteString("No check applied: no rule matched a metric of these results.\n\n")
+	case len(r.Checks) <= mdTableLimit:
+		b.WriteString(header)
+		for _, i := range all {
+			b.WriteString(row(i))
+		}
+		b.WriteString("\n")
+	default:
+		if len(notPass) > 0 {
+			b.WriteString(header)
+			for _, i := range notPass {
+				b.WriteString(row(i))
+			}
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "<details><summary>All %d checks</summary>\n\n%s", len(r.Checks), header)
+		for _, i := range all {
+			b.WriteString(row(i))
+		}
+		b.WriteString("\n</details>\n\n")
+	}
+
+	// Details: why, statistics, notes.
+	b.WriteString("<details><summary>Details</summary>\n\n")
+	if why := r.reasons(names, mdEscape); len(why) > 0 {
+		for _, l := range why {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+		b.WriteString("\n")
+	}
+	if r.Summary.Checks > r.Summary.New+r.Summary.Missing {
+		b.WriteString("| Benchmark | Metric | Method | Noise (1σ) | z / p | Window | Baseline commit |\n|---|---|---|--:|--:|--:|---|\n")
+		for i, c := range r.Checks {
+			if c.Method == "" || c.Method == MethodAbsolute {
+				continue
+			}
+			stat := "-"
+			switch {
+			case c.Z != nil:
+				stat = fmt.Sprintf("z = %.1f", *c.Z)
+			case c.P != nil:
+				stat = fmt.Sprintf("p = %.3g", *c.P)
+			}
+			method := c.Method
+			if method == "" {
+				method = "-"
+			}
+			commit := "-"
+			if c.BaselineCommit != "" && c.Distance != nil {
+				commit = fmt.Sprintf("`%s` (distance %d)", shortSHA(c.BaselineCommit), *c.Distance)
+			}
+			window := "-"
+			if c.Window > 0 {
+				window = fmt.Sprint(c.Window)
+				if c.SegmentStart != "" {
+					window += fmt.Sprintf(", cut at `%s`", shortSHA(c.SegmentStart))
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdCode(names[i]), mdEscape(metricCell(c)), method, fmtPct(c.Noise), stat, window, commit)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("Methods: *mann-whitney*: five or more runs on both sides, one-sided test, Holm-corrected, alpha 0.01; " +
+		"*noise-band*: one run against the median of the base branch's recent results (cut at change points), fails only beyond the threshold and " + fmtNum(zCritical) + " robust standard deviations; " +
+		"*repeats*: the same band from the baseline's repeated runs; *threshold*: no noise estimate, the literal threshold (unqualified).\n")
+	if len(r.Mismatches) > 0 {
+		b.WriteString("\n**Not compared (identity labels differ):**\n\n")
+		for _, m := range r.Mismatches {
+			fmt.Fprintf(&b, "- %s at `%s`: %s\n", mdCode(m.Benchmark), shortSHA(m.Commit), mdEscape(m.Diff))
+		}
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n**Notes:**\n\n")
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(n))
+		}
+	}
+	b.WriteString("\n</details>\n")
+
+	// Trend charts of the failing metrics.
+	var charts []int
+	for i, c := range r.Checks {
+		if (c.Verdict == Fail || c.Verdict == Inconclusive) && len(c.History) > 2 {
+			charts = append(charts, i)
+		}
+	}
+	sort.SliceStable(charts, func(a, b int) bool {
+		return r.Checks[charts[a]].Verdict == Fail && r.Checks[charts[b]].Verdict != Fail
+	})
+	if len(charts) > 6 {
+		charts = charts[:6]
+	}
+	for _, i := range charts {
+		c := r.Checks[i]
+		fmt.Fprintf(&b, "\n**%s · %s** over the recent base-branch history (last point: head)\n\n", mdEscape(names[i]), mdEscape(metricCell(c)))
+		b.WriteString(mermaidChart(names[i]+": "+metricCell(c), metricCell(c), c.History, r.Head))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mermaidChart renders a line chart GitHub draws from a fenced block.
+func mermaidChart(title, yLabel string, pts []Point, head string) string {
+	var xs, ys []string
+	for _, p := range pts {
+		x := shortSHA(p.Commit)
+		if p.Commit == head {
+			x = "head"
+		}
+		xs = append(xs, fmt.Sprintf("%q", mermaidText(x)))
+		ys = append(ys, fmtNum(p.Value))
+	}
+	return fmt.Sprintf("```mermaid\nxychart-beta\n    title \"%s\"\n    x-axis [%s]\n    y-axis \"%s\"\n    line [%s]\n```\n",
+		mermaidText(title), strings.Join(xs, ", "), mermaidText(yLabel), strings.Join(ys, ", "))
+}

@@ -1,0 +1,602 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// world is a main branch of measured commits and a PR head on top of its
+// last commit.
+type world struct {
+	repo *fakeRepo
+	main []string // oldest first; the last one is the merge-base
+	mb   string
+	tip  string // main's tip: two unmeasured commits after the merge-base
+	head string
+}
+
+var srvLabels = map[string]string{"model": "llama", "gpu": "H100"}
+
+// newWorld builds n main commits; at(i) gives main commit i's results (nil
+// for none), head gives the PR's.
+func newWorld(n int, at func(i int) []Sample, head []Sample) *world {
+	w := &world{repo: newFakeRepo()}
+	root := w.repo.commit("", "root")
+	w.main = w.repo.chain(root, n, "main")
+	for i, c := range w.main {
+		for _, s := range at(i) {
+			s.Commit = c
+			w.repo.samples[c] = append(w.repo.samples[c], s)
+		}
+	}
+	w.mb = w.main[n-1]
+	w.tip = w.mb
+	for _, c := range w.repo.chain(w.mb, 2, "main after") {
+		w.tip = c
+	}
+	w.head = w.repo.commit(w.mb, "pr")
+	for _, s := range head {
+		s.Commit = w.head
+		w.repo.samples[w.head] = append(w.repo.samples[w.head], s)
+	}
+	return w
+}
+
+func (w *world) check(t *testing.T, rules ...string) *Report {
+	t.Helper()
+	return w.checkCfg(t, cfgWith(t, rules...))
+}
+
+func (w *world) checkCfg(t *testing.T, cfg *Config) *Report {
+	t.Helper()
+	rep, err := Check(context.Background(), w.repo, w.repo, CheckOptions{Head: w.head, Base: w.tip, BaseRef: "main", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func cfgWith(t *testing.T, rules ...string) *Config {
+	t.Helper()
+	cfg := DefaultConfig()
+	for _, s := range rules {
+		r, err := ParseRuleFlag(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Rules = append(cfg.Rules, r)
+	}
+	return cfg
+}
+
+func srv(metrics map[string]float64) Sample {
+	return Sample{Benchmark: "serving", Labels: srvLabels, Metrics: metrics}
+}
+
+// noisy returns n values around level with lognormal noise sigma, from a
+// fixed seed.
+func noisy(seed uint64, n int, level, sigma float64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = level * math.Exp(sigma*rng.NormFloat64())
+	}
+	return out
+}
+
+func series1(vals []float64, name string) func(i int) []Sample {
+	return func(i int) []Sample {
+		if math.IsNaN(vals[i]) {
+			return nil
+		}
+		return []Sample{srv(map[string]float64{name: vals[i], "completed": 1000, "failed": 0})}
+	}
+}
+
+func find(t *testing.T, rep *Report, bench, metric string) CheckResult {
+	t.Helper()
+	for _, c := range rep.Checks {
+		if c.Benchmark == bench && c.Metric == metric {
+			return c
+		}
+	}
+	var buf bytes.Buffer
+	rep.WriteText(&buf, false)
+	t.Fatalf("no check of %s %s in\n%s", bench, metric, buf.String())
+	return CheckResult{}
+}
+
+func TestCheckVerdicts(t *testing.T) {
+	window := noisy(1, 20, 100, 0.02)
+	wide := noisy(2, 20, 100, 0.10)
+	repeats := func(level float64, seed uint64) []Sample {
+		var out []Sample
+		for _, v := range noisy(seed, 6, level, 0.01) {
+			out = append(out, srv(map[string]float64{"mean_ttft_ms": v}))
+		}
+		return out
+	}
+	onlyLast := func(vals ...float64) []float64 { // unmeasured but for the last len(vals) commits
+		out := make([]float64, 20)
+		for i := range out {
+			out[i] = math.NaN()
+		}
+		copy(out[20-len(vals):], vals)
+		return out
+	}
+	tests := []struct {
+		name        string
+		at          func(i int) []Sample
+		head        []Sample
+		rule        string
+		metric      string
+		verdict     Verdict
+		method      string
+		unqualified bool
+	}{
+		{"pass within noise", series1(window, "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 101})},
+			"mean_ttft_ms:3%", "mean_ttft_ms", Pass, MethodNoiseBand, false},
+		{"fail beyond threshold and noise", series1(window, "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 125})},
+			"mean_ttft_ms:3%", "mean_ttft_ms", Fail, MethodNoiseBand, false},
+		{"inconclusive: beyond threshold, within noise", series1(wide, "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 108})},
+			"mean_ttft_ms:3%", "mean_ttft_ms", Inconclusive, MethodNoiseBand, false},
+		{"improved", series1(window, "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 80})},
+			"mean_ttft_ms:3%", "mean_ttft_ms", Improved, MethodNoiseBand, false},
+		{"higher is better: a throughput drop fails", series1(window, "output_throughput"), []Sample{srv(map[string]float64{"output_throughput": 80})},
+			"output_throughput:5%", "output_throughput", Fail, MethodNoiseBand, false},
+		{"higher is better: a throughput rise improves", series1(window, "output_throughput"), []Sample{srv(map[string]float64{"output_throughput": 125})},
+			"output_throughput:5%", "output_throughput", Improved, MethodNoiseBand, false},
+		{"new: never measured", series1(window, "mean_ttft_ms"), []Sample{{Benchmark: "other", Metrics: map[string]float64{"mean_ttft_ms": 1}}},
+			"mean_ttft_ms:3%", "mean_ttft_ms", New, "", false},
+		{"new: the baseline lacks the metric", series1(window, "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 100, "p99_ttft_ms": 200})},
+			"p99_ttft_ms:3%", "p99_ttft_ms", New, "", false},
+		{"missing: head lacks a metric the baseline had", series1(window, "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_tpot_ms": 20})},
+			"mean_ttft_ms:3%", "mean_ttft_ms", Missing, "", false},
+		{"unqualified: no history", series1(onlyLast(100, 100), "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 104})},
+			"mean_ttft_ms:3%", "mean_ttft_ms", Fail, MethodThreshold, true},
+		{"unqualified pass", series1(onlyLast(100), "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 102})},
+			"mean_ttft_ms:3%", "mean_ttft_ms", Pass, MethodThreshold, true},
+		{"unqualified improved", series1(onlyLast(100), "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 90})},
+			"mean_ttft_ms:3%", "mean_ttft_ms", Improved, MethodThreshold, true},
+		{"repeats on both sides: significant regression fails", func(i int) []Sample {
+			if i == 19 {
+				return repeats(100, 3)
+			}
+			return nil
+		}, repeats(110, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Fail, MethodMannWhitney, false},
+		{"repeats on both sides: small shift passes", func(i int) []Sample {
+			if i == 19 {
+				return repeats(100, 3)
+			}
+			return nil
+		}, repeats(101, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Pass, MethodMannWhitney, false},
+		{"repeats on both sides: improvement", func(i int) []Sample {
+			if i == 19 {
+				return repeats(100, 3)
+			}
+			return nil
+		}, repeats(90, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Improved, MethodMannWhitney, false},
+		{"baseline repeats give the noise for one head run", func(i int) []Sample {
+			if i == 19 {
+				return repeats(100, 3)
+			}
+			return nil
+		}, []Sample{srv(map[string]float64{"mean_ttft_ms": 112})}, "mean_ttft_ms:3%", "mean_ttft_ms", Fail, MethodRepeats, false},
+		{"absolute max fails", series1(window, "failed"), []Sample{srv(map[string]float64{"failed": 3, "completed": 997})},
+			"failed<=0", "failed", Fail, MethodAbsolute, false},
+		{"absolute strict max passes", series1(window, "p99_ttft_ms"), []Sample{srv(map[string]float64{"p99_ttft_ms": 5999})},
+			"p99_ttft_ms<6000", "p99_ttft_ms", Pass, MethodAbsolute, false},
+		{"absolute applies without a baseline", series1(window, "mean_ttft_ms"), []Sample{{Benchmark: "fresh", Metrics: map[string]float64{"p99_ttft_ms": 7000}}},
+			"p99_ttft_ms<6000", "p99_ttft_ms", Fail, MethodAbsolute, false},
+		{"absolute min", series1(window, "mean_ttft_ms"), []Sample{srv(map[string]float64{"request_throughput": 7.9})},
+			"request_throughput>=8", "request_throughput", Fail, MethodAbsolute, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(20, tt.at, tt.head)
+			rep := w.check(t, tt.rule)
+			bench := tt.head[0].Benchmark
+			c := find(t, rep, bench, tt.metric)
+			if c.Verdict != tt.verdict || c.Method != tt.method || c.Unqualified != tt.unqualified {
+				t.Errorf("verdict %s, method %q, unqualified %v; want %s, %q, %v (reason: %s)",
+					c.Verdict, c.Method, c.Unqualified, tt.verdict, tt.method, tt.unqualified, c.Reason)
+			}
+			wantOverall := Pass
+			if tt.verdict == Fail || tt.verdict == Missing {
+				wantOverall = Fail
+			}
+			if rep.Verdict != wantOverall {
+				t.Errorf("overall %s, want %s", rep.Verdict, wantOverall)
+			}
+			if c.Verdict != Pass && c.Reason == "" {
+				t.Errorf("verdict %s without a reason", c.Verdict)
+			}
+			if tt.method == MethodMannWhitney && c.P == nil {
+				t.Error("Mann-Whitney check without p")
+			}
+			if tt.method == MethodNoiseBand && (c.Z == nil || c.Noise == nil || c.Window != 20) {
+				t.Errorf("noise-band check: z %v noise %v window %d", c.Z, c.Noise, c.Window)
+			}
+			// The window's values travel with the checks a reader charts.
+			charted := c.Verdict == Fail || c.Verdict == Inconclusive || c.Verdict == Improved
+			if tt.method == MethodNoiseBand && charted != (len(c.History) == 21) {
+				t.Errorf("%s check with %d history points", c.Verdict, len(c.History))
+			}
+		})
+	}
+}
+
+func TestCheckMissingBenchmark(t *testing.T) {
+	both := func(i int) []Sample {
+		return []Sample{
+			srv(map[string]float64{"mean_ttft_ms": 100}),
+			{Benchmark: "long", Labels: srvLabels, Metrics: map[string]float64{"mean_ttft_ms": 900}},
+		}
+	}
+	w := newWorld(5, both, []Sample{srv(map[string]float64{"mean_ttft_ms": 100})})
+	rep := w.check(t, "mean_ttft_ms:3%")
+	c := find(t, rep, "long", "")
+	if c.Verdict != Missing || rep.Verdict != Fail || rep.Summary.Missing != 1 {
+		t.Errorf("vanished benchmark: %s, overall %s", c.Verdict, rep.Verdict)
+	}
+	if !strings.Contains(c.Reason, "regression in coverage") {
+		t.Errorf("reason %q", c.Reason)
+	}
+	// missing: warn keeps the verdict but does not fail.
+	cfg := cfgWith(t, "mean_ttft_ms:3%")
+	cfg.MissingFails = false
+	rep = w.checkCfg(t, cfg)
+	if find(t, rep, "long", "").Verdict != Missing || rep.Verdict != Pass {
+		t.Errorf("missing: warn: overall %s", rep.Verdict)
+	}
+}
+
+func TestCheckValidity(t *testing.T) {
+	ok := func(i int) []Sample {
+		return []Sample{srv(map[string]float64{"mean_ttft_ms": 100, "output_throughput": 2000, "completed": 1000, "failed": 0})}
+	}
+	tests := []struct {
+		name   string
+		head   map[string]float64
+		metric string
+		reason string
+	}{
+		{"too many failed requests", map[string]float64{"mean_ttft_ms": 100, "output_throughput": 2000, "completed": 900, "failed": 100},
+			"failed", "100 of 1000 requests failed (10.0%, more than 5%)"},
+		{"a faster run that served half the requests is not an improvement",
+			map[string]float64{"mean_ttft_ms": 60, "output_throughput": 2600, "completed": 514, "failed": 0},
+			"completed", "514 requests completed, 48.6% fewer than the baseline's 1000 (more than 5% fewer)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(10, ok, []Sample{srv(tt.head)})
+			rep := w.check(t, "mean_ttft_ms:3%", "output_throughput:3%")
+			if rep.Verdict != Fail || len(rep.Checks) != 1 {
+				t.Fatalf("overall %s with %d checks, want one failing validity check", rep.Verdict, len(rep.Checks))
+			}
+			c := rep.Checks[0]
+			if c.Method != MethodValidity || c.Verdict != Fail || c.Metric != tt.metric || !strings.Contains(c.Reason, tt.reason) {
+				t.Errorf("got %s %s %s: %s", c.Method, c.Verdict, c.Metric, c.Reason)
+			}
+			for _, x := range rep.Checks {
+				if x.Verdict == Improved {
+					t.Error("an invalid run counted as an improvement")
+				}
+			}
+		})
+	}
+	t.Run("invalid results never become baselines", func(t *testing.T) {
+		at := func(i int) []Sample {
+			switch i {
+			case 9: // the merge-base served half its requests
+				return []Sample{srv(map[string]float64{"mean_ttft_ms": 50, "completed": 500, "failed": 500})}
+			case 8: // completed fell far below its window
+				return []Sample{srv(map[string]float64{"mean_ttft_ms": 60, "completed": 600, "failed": 0})}
+			case 7: // marked invalid by the store
+				s := srv(map[string]float64{"mean_ttft_ms": 70, "completed": 1000, "failed": 0})
+				s.Invalid = "benchmark command exited with status 1"
+				return []Sample{s}
+			}
+			return ok(i)
+		}
+		w := newWorld(10, at, []Sample{srv(map[string]float64{"mean_ttft_ms": 101, "completed": 1000, "failed": 0})})
+		rep := w.check(t, "mean_ttft_ms:3%")
+		c := find(t, rep, "serving", "mean_ttft_ms")
+		if c.BaselineCommit != w.main[6] || c.Distance == nil || *c.Distance != 3 || c.Verdict != Pass || *c.Baseline != 100 {
+			t.Errorf("baseline %s at distance %v (%v), verdict %s; want %s at 3", shortSHA(c.BaselineCommit), fmtIntPtr(c.Distance), *c.Baseline, c.Verdict, shortSHA(w.main[6]))
+		}
+		notes := strings.Join(rep.Notes, "\n")
+		for _, want := range []string{"500 of 1000 requests failed", "600 requests completed", "exited with status 1"} {
+			if !strings.Contains(notes, want) {
+				t.Errorf("notes lack %q:\n%s", want, notes)
+			}
+		}
+	})
+}
+
+func TestCheckBaselineSelection(t *testing.T) {
+	val := func(i int) []Sample { return []Sample{srv(map[string]float64{"mean_ttft_ms": 100 + float64(i)})} }
+	t.Run("the merge-base", func(t *testing.T) {
+		w := newWorld(5, val, []Sample{srv(map[string]float64{"mean_ttft_ms": 104})})
+		rep := w.check(t, "mean_ttft_ms:3%")
+		if rep.Baseline != (BaselineRef{Commit: w.mb, MergeBase: w.mb, Distance: 0}) {
+			t.Errorf("baseline %+v, want the merge-base %s", rep.Baseline, shortSHA(w.mb))
+		}
+		// main's later commits (measured at 3x) are not the baseline.
+		for _, c := range w.repo.chain(w.tip, 1, "more") {
+			w.repo.add(c, "serving", srvLabels, map[string]float64{"mean_ttft_ms": 300})
+			w.tip = c
+		}
+		got := find(t, w.check(t, "mean_ttft_ms:3%"), "serving", "mean_ttft_ms")
+		if got.BaselineCommit != w.mb || *got.Baseline != 102 || got.Window != 5 {
+			t.Errorf("baseline %s value %v, want the merge-base's window (median 102, last 104)", shortSHA(got.BaselineCommit), *got.Baseline)
+		}
+	})
+	t.Run("the nearest measured ancestor", func(t *testing.T) {
+		w := newWorld(10, func(i int) []Sample {
+			if i > 6 {
+				return nil
+			}
+			return val(i)
+		}, []Sample{srv(map[string]float64{"mean_ttft_ms": 106})})
+		rep := w.check(t, "mean_ttft_ms:3%")
+		if rep.Baseline.Commit != w.main[6] || rep.Baseline.Distance != 3 || rep.Baseline.MergeBase != w.mb {
+			t.Errorf("baseline %+v, want %s at distance 3", rep.Baseline, shortSHA(w.main[6]))
+		}
+		var b bytes.Buffer
+		rep.WriteText(&b, false)
+		if !strings.Contains(b.String(), "3 first-parent commit(s) before the merge-base") {
+			t.Errorf("text does not name the distance:\n%s", b.String())
+		}
+	})
+	t.Run("beyond max_distance", func(t *testing.T) {
+		w := newWorld(10, func(i int) []Sample {
+			if i > 2 {
+				return nil
+			}
+			return val(i)
+		}, []Sample{srv(map[string]float64{"mean_ttft_ms": 106})})
+		cfg := cfgWith(t, "mean_ttft_ms:3%")
+		cfg.Baseline.MaxDistance = 5
+		rep := w.checkCfg(t, cfg)
+		if c := find(t, rep, "serving", "mean_ttft_ms"); c.Verdict != New || rep.Baseline.Commit != "" {
+			t.Errorf("verdict %s, baseline %+v; want new without baseline", c.Verdict, rep.Baseline)
+		}
+		if !strings.Contains(strings.Join(rep.Notes, "\n"), "within 5 first-parent commits") {
+			t.Errorf("notes: %v", rep.Notes)
+		}
+	})
+	t.Run("head on the base branch", func(t *testing.T) {
+		w := newWorld(6, val, nil)
+		rep, err := Check(context.Background(), w.repo, w.repo, CheckOptions{Head: w.mb, Base: w.tip, BaseRef: "main", Config: cfgWith(t, "mean_ttft_ms:3%")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Baseline.Commit != w.main[4] || rep.Baseline.Distance != 1 {
+			t.Errorf("baseline %+v, want the first parent %s", rep.Baseline, shortSHA(w.main[4]))
+		}
+	})
+	t.Run("a dirty run compares with its own commit", func(t *testing.T) {
+		w := newWorld(6, val, nil)
+		dirty := srv(map[string]float64{"mean_ttft_ms": 200})
+		dirty.Dirty = true
+		rep, err := Check(context.Background(), w.repo, w.repo, CheckOptions{Head: w.mb, HeadSamples: []Sample{dirty}, Base: w.tip, Config: cfgWith(t, "mean_ttft_ms:3%")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Baseline.Commit != w.mb || !rep.Dirty || rep.Verdict != Fail {
+			t.Errorf("baseline %+v dirty %v verdict %s; want the head commit itself, dirty, fail", rep.Baseline, rep.Dirty, rep.Verdict)
+		}
+	})
+	t.Run("dirty stored results are not baselines", func(t *testing.T) {
+		w := newWorld(6, val, []Sample{srv(map[string]float64{"mean_ttft_ms": 105})})
+		for i := range w.repo.samples[w.mb] {
+			w.repo.samples[w.mb][i].Dirty = true
+		}
+		rep := w.check(t, "mean_ttft_ms:3%")
+		if rep.Baseline.Commit != w.main[4] {
+			t.Errorf("baseline %s, want %s", shortSHA(rep.Baseline.Commit), shortSHA(w.main[4]))
+		}
+	})
+	t.Run("no results at head", func(t *testing.T) {
+		w := newWorld(3, val, nil)
+		_, err := Check(context.Background(), w.repo, w.repo, CheckOptions{Head: w.head, Base: w.tip})
+		if !errors.Is(err, ErrNoResults) || !strings.Contains(err.Error(), "perfgate ingest") {
+			t.Errorf("err = %v, want ErrNoResults saying what to do", err)
+		}
+	})
+	t.Run("sparse history is read in batches", func(t *testing.T) {
+		w := newWorld(400, func(i int) []Sample {
+			if i%40 != 0 {
+				return nil
+			}
+			return val(i)
+		}, []Sample{srv(map[string]float64{"mean_ttft_ms": 105})})
+		w.repo.calls = 0
+		cfg := cfgWith(t, "mean_ttft_ms:3%")
+		cfg.Baseline.MaxDistance = 100
+		rep := w.checkCfg(t, cfg)
+		c := find(t, rep, "serving", "mean_ttft_ms")
+		if c.Distance == nil || *c.Distance != 39 || c.Window != 10 {
+			t.Errorf("distance %s window %d, want 39 and all 10 measured commits", fmtIntPtr(c.Distance), c.Window)
+		}
+		if w.repo.calls > 6 {
+			t.Errorf("%d History.Samples calls for 400 commits; want a few batches", w.repo.calls)
+		}
+	})
+}
+
+func TestCheckLabels(t *testing.T) {
+	at := func(i int) []Sample {
+		return []Sample{{Benchmark: "serving", Labels: map[string]string{"model": "llama-8b", "date": "20250101", "host": "node1"},
+			Metrics: map[string]float64{"mean_ttft_ms": 100}}}
+	}
+	t.Run("descriptive labels do not split series", func(t *testing.T) {
+		w := newWorld(5, at, []Sample{{Benchmark: "serving", Labels: map[string]string{"model": "llama-8b", "date": "20250302", "host": "node7"},
+			Metrics: map[string]float64{"mean_ttft_ms": 100}}})
+		rep := w.check(t, "mean_ttft_ms:3%")
+		if c := find(t, rep, "serving", "mean_ttft_ms"); c.Verdict != Pass || len(rep.Mismatches) != 0 {
+			t.Errorf("verdict %s, mismatches %v", c.Verdict, rep.Mismatches)
+		}
+	})
+	t.Run("an identity label mismatch is reported, not compared", func(t *testing.T) {
+		w := newWorld(5, at, []Sample{{Benchmark: "serving", Labels: map[string]string{"model": "llama-70b"},
+			Metrics: map[string]float64{"mean_ttft_ms": 900}}})
+		rep := w.check(t, "mean_ttft_ms:3%")
+		c := find(t, rep, "serving", "mean_ttft_ms")
+		if c.Verdict != New || rep.Verdict != Pass {
+			t.Errorf("verdict %s overall %s; want new and pass", c.Verdict, rep.Verdict)
+		}
+		if len(rep.Mismatches) != 1 || rep.Mismatches[0].Diff != `model: "llama-70b" (head) vs "llama-8b" (baseline)` {
+			t.Errorf("mismatches %+v", rep.Mismatches)
+		}
+		var b bytes.Buffer
+		rep.WriteMarkdown(&b)
+		if !strings.Contains(b.String(), "Not compared (identity labels differ)") {
+			t.Error("markdown does not show the mismatch")
+		}
+	})
+	t.Run("ignore_labels", func(t *testing.T) {
+		w := newWorld(5, at, []Sample{{Benchmark: "serving", Labels: map[string]string{"model": "llama-8b", "runner": "ci-7"},
+			Metrics: map[string]float64{"mean_ttft_ms": 100}}})
+		cfg := cfgWith(t, "mean_ttft_ms:3%")
+		if c := find(t, w.checkCfg(t, cfg), "serving", "mean_ttft_ms"); c.Verdict != New {
+			t.Errorf("an extra identity label: %s, want new", c.Verdict)
+		}
+		cfg.IgnoreLabels = []string{"runner"}
+		if c := find(t, w.checkCfg(t, cfg), "serving", "mean_ttft_ms"); c.Verdict != Pass {
+			t.Errorf("with runner ignored: %s, want pass", c.Verdict)
+		}
+	})
+	t.Run("series of one benchmark are compared separately", func(t *testing.T) {
+		two := func(i int) []Sample {
+			return []Sample{
+				{Benchmark: "serving", Labels: map[string]string{"request_rate": "1"}, Metrics: map[string]float64{"mean_ttft_ms": 50}},
+				{Benchmark: "serving", Labels: map[string]string{"request_rate": "16"}, Metrics: map[string]float64{"mean_ttft_ms": 400}},
+			}
+		}
+		w := newWorld(5, two, two(0))
+		rep := w.check(t, "mean_ttft_ms:3%")
+		if len(rep.Checks) != 2 || rep.Verdict != Pass {
+			t.Errorf("%d checks, %s; want 2 passing", len(rep.Checks), rep.Verdict)
+		}
+	})
+}
+
+func TestCheckChangePointOnMain(t *testing.T) {
+	// main stepped up 15% six commits before the merge-base; the PR
+	// changes nothing.
+	vals := noisy(5, 20, 100, 0.03)
+	for i := 14; i < 20; i++ {
+		vals[i] *= 1.15
+	}
+	w := newWorld(20, series1(vals, "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 112})})
+	rep := w.check(t, "mean_ttft_ms:3%")
+	c := find(t, rep, "serving", "mean_ttft_ms")
+	if c.Verdict != Pass || c.SegmentStart != w.main[14] || c.Samples.Baseline != 6 {
+		t.Errorf("verdict %s, segment start %s, %d values; want pass from %s with 6 (reason %s)",
+			c.Verdict, shortSHA(c.SegmentStart), c.Samples.Baseline, shortSHA(w.main[14]), c.Reason)
+	}
+	// The same PR with a real regression on top still fails.
+	w = newWorld(20, series1(vals, "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 145})})
+	if c := find(t, w.check(t, "mean_ttft_ms:3%"), "serving", "mean_ttft_ms"); c.Verdict != Fail || !strings.Contains(c.Reason, "since the change point at") {
+		t.Errorf("verdict %s (%s), want fail naming the change point", c.Verdict, c.Reason)
+	}
+}
+
+func TestCheckHolm(t *testing.T) {
+	// Ten metrics with repeated runs, each shifted +3.5% against a 3% rule:
+	// beyond the threshold, but after Holm over ten checks not every one
+	// can be significant with five runs a side.
+	at := func(i int) []Sample {
+		if i != 4 {
+			return nil
+		}
+		var out []Sample
+		for r := 0; r < 5; r++ {
+			m := map[string]float64{}
+			for k := 0; k < 10; k++ {
+				m["custom_"+string(rune('a'+k))+"_ms"] = 100 + float64(r)
+			}
+			out = append(out, srv(m))
+		}
+		return out
+	}
+	var head []Sample
+	for r := 0; r < 5; r++ {
+		m := map[string]float64{}
+		for k := 0; k < 10; k++ {
+			m["custom_"+string(rune('a'+k))+"_ms"] = 104 + float64(r)
+		}
+		head = append(head, srv(m))
+	}
+	w := newWorld(5, at, head)
+	var rules []string
+	for k := 0; k < 10; k++ {
+		rules = append(rules, "custom_"+string(rune('a'+k))+"_ms:3%:lower")
+	}
+	rep := w.check(t, rules...)
+	for _, c := range rep.Checks {
+		// Raw one-sided p of 5 vs 5 with this overlap is about 0.03;
+		// times ten is far above 0.01.
+		if c.Method != MethodMannWhitney || c.Verdict != Inconclusive || c.P == nil || *c.P < 0.01 {
+			t.Errorf("%s: %s %s p=%v; want an inconclusive Mann-Whitney check after Holm", c.Metric, c.Method, c.Verdict, c.P)
+		}
+	}
+}
+
+func TestCheckNotes(t *testing.T) {
+	w := newWorld(5, series1(noisy(1, 5, 100, 0.01), "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 100})})
+	rep := w.check(t, "mean_ttft_ms:3%", "p99_itl_ms:5%")
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), `rule p99_itl_ms max_regression 5% (--rule "p99_itl_ms:5%") matched no metric`) {
+		t.Errorf("notes %q: want the unused rule named", rep.Notes)
+	}
+	// Default rules say so.
+	rep = w.checkCfg(t, nil)
+	if !rep.Rules.Defaults {
+		t.Error("no rules: Defaults not set")
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b, false)
+	if !strings.Contains(b.String(), "from the default set") {
+		t.Errorf("text does not say the defaults were used:\n%s", b.String())
+	}
+}
+
+func TestReadReport(t *testing.T) {
+	d := newDemo()
+	rep, err := Check(context.Background(), d.repo, d.repo, CheckOptions{Head: d.head, Base: d.tip, BaseRef: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(bytes.NewReader(js.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	rep.WriteMarkdown(&a)
+	back.WriteMarkdown(&b)
+	if a.String() != b.String() {
+		t.Error("markdown from the JSON report differs from the original")
+	}
+	if _, err := ReadReport(strings.NewReader(`{"verdict":"maybe"}`)); err == nil {
+		t.Error("a bad verdict was accepted")
+	}
+}
+
+func fmtIntPtr(p *int) string {
+	if p == nil {
+		return "none"
+	}
+	return strconv.Itoa(*p)
+}

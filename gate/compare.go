@@ -1,0 +1,329 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/perfgate/perfgate/metric"
+)
+
+// CompareOptions names the two sides of a comparison.
+type CompareOptions struct {
+	A, B string // full commit ids
+	// ASamples and BSamples, when not nil, replace the stored results of
+	// A and B (for example a working-tree run).
+	ASamples, BSamples []Sample
+	IgnoreLabels       []string // beyond DescriptiveLabels
+}
+
+// Comparison is the side-by-side table of two commits' results, without
+// rules or verdicts.
+type Comparison struct {
+	A          string       `json:"a"`
+	B          string       `json:"b"`
+	Rows       []CompareRow `json:"rows"`
+	Mismatches []Mismatch   `json:"mismatches,omitempty"`
+	Notes      []string     `json:"notes,omitempty"`
+}
+
+// CompareRow is one metric of one series on both sides.
+type CompareRow struct {
+	Benchmark string            `json:"benchmark"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Metric    string            `json:"metric"`
+	Label     string            `json:"label"`
+	A         *float64          `json:"a"` // median of A's runs
+	B         *float64          `json:"b"`
+	Change    *float64          `json:"change"` // percent, B against A
+	Samples   struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	} `json:"samples"`
+	// P is the two-sided Mann-Whitney p-value when both sides have four
+	// or more runs.
+	P *float64 `json:"p,omitempty"`
+	// Assessment is "better" or "worse" in the metric's direction, "" when
+	// equal or the direction is unknown.
+	Assessment string `json:"assessment,omitempty"`
+}
+
+// Compare reads the results of two commits and lays them side by side.
+func Compare(ctx context.Context, h History, opts CompareOptions) (*Comparison, error) {
+	var want []string
+	if opts.ASamples == nil {
+		want = append(want, opts.A)
+	}
+	if opts.BSamples == nil && opts.B != opts.A {
+		want = append(want, opts.B)
+	}
+	if len(want) > 0 {
+		got, err := h.Samples(want)
+		if err != nil {
+			return nil, fmt.Errorf("reading stored results: %w", err)
+		}
+		if opts.ASamples == nil {
+			opts.ASamples = preferClean(got[opts.A])
+		}
+		if opts.BSamples == nil {
+			opts.BSamples = preferClean(got[opts.B])
+		}
+	}
+	for _, side := range []struct {
+		sha string
+		s   []Sample
+	}{{opts.A, opts.ASamples}, {opts.B, opts.BSamples}} {
+		if len(side.s) == 0 {
+			return nil, fmt.Errorf("commit %s has no stored results: %w; measure it first (perfgate run or perfgate ingest --commit %s)",
+				shortSHA(side.sha), ErrNoResults, shortSHA(side.sha))
+		}
+	}
+	return CompareSamples(opts.A, opts.B, opts.ASamples, opts.BSamples, opts.IgnoreLabels), nil
+}
+
+// preferClean returns the clean samples, or all of them when none is.
+func preferClean(ss []Sample) []Sample {
+	var out []Sample
+	for _, s := range ss {
+		if !s.Dirty {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return ss
+	}
+	return out
+}
+
+// CompareSamples compares two sets of results; a and b name them.
+func CompareSamples(a, b string, as, bs []Sample, ignoreLabels []string) *Comparison {
+	id := newIdentity(ignoreLabels)
+	type group struct {
+		bench  string
+		labels map[string]string
+		a, b   []Sample
+	}
+	groups := map[string]*group{}
+	var keys []string
+	add := func(ss []Sample, side string) {
+		for _, s := range ss {
+			k := id.key(&s)
+			g := groups[k]
+			if g == nil {
+				g = &group{bench: s.Benchmark, labels: id.labels(s.Labels)}
+				groups[k] = g
+				keys = append(keys, k)
+			}
+			if side == "a" {
+				g.a = append(g.a, s)
+			} else {
+				g.b = append(g.b, s)
+			}
+		}
+	}
+	add(as, "a")
+	add(bs, "b")
+	sort.Strings(keys)
+	cmp := &Comparison{A: a, B: b}
+
+	// Benchmarks measured on both sides, but never under the same labels.
+	byBench := map[string][]*group{}
+	for _, k := range keys {
+		g := groups[k]
+		byBench[g.bench] = append(byBench[g.bench], g)
+	}
+	for _, bench := range sortedKeys(byBench) {
+		var onlyA, onlyB *group
+		both := false
+		for _, g := range byBench[bench] {
+			switch {
+			case len(g.a) > 0 && len(g.b) > 0:
+				both = true
+			case len(g.a) > 0 && onlyA == nil:
+				onlyA = g
+			case len(g.b) > 0 && onlyB == nil:
+				onlyB = g
+			}
+		}
+		if !both && onlyA != nil && onlyB != nil {
+			cmp.Mismatches = append(cmp.Mismatches, Mismatch{Benchmark: bench, HeadLabels: onlyB.labels, BaselineLabels: onlyA.labels,
+				Commit: a, Diff: labelDiff(onlyB.labels, onlyA.labels)})
+			cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: measured under different labels (%s); shown as separate series, not compared",
+				bench, strings.ReplaceAll(strings.ReplaceAll(labelDiff(onlyB.labels, onlyA.labels), "(head)", "(B)"), "(baseline)", "(A)")))
+		}
+	}
+
+	for _, k := range keys {
+		g := groups[k]
+		for _, side := range []struct {
+			name string
+			ss   []Sample
+		}{{"A", g.a}, {"B", g.b}} {
+			for i := range side.ss {
+				if why := selfInvalid(&side.ss[i]); why != "" {
+					cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s on %s (%s) is invalid: %s", seriesName(g.bench, g.labels), side.name, shortSHA(side.ss[i].Commit), why))
+				}
+			}
+		}
+		names := map[string]bool{}
+		for _, s := range append(append([]Sample(nil), g.a...), g.b...) {
+			for n := range s.Metrics {
+				names[n] = true
+			}
+		}
+		ordered := sortedKeys(names)
+		sortMetrics(ordered)
+		for _, n := range ordered {
+			av, bv := values(g.a, n), values(g.b, n)
+			row := CompareRow{Benchmark: g.bench, Labels: g.labels, Metric: n, Label: metric.Get(n).Label}
+			row.Samples.A, row.Samples.B = len(av), len(bv)
+			if len(av) > 0 {
+				row.A = num(median(av))
+			}
+			if len(bv) > 0 {
+				row.B = num(median(bv))
+			}
+			if row.A != nil && row.B != nil {
+				if *row.A != 0 {
+					row.Change = num(100 * (*row.B / *row.A - 1))
+				}
+				switch d := metric.Get(n).Direction; {
+				case *row.A == *row.B:
+				case d == metric.LowerIsBetter:
+					row.Assessment = map[bool]string{true: "better", false: "worse"}[*row.B < *row.A]
+				case d == metric.HigherIsBetter:
+					row.Assessment = map[bool]string{true: "better", false: "worse"}[*row.B > *row.A]
+				}
+			}
+			if len(av) >= 4 && len(bv) >= 4 {
+				row.P = num(mwuTwoSided(bv, av))
+			}
+			cmp.Rows = append(cmp.Rows, row)
+		}
+	}
+	return cmp
+}
+
+func mwuTwoSided(x, y []float64) float64 {
+	return math.Min(1, 2*math.Min(mwu(x, y, true), mwu(x, y, false)))
+}
+
+var latencyNameRE = regexp.MustCompile(`^(mean|median|std|min|max|p(\d+(?:\.\d+)?))_(ttft|tpot|itl|e2el)_ms$`)
+
+// metricRank orders metrics the way results are read: counts and duration,
+// throughputs, then latencies by kind (TTFT, TPOT, ITL, E2EL) and
+// statistic; unknown metrics last, by name.
+func metricRank(n string) float64 {
+	fixed := []string{"completed", "failed", "duration", "total_input_tokens", "total_output_tokens",
+		"request_throughput", "request_goodput", "input_throughput", "output_throughput", "total_token_throughput",
+		"max_output_tokens_per_s", "max_concurrent_requests"}
+	for i, f := range fixed {
+		if n == f {
+			return float64(i)
+		}
+	}
+	if m := latencyNameRE.FindStringSubmatch(n); m != nil {
+		kind := map[string]float64{"ttft": 0, "tpot": 1, "itl": 2, "e2el": 3}[m[3]]
+		stat := map[string]float64{"mean": 0, "median": 1, "std": 2, "min": 3, "max": 4}[m[1]]
+		if m[2] != "" {
+			p, _ := strconv.ParseFloat(m[2], 64)
+			stat = 5 + p/1000
+		}
+		return 100 + kind*10 + stat
+	}
+	return 1000
+}
+
+func sortMetrics(names []string) {
+	sort.SliceStable(names, func(i, j int) bool {
+		ri, rj := metricRank(names[i]), metricRank(names[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
+}
+
+// WriteText renders the comparison as an aligned table; color marks
+// changes for the better green and for the worse red.
+func (c *Comparison) WriteText(w io.Writer, color bool) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "A  %s\nB  %s\n\n", shortSHA(c.A), shortSHA(c.B))
+	if len(c.Rows) > 0 {
+		t := &table{header: []string{"BENCHMARK", "METRIC", "A", "B", "N", "P", "CHANGE"}, right: []bool{false, false, true, true, true, true, true}}
+		names := compareNames(c.Rows)
+		for i, r := range c.Rows {
+			col := ""
+			switch r.Assessment {
+			case "better":
+				col = ansiGreen
+			case "worse":
+				col = ansiRed
+			}
+			t.add(col, names[i], r.Label, fmtPtr(r.A), fmtPtr(r.B), fmt.Sprintf("%d/%d", r.Samples.A, r.Samples.B), fmtP(r.P), fmtChange(r.Change))
+		}
+		if err := t.write(&b, color); err != nil {
+			return err
+		}
+		b.WriteString("N: runs on A/B; values are medians. P: two-sided Mann-Whitney, with four or more runs on both sides.\n")
+	}
+	if len(c.Notes) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", paint(color, ansiBold, "Notes"))
+		for _, n := range c.Notes {
+			fmt.Fprintf(&b, "  - %s\n", n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func fmtP(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3g", *p)
+}
+
+func compareNames(rows []CompareRow) []string {
+	checks := make([]CheckResult, len(rows))
+	for i, r := range rows {
+		checks[i] = CheckResult{Benchmark: r.Benchmark, Labels: r.Labels}
+	}
+	return displayNames(checks)
+}
+
+// WriteMarkdown renders the comparison as a markdown table.
+func (c *Comparison) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### perfgate compare `%s` → `%s`\n\n", shortSHA(c.A), shortSHA(c.B))
+	if len(c.Rows) > 0 {
+		b.WriteString("| Benchmark | Metric | A | B | Change | Runs (A/B) | p |\n|---|---|--:|--:|--:|--:|--:|\n")
+		names := compareNames(c.Rows)
+		for i, r := range c.Rows {
+			ch := fmtChange(r.Change)
+			switch r.Assessment {
+			case "better":
+				ch += " 🟢"
+			case "worse":
+				ch += " 🔴"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d/%d | %s |\n", mdCode(names[i]), mdEscape(r.Label), fmtPtr(r.A), fmtPtr(r.B), ch, r.Samples.A, r.Samples.B, fmtP(r.P))
+		}
+	}
+	if len(c.Notes) > 0 {
+		b.WriteString("\n**Notes:**\n\n")
+		for _, n := range c.Notes {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(n))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJSON writes the comparison as indented JSON.
+func (c *Comparison) WriteJSON(w io.Writer) error { return writeJSON(w, c) }

@@ -1,0 +1,228 @@
+package gate
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Document is a report gate can render: check, compare and history.
+type Document interface {
+	WriteText(w io.Writer, color bool) error
+	WriteMarkdown(w io.Writer) error
+	WriteJSON(w io.Writer) error
+}
+
+// csvWriter is a Document that also renders CSV (history).
+type csvWriter interface {
+	WriteCSV(w io.Writer) error
+}
+
+// Formats lists the output formats a document supports, for -o.
+func Formats(d Document) []string {
+	f := []string{"text", "markdown", "json"}
+	if _, ok := d.(csvWriter); ok {
+		f = append(f, "csv")
+	}
+	return f
+}
+
+// Write renders d in format ("text", "markdown" or "md", "json", "csv"
+// where supported); color applies to text only.
+func Write(w io.Writer, d Document, format string, color bool) error {
+	switch strings.ToLower(format) {
+	case "", "text":
+		return d.WriteText(w, color)
+	case "markdown", "md":
+		return d.WriteMarkdown(w)
+	case "json":
+		return d.WriteJSON(w)
+	case "csv":
+		if c, ok := d.(csvWriter); ok {
+			return c.WriteCSV(w)
+		}
+	}
+	return fmt.Errorf("-o %q is not a format of this command; use one of %s", format, strings.Join(Formats(d), ", "))
+}
+
+// fmtNum formats a value with about four significant digits, trimming
+// trailing zeros: 45.23, 1234.6 -> "1235", 0.01234, 1000.
+func fmtNum(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	a := math.Abs(v)
+	digits := 4 - int(math.Floor(math.Log10(a))) - 1
+	digits = max(0, min(digits, 8))
+	s := strconv.FormatFloat(v, 'f', digits, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+func fmtPtr(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmtNum(*v)
+}
+
+// fmtChange formats a change in percent: "+4.1%", "-0.3%", "-" when unknown.
+func fmtChange(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	x := *v
+	if math.Abs(x) < 0.05 {
+		return "0.0%"
+	}
+	return fmt.Sprintf("%+.1f%%", x)
+}
+
+func fmtPct(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", *v)
+}
+
+// ANSI colours for the text reports on a terminal.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiCyan   = "\x1b[36m"
+	ansiDim    = "\x1b[2m"
+)
+
+func paint(on bool, code, s string) string {
+	if !on || code == "" {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+func verdictColor(v Verdict, missingFails bool) string {
+	switch v {
+	case Fail:
+		return ansiBold + ansiRed
+	case Pass, Improved:
+		return ansiGreen
+	case Inconclusive:
+		return ansiYellow
+	case New:
+		return ansiCyan
+	case Missing:
+		if missingFails {
+			return ansiBold + ansiRed
+		}
+		return ansiYellow
+	}
+	return ""
+}
+
+// table renders aligned columns; cells are plain text and colour is
+// applied after padding so escape codes do not upset the widths.
+type table struct {
+	header []string
+	right  []bool // right-align column
+	rows   [][]string
+	colors []string // per row, for the last column; "" for none
+}
+
+func (t *table) add(color string, cells ...string) {
+	t.rows = append(t.rows, cells)
+	t.colors = append(t.colors, color)
+}
+
+func (t *table) write(w io.Writer, color bool) error {
+	width := make([]int, len(t.header))
+	for i, h := range t.header {
+		width[i] = utf8.RuneCountInString(h)
+	}
+	for _, r := range t.rows {
+		for i, c := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	line := func(cells []string, last string) string {
+		var b strings.Builder
+		for i, c := range cells {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i == len(cells)-1 {
+				b.WriteString(paint(color, last, c))
+				break
+			}
+			if t.right != nil && t.right[i] {
+				b.WriteString(pad + c)
+			} else {
+				b.WriteString(c + pad)
+			}
+			b.WriteString("  ")
+		}
+		return strings.TrimRight(b.String(), " ") + "\n"
+	}
+	var b strings.Builder
+	b.WriteString(paint(color, ansiBold, strings.TrimRight(line(t.header, ""), "\n")) + "\n")
+	for i, r := range t.rows {
+		b.WriteString(line(r, t.colors[i]))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdEscape makes text safe inside a markdown table cell.
+func mdEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "\n", " ")
+	return r.Replace(s)
+}
+
+// mdCode renders s as inline code inside a table cell.
+func mdCode(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "\n", " ")
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
+}
+
+// mermaidText strips what would break a quoted mermaid string.
+func mermaidText(s string) string {
+	return strings.NewReplacer(`"`, "'", "\n", " ", "`", "'").Replace(s)
+}
+
+// sparkline draws values as block characters, oldest first.
+func sparkline(vs []float64) string {
+	const ticks = "▁▂▃▄▅▆▇█"
+	tr := []rune(ticks)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range vs {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	var b strings.Builder
+	for _, v := range vs {
+		i := 0
+		if hi > lo {
+			i = int(math.Round((v - lo) / (hi - lo) * float64(len(tr)-1)))
+		}
+		b.WriteRune(tr[i])
+	}
+	return b.String()
+}

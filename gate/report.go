@@ -1,0 +1,164 @@
+package gate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Verdict of one check, or of the whole report ("pass" or "fail").
+type Verdict string
+
+// Verdicts.
+const (
+	Pass         Verdict = "pass"
+	Fail         Verdict = "fail"
+	Inconclusive Verdict = "inconclusive" // worse than the threshold, but within measured noise
+	Improved     Verdict = "improved"     // better than the threshold, with the same evidence
+	New          Verdict = "new"          // no baseline to compare with
+	Missing      Verdict = "missing"      // in the baseline, absent now
+)
+
+// Methods a check's verdict came from.
+const (
+	MethodMannWhitney = "mann-whitney" // repeated runs on both sides
+	MethodNoiseBand   = "noise-band"   // one run against the base branch's window
+	MethodRepeats     = "repeats"      // noise from the baseline commit's repeated runs
+	MethodThreshold   = "threshold"    // the literal threshold: unqualified
+	MethodAbsolute    = "absolute"     // an absolute max or min
+	MethodValidity    = "validity"     // failed requests or completed count
+)
+
+// Report is the result of Check.
+type Report struct {
+	Verdict    Verdict       `json:"verdict"` // pass or fail
+	Head       string        `json:"head"`
+	Dirty      bool          `json:"dirty,omitempty"` // head results came from a working tree with changes
+	BaseRef    string        `json:"base_ref,omitempty"`
+	Base       string        `json:"base,omitempty"` // the base branch commit
+	Baseline   BaselineRef   `json:"baseline"`
+	Rules      RulesInfo     `json:"rules"`
+	Summary    Summary       `json:"summary"`
+	Checks     []CheckResult `json:"checks"`
+	Mismatches []Mismatch    `json:"mismatches,omitempty"`
+	Notes      []string      `json:"notes,omitempty"`
+}
+
+// BaselineRef names the baseline most checks used.
+type BaselineRef struct {
+	Commit    string `json:"commit"` // "" when no ancestor within max_distance was measured
+	MergeBase string `json:"merge_base"`
+	Distance  int    `json:"distance"` // first-parent commits from the merge-base to Commit
+}
+
+// RulesInfo says which rules the check applied.
+type RulesInfo struct {
+	File        string `json:"file,omitempty"`
+	Defaults    bool   `json:"defaults"` // no rule was given: DefaultRules applied
+	Count       int    `json:"count"`
+	Window      int    `json:"window"`
+	MaxDistance int    `json:"max_distance"`
+	// MissingFails: a vanished series or metric fails the check.
+	MissingFails bool `json:"missing_fails"`
+}
+
+// Summary counts checks per verdict.
+type Summary struct {
+	Checks       int `json:"checks"`
+	Pass         int `json:"pass"`
+	Fail         int `json:"fail"`
+	Inconclusive int `json:"inconclusive"`
+	Improved     int `json:"improved"`
+	New          int `json:"new"`
+	Missing      int `json:"missing"`
+}
+
+// CheckResult is one rule applied to one series.
+type CheckResult struct {
+	Benchmark string            `json:"benchmark"`
+	Labels    map[string]string `json:"labels,omitempty"` // identity labels of the series
+	Metric    string            `json:"metric"`
+	Label     string            `json:"label"` // the metric's display label
+	Rule      string            `json:"rule"`
+	Origin    string            `json:"origin,omitempty"` // where the rule came from
+	Verdict   Verdict           `json:"verdict"`
+	Baseline  *float64          `json:"baseline"` // the value compared against
+	Current   *float64          `json:"current"`
+	Change    *float64          `json:"change"` // percent, current against baseline
+	Samples   SampleCounts      `json:"samples"`
+	Method    string            `json:"method,omitempty"`
+	// Unqualified: no noise estimate was available; the literal threshold decided.
+	Unqualified    bool     `json:"unqualified,omitempty"`
+	Noise          *float64 `json:"noise,omitempty"` // percent, one standard deviation of one run
+	Z              *float64 `json:"z,omitempty"`     // robust z, positive when worse
+	P              *float64 `json:"p,omitempty"`     // Holm-adjusted p-value of "worse"
+	BaselineCommit string   `json:"baseline_commit,omitempty"`
+	Distance       *int     `json:"distance,omitempty"` // from the merge-base to BaselineCommit
+	Window         int      `json:"window,omitempty"`        // measured commits in the noise window
+	SegmentStart   string   `json:"segment_start,omitempty"` // oldest commit of the reference segment, when the window was cut
+	Reason         string   `json:"reason,omitempty"`
+	History        []Point  `json:"history,omitempty"` // the window, oldest first, then head
+
+	pRaw, pImp float64 // Mann-Whitney p-values before Holm
+	limit      float64
+	worse      bool // beyond the threshold in the bad direction
+	better     bool
+}
+
+// SampleCounts is how many values stood behind each side.
+type SampleCounts struct {
+	Baseline int `json:"baseline"`
+	Current  int `json:"current"`
+}
+
+// Point is one value of a series at a commit.
+type Point struct {
+	Commit string  `json:"commit"`
+	Value  float64 `json:"value"`
+}
+
+// Mismatch is a benchmark measured on both sides under different identity
+// labels, which gate does not compare.
+type Mismatch struct {
+	Benchmark      string            `json:"benchmark"`
+	HeadLabels     map[string]string `json:"head_labels"`
+	BaselineLabels map[string]string `json:"baseline_labels"`
+	Commit         string            `json:"commit"` // where the baseline's labels were seen
+	Diff           string            `json:"diff"`
+}
+
+// Failed reports whether the gate failed.
+func (r *Report) Failed() bool { return r.Verdict == Fail }
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
+
+// ReadReport reads a report written by WriteJSON, so that a later step
+// (perfgate publish) can render it again as markdown.
+func ReadReport(rd io.Reader) (*Report, error) {
+	var r Report
+	dec := json.NewDecoder(rd)
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("reading a perfgate check report: %w; pass the file written by perfgate check -o json", err)
+	}
+	if r.Verdict != Pass && r.Verdict != Fail {
+		return nil, fmt.Errorf("reading a perfgate check report: verdict %q is not \"pass\" or \"fail\"; pass the file written by perfgate check -o json", r.Verdict)
+	}
+	return &r, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// num returns a pointer to v, or nil when v is not finite.
+func num(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}

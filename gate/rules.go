@@ -1,0 +1,552 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/perfgate/perfgate/metric"
+)
+
+// Bound is the kind of limit a rule sets.
+type Bound int
+
+const (
+	// Regression: worse than the baseline by more than Limit percent fails.
+	Regression Bound = iota
+	// Max: a value above Limit fails (at or above when Strict).
+	Max
+	// Min: a value below Limit fails (at or below when Strict).
+	Min
+)
+
+// Rule is one threshold on one metric.
+type Rule struct {
+	Metric    string           // canonical (or sanitized) metric name
+	Direction metric.Direction // which way the metric improves
+	Bound     Bound
+	Limit     float64 // percent for Regression, a value for Max and Min
+	Strict    bool    // "<" or ">" rather than "<=" or ">="
+	Benchmark string  // glob over benchmark names; "" matches all
+	Origin    string  // where the rule came from: "FILE:LINE", `--rule "..."` or "default"
+}
+
+// String renders the bound the way reports show it: "max_regression 3%",
+// "<= 0", "< 6000".
+func (r Rule) String() string {
+	switch r.Bound {
+	case Max:
+		if r.Strict {
+			return "< " + fmtNum(r.Limit)
+		}
+		return "<= " + fmtNum(r.Limit)
+	case Min:
+		if r.Strict {
+			return "> " + fmtNum(r.Limit)
+		}
+		return ">= " + fmtNum(r.Limit)
+	}
+	return "max_regression " + fmtNum(r.Limit) + "%"
+}
+
+// matches reports whether the rule applies to a benchmark.
+func (r Rule) matches(benchmark string) bool {
+	if r.Benchmark == "" {
+		return true
+	}
+	ok, _ := path.Match(r.Benchmark, benchmark)
+	return ok
+}
+
+// BaselineConfig is the baseline section of the rules file.
+type BaselineConfig struct {
+	Branch      string // base branch; default "main"
+	MaxDistance int    // how far back from the merge-base to look for a measured ancestor; default 50
+	Window      int    // earlier base-branch results used for noise; default 20
+}
+
+// Config is a parsed rules file plus --rule flags.
+type Config struct {
+	File         string // the rules file; "" when none was read
+	Baseline     BaselineConfig
+	Rules        []Rule   // empty: DefaultRules apply
+	IgnoreLabels []string // labels that do not identify a series, beyond DescriptiveLabels
+	MissingFails bool     // a series or metric that vanished fails the check (default true)
+}
+
+// Defaults of the baseline section.
+const (
+	DefaultBranch      = "main"
+	DefaultMaxDistance = 50
+	DefaultWindow      = 20
+)
+
+// DefaultConfig is the configuration without a rules file.
+func DefaultConfig() *Config {
+	return &Config{
+		Baseline:     BaselineConfig{Branch: DefaultBranch, MaxDistance: DefaultMaxDistance, Window: DefaultWindow},
+		MissingFails: true,
+	}
+}
+
+// DefaultRules is the rule set that applies when none is given: means and
+// p99s of TTFT, TPOT and ITL, the throughputs, and no failed requests.
+func DefaultRules() []Rule {
+	var rs []Rule
+	rel := func(name string, pct float64) {
+		rs = append(rs, Rule{Metric: name, Direction: metric.Get(name).Direction, Bound: Regression, Limit: pct, Origin: "default"})
+	}
+	for _, k := range []string{"ttft", "tpot", "itl"} {
+		rel("mean_"+k+"_ms", 5)
+	}
+	for _, k := range []string{"ttft", "tpot", "itl"} {
+		rel("p99_"+k+"_ms", 10)
+	}
+	for _, n := range []string{"request_throughput", "output_throughput", "total_token_throughput"} {
+		rel(n, 5)
+	}
+	rs = append(rs, Rule{Metric: "failed", Direction: metric.LowerIsBetter, Bound: Max, Limit: 0, Origin: "default"})
+	return rs
+}
+
+// ErrBadConfig is matched (errors.Is) by every error about the rules file
+// or a --rule flag; the CLI reports them as bad input (exit 2).
+var ErrBadConfig = errors.New("bad rules")
+
+// ConfigError is a positioned error in the rules file or a --rule flag.
+type ConfigError struct {
+	File string // rules file, or "" for a flag
+	Line int    // 1-based; 0 when unknown
+	Flag string // the --rule value at fault, when File is ""
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	switch {
+	case e.File == "":
+		return fmt.Sprintf("--rule %q: %s", e.Flag, e.Msg)
+	case e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Is makes errors.Is(err, ErrBadConfig) true.
+func (e *ConfigError) Is(target error) bool { return target == ErrBadConfig }
+
+// LoadRules reads a rules file. A file that does not exist is an error
+// matching fs.ErrNotExist, so the CLI can treat an absent default
+// .perfgate.yml as "no rules" and an absent --rules FILE as a mistake.
+func LoadRules(file string) (*Config, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRules(file, data)
+}
+
+var (
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing"}
+	baselineKeys = []string{"branch", "max_distance", "window"}
+	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
+	yamlLineRE   = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+)
+
+// ParseRules parses the contents of a rules file; file names it in errors.
+func ParseRules(file string, data []byte) (*Config, error) {
+	cfg := DefaultConfig()
+	cfg.File = file
+	p := &ruleParser{file: file}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		msg := err.Error()
+		line := 0
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		}
+		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels and missing)"}
+	}
+	if len(doc.Content) == 0 {
+		return cfg, nil // empty file: defaults
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return cfg, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, p.errf(root, "the rules file must be a mapping with keys %s", strings.Join(topKeys, ", "))
+	}
+	err := p.mapping(root, "the rules file", topKeys, func(key string, k, v *yaml.Node) error {
+		switch key {
+		case "baseline":
+			return p.baseline(v, &cfg.Baseline)
+		case "rules":
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+				return nil
+			}
+			if v.Kind != yaml.SequenceNode {
+				return p.errf(v, "rules must be a list of rules, each starting with \"- metric: NAME\"")
+			}
+			for _, item := range v.Content {
+				rs, err := p.rule(item)
+				if err != nil {
+					return err
+				}
+				cfg.Rules = append(cfg.Rules, rs...)
+			}
+		case "ignore_labels":
+			if v.Kind != yaml.SequenceNode {
+				return p.errf(v, "ignore_labels must be a list of label names, e.g. [host, date]")
+			}
+			for _, item := range v.Content {
+				if item.Kind != yaml.ScalarNode || item.Value == "" {
+					return p.errf(item, "ignore_labels must hold label names")
+				}
+				cfg.IgnoreLabels = append(cfg.IgnoreLabels, item.Value)
+			}
+		case "missing":
+			switch v.Value {
+			case "fail":
+				cfg.MissingFails = true
+			case "warn":
+				cfg.MissingFails = false
+			default:
+				return p.errf(v, "missing is %q; use \"fail\" (a vanished benchmark or metric fails the check) or \"warn\"", v.Value)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+type ruleParser struct {
+	file string
+}
+
+func (p *ruleParser) errf(n *yaml.Node, format string, args ...any) error {
+	return &ConfigError{File: p.file, Line: n.Line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// mapping walks a mapping node, rejecting unknown and repeated keys.
+func (p *ruleParser) mapping(n *yaml.Node, what string, keys []string, f func(key string, k, v *yaml.Node) error) error {
+	if n.Kind != yaml.MappingNode {
+		return p.errf(n, "%s must be a mapping with keys %s", what, strings.Join(keys, ", "))
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !contains(keys, k.Value) {
+			msg := fmt.Sprintf("unknown key %q in %s", k.Value, what)
+			if s := closest(k.Value, keys); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			}
+			return p.errf(k, "%s (valid keys: %s)", msg, strings.Join(keys, ", "))
+		}
+		if seen[k.Value] {
+			return p.errf(k, "key %q appears twice in %s; keep one", k.Value, what)
+		}
+		seen[k.Value] = true
+		if err := f(k.Value, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *ruleParser) baseline(n *yaml.Node, b *BaselineConfig) error {
+	return p.mapping(n, "baseline", baselineKeys, func(key string, k, v *yaml.Node) error {
+		if v.Kind != yaml.ScalarNode {
+			return p.errf(v, "baseline %s must be a single value", key)
+		}
+		switch key {
+		case "branch":
+			if strings.TrimSpace(v.Value) == "" {
+				return p.errf(v, "baseline branch is empty; name the base branch, e.g. main")
+			}
+			b.Branch = v.Value
+		case "max_distance", "window":
+			x, err := strconv.Atoi(v.Value)
+			if err != nil || x < 0 {
+				return p.errf(v, "baseline %s is %q; it must be a whole number of commits, 0 or more (default %d)",
+					key, v.Value, map[string]int{"max_distance": DefaultMaxDistance, "window": DefaultWindow}[key])
+			}
+			if key == "window" {
+				b.Window = x
+			} else {
+				b.MaxDistance = x
+			}
+		}
+		return nil
+	})
+}
+
+func (p *ruleParser) rule(n *yaml.Node) ([]Rule, error) {
+	fields := map[string]*yaml.Node{}
+	err := p.mapping(n, "a rule", ruleKeys, func(key string, k, v *yaml.Node) error {
+		if v.Kind != yaml.ScalarNode {
+			return p.errf(v, "rule %s must be a single value", key)
+		}
+		fields[key] = v
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	mn := fields["metric"]
+	if mn == nil || strings.TrimSpace(mn.Value) == "" {
+		return nil, p.errf(n, "a rule needs a metric, e.g. \"- metric: mean_ttft_ms\"")
+	}
+	if fields["max_regression"] == nil && fields["max"] == nil && fields["min"] == nil {
+		return nil, p.errf(n, "rule for %q sets no bound; add max_regression (e.g. 3%%), max or min", mn.Value)
+	}
+	dirText := ""
+	if d := fields["direction"]; d != nil {
+		dirText = d.Value
+	}
+	name, dir, msg := resolveMetric(mn.Value, dirText, fields["max_regression"] != nil,
+		"add \"direction: lower\" or \"direction: higher\" to the rule")
+	if msg != "" {
+		at := mn
+		if strings.HasPrefix(msg, "direction") && fields["direction"] != nil {
+			at = fields["direction"]
+		}
+		return nil, p.errf(at, "%s", msg)
+	}
+	base := Rule{Metric: name, Direction: dir}
+	if b := fields["benchmark"]; b != nil {
+		if _, err := path.Match(b.Value, ""); err != nil || b.Value == "" {
+			return nil, p.errf(b, "benchmark %q is not a valid glob; use * and ? (e.g. \"serving-*\") or a plain name", b.Value)
+		}
+		base.Benchmark = b.Value
+	}
+	var out []Rule
+	origin := func(v *yaml.Node) string { return fmt.Sprintf("%s:%d", p.file, v.Line) }
+	if v := fields["max_regression"]; v != nil {
+		pct, err := parsePercent(v.Value)
+		if err != nil {
+			return nil, p.errf(v, "max_regression %q %s", v.Value, err)
+		}
+		r := base
+		r.Bound, r.Limit, r.Origin = Regression, pct, origin(v)
+		out = append(out, r)
+	}
+	for _, key := range []string{"max", "min"} {
+		v := fields[key]
+		if v == nil {
+			continue
+		}
+		x, err := parseNumber(v.Value)
+		if err != nil {
+			return nil, p.errf(v, "%s %q is not a number; write the bound in the metric's unit, e.g. %s: 0", key, v.Value, key)
+		}
+		r := base
+		r.Bound, r.Limit, r.Origin = Max, x, origin(v)
+		if key == "min" {
+			r.Bound = Min
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// resolveMetric turns what the user typed into a metric name and its
+// direction; msg is a user-facing complaint ("" when fine). relative says
+// the rule needs a direction; hint says how to give one.
+func resolveMetric(typed, dirText string, relative bool, hint string) (name string, dir metric.Direction, msg string) {
+	var given metric.Direction
+	if dirText != "" {
+		d, err := metric.ParseDirection(dirText)
+		if err != nil || d == metric.Neutral {
+			return "", 0, fmt.Sprintf("direction %q is not valid; use \"lower\" (lower is better) or \"higher\"", dirText)
+		}
+		given = d
+	}
+	if in, ok := metric.Lookup(typed); ok {
+		switch {
+		case given != metric.Unknown && (in.Direction == metric.LowerIsBetter || in.Direction == metric.HigherIsBetter) && given != in.Direction:
+			return "", 0, fmt.Sprintf("direction %q contradicts %s, where %s is better; remove direction", dirText, in.Name, in.Direction)
+		case given != metric.Unknown:
+			return in.Name, given, ""
+		case relative && in.Direction != metric.LowerIsBetter && in.Direction != metric.HigherIsBetter:
+			return "", 0, fmt.Sprintf("metric %s is descriptive (neither lower nor higher is better); give a direction or use max/min (%s)", in.Name, hint)
+		}
+		return in.Name, in.Direction, ""
+	}
+	san := metric.Sanitize(typed)
+	if san == "" {
+		return "", 0, fmt.Sprintf("metric %q is not a metric name", typed)
+	}
+	if given != metric.Unknown {
+		return san, given, ""
+	}
+	// A unit-suffixed name (Go's ns_per_op, mb_per_s) carries its
+	// direction, unless it is one typo away from a known metric.
+	sug := metric.Suggest(typed)
+	if d := metric.Get(san).Direction; san == strings.TrimSpace(typed) && (d == metric.LowerIsBetter || d == metric.HigherIsBetter) &&
+		(strings.HasSuffix(san, "_per_op") || strings.HasSuffix(san, "_per_s")) &&
+		(sug == "" || editDistance(san, sug) > 2) {
+		return san, d, ""
+	}
+	msg = fmt.Sprintf("unknown metric %q", typed)
+	if sug != "" {
+		msg += fmt.Sprintf("; did you mean %q?", sug)
+	}
+	return "", 0, msg + " For a metric of your own, " + hint + " (perfgate parse FILE lists the names a result has)"
+}
+
+var percentRE = regexp.MustCompile(`^\+?([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*%$`)
+
+func parsePercent(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	m := percentRE.FindStringSubmatch(t)
+	if m == nil {
+		if _, err := parseNumber(t); err == nil {
+			if strings.HasPrefix(t, "-") {
+				return 0, fmt.Errorf("is negative; write the allowed worsening as a positive percentage, e.g. \"3%%\"")
+			}
+			return 0, fmt.Errorf("has no %% sign; write it as a percentage, e.g. \"%s%%\"", t)
+		}
+		if strings.HasPrefix(t, "-") {
+			return 0, fmt.Errorf("is negative; write the allowed worsening as a positive percentage, e.g. \"3%%\"")
+		}
+		return 0, fmt.Errorf("is not a percentage; write it like \"3%%\" or \"2.5%%\"")
+	}
+	x, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("is not a percentage; write it like \"3%%\" or \"2.5%%\"")
+	}
+	return x, nil
+}
+
+func parseNumber(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	x, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("not a number")
+	}
+	return x, nil
+}
+
+var (
+	absRE = regexp.MustCompile(`^(.+?)\s*(<=|>=|<|>)\s*([^:\s]+)(?:\s*:\s*([A-Za-z_]+))?$`)
+	relRE = regexp.MustCompile(`^(.+?)\s*:\s*([^:]+?)(?:\s*:\s*([A-Za-z_]+))?$`)
+)
+
+const ruleForms = `write METRIC:PERCENT (e.g. "mean_ttft_ms:3%", "Mean TTFT:3%"), METRIC<=VALUE or METRIC<VALUE (e.g. "failed<=0", "p99_ttft_ms<6000"), or METRIC>=VALUE; add ":lower" or ":higher" for a metric of your own (e.g. "my_latency:5%:lower", "my_errors<=3:lower")`
+
+// ParseRuleFlag parses one --rule value: "mean_ttft_ms:3%", "Mean TTFT:3%",
+// "failed<=0", "p99_ttft_ms<6000", "output_throughput>=100", and for a
+// metric perfgate does not know "my_latency:5%:lower".
+func ParseRuleFlag(s string) (Rule, error) {
+	bad := func(format string, args ...any) (Rule, error) {
+		return Rule{}, &ConfigError{Flag: s, Msg: fmt.Sprintf(format, args...)}
+	}
+	t := strings.TrimSpace(s)
+	origin := fmt.Sprintf("--rule %q", s)
+	if m := absRE.FindStringSubmatch(t); m != nil {
+		name, dir, msg := resolveMetric(m[1], m[4], false, "append \":lower\" or \":higher\" (e.g. \"my_metric<=90:lower\")")
+		if msg != "" {
+			return bad("%s", msg)
+		}
+		x, err := parseNumber(m[3])
+		if err != nil {
+			return bad("bound %q is not a number; %s", m[3], ruleForms)
+		}
+		r := Rule{Metric: name, Direction: dir, Limit: x, Origin: origin}
+		switch m[2] {
+		case "<=":
+			r.Bound = Max
+		case "<":
+			r.Bound, r.Strict = Max, true
+		case ">=":
+			r.Bound = Min
+		case ">":
+			r.Bound, r.Strict = Min, true
+		}
+		return r, nil
+	}
+	if m := relRE.FindStringSubmatch(t); m != nil {
+		name, dir, msg := resolveMetric(m[1], m[3], true, "append \":lower\" or \":higher\" (e.g. \"my_latency:5%:lower\")")
+		if msg != "" {
+			return bad("%s", msg)
+		}
+		pct, err := parsePercent(m[2])
+		if err != nil {
+			return bad("%q %s", m[2], err)
+		}
+		return Rule{Metric: name, Direction: dir, Bound: Regression, Limit: pct, Origin: origin}, nil
+	}
+	return bad("not a rule; %s", ruleForms)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// closest returns the candidate nearest to s by edit distance, or "" when
+// none is close enough to be a likely typo.
+func closest(s string, cands []string) string {
+	best, bestD := "", math.MaxInt
+	ls := strings.ToLower(s)
+	for _, c := range cands {
+		d := editDistance(ls, c)
+		if strings.Contains(c, ls) || strings.Contains(ls, c) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD > len(s)/2+1 {
+		return ""
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := 1
+			if ra[i-1] == rb[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,274 @@
+package gate
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfgate/perfgate/metric"
+)
+
+func TestParseRuleFlag(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Rule   // Origin is not compared
+		wantErr string // substring of the error
+	}{
+		{in: "mean_ttft_ms:3%", want: Rule{Metric: "mean_ttft_ms", Direction: metric.LowerIsBetter, Bound: Regression, Limit: 3}},
+		{in: "Mean TTFT:3%", want: Rule{Metric: "mean_ttft_ms", Direction: metric.LowerIsBetter, Bound: Regression, Limit: 3}},
+		{in: "Mean TTFT (ms) : 2.5%", want: Rule{Metric: "mean_ttft_ms", Direction: metric.LowerIsBetter, Bound: Regression, Limit: 2.5}},
+		{in: "output_throughput:2%", want: Rule{Metric: "output_throughput", Direction: metric.HigherIsBetter, Bound: Regression, Limit: 2}},
+		{in: "failed<=0", want: Rule{Metric: "failed", Direction: metric.LowerIsBetter, Bound: Max, Limit: 0}},
+		{in: "p99_ttft_ms<6000", want: Rule{Metric: "p99_ttft_ms", Direction: metric.LowerIsBetter, Bound: Max, Limit: 6000, Strict: true}},
+		{in: "request_throughput >= 8.5", want: Rule{Metric: "request_throughput", Direction: metric.HigherIsBetter, Bound: Min, Limit: 8.5}},
+		{in: "completed>990", want: Rule{Metric: "completed", Direction: metric.HigherIsBetter, Bound: Min, Limit: 990, Strict: true}},
+		{in: "P99.9 TTFT:10%", want: Rule{Metric: "p99.9_ttft_ms", Direction: metric.LowerIsBetter, Bound: Regression, Limit: 10}},
+		{in: "ns_per_op:5%", want: Rule{Metric: "ns_per_op", Direction: metric.LowerIsBetter, Bound: Regression, Limit: 5}},
+		{in: "my_latency:5%:lower", want: Rule{Metric: "my_latency", Direction: metric.LowerIsBetter, Bound: Regression, Limit: 5}},
+		{in: "Cache Hit Rate:1%:higher", want: Rule{Metric: "cache_hit_rate", Direction: metric.HigherIsBetter, Bound: Regression, Limit: 1}},
+		{in: "gpu_mem_gb<=70:lower", want: Rule{Metric: "gpu_mem_gb", Direction: metric.LowerIsBetter, Bound: Max, Limit: 70}},
+
+		{in: "mean_ttf_ms:3%", wantErr: `--rule "mean_ttf_ms:3%": unknown metric "mean_ttf_ms"; did you mean "mean_ttft_ms"?`},
+		{in: "mean_ttft_ms:3", wantErr: `"3" has no % sign; write it as a percentage, e.g. "3%"`},
+		{in: "mean_ttft_ms:-3%", wantErr: `"-3%" is negative`},
+		{in: "mean_ttft_ms:three%", wantErr: `"three%" is not a percentage; write it like "3%"`},
+		{in: "mean_ttft_ms", wantErr: `--rule "mean_ttft_ms": not a rule; write METRIC:PERCENT (e.g. "mean_ttft_ms:3%", "Mean TTFT:3%"), METRIC<=VALUE`},
+		{in: "failed<=zero", wantErr: `bound "zero" is not a number`},
+		{in: "my_latency:5%", wantErr: `unknown metric "my_latency"`},
+		{in: "my_latency:5%", wantErr: `append ":lower" or ":higher"`},
+		{in: "my_latency:5%:sideways", wantErr: `direction "sideways" is not valid`},
+		{in: "output_throughput:2%:lower", wantErr: `contradicts output_throughput, where higher is better`},
+		{in: "total_input_tokens:5%", wantErr: `metric total_input_tokens is descriptive`},
+	}
+	for _, tt := range tests {
+		got, err := ParseRuleFlag(tt.in)
+		if tt.wantErr != "" {
+			if err == nil {
+				t.Errorf("ParseRuleFlag(%q) = %+v, want error containing %q", tt.in, got, tt.wantErr)
+				continue
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseRuleFlag(%q) error\n  %s\nwant it to contain\n  %s", tt.in, err, tt.wantErr)
+			}
+			if !errors.Is(err, ErrBadConfig) {
+				t.Errorf("ParseRuleFlag(%q) error does not match ErrBadConfig", tt.in)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseRuleFlag(%q): %v", tt.in, err)
+			continue
+		}
+		got.Origin = ""
+		if got != tt.want {
+			t.Errorf("ParseRuleFlag(%q) = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseRules(t *testing.T) {
+	const good = `# the design's example
+baseline:
+  branch: main        # PR baseline
+  max_distance: 50
+  window: 20
+rules:
+  - metric: mean_ttft_ms
+    max_regression: 3%
+  - metric: p99_ttft_ms
+    max_regression: 10%
+    benchmark: "serving-*"
+  - metric: Output token throughput
+    max_regression: 2%
+  - metric: failed
+    max: 0
+  - metric: my_kv_cache_usage
+    direction: lower
+    max_regression: 5%
+    max: 0.9
+ignore_labels: [host, run_tag]
+missing: warn
+`
+	cfg, err := ParseRules(".perfgate.yml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Rule{
+		{Metric: "mean_ttft_ms", Direction: metric.LowerIsBetter, Bound: Regression, Limit: 3, Origin: ".perfgate.yml:8"},
+		{Metric: "p99_ttft_ms", Direction: metric.LowerIsBetter, Bound: Regression, Limit: 10, Benchmark: "serving-*", Origin: ".perfgate.yml:10"},
+		{Metric: "output_throughput", Direction: metric.HigherIsBetter, Bound: Regression, Limit: 2, Origin: ".perfgate.yml:13"},
+		{Metric: "failed", Direction: metric.LowerIsBetter, Bound: Max, Limit: 0, Origin: ".perfgate.yml:15"},
+		{Metric: "my_kv_cache_usage", Direction: metric.LowerIsBetter, Bound: Regression, Limit: 5, Origin: ".perfgate.yml:18"},
+		{Metric: "my_kv_cache_usage", Direction: metric.LowerIsBetter, Bound: Max, Limit: 0.9, Origin: ".perfgate.yml:19"},
+	}
+	if len(cfg.Rules) != len(want) {
+		t.Fatalf("got %d rules, want %d: %+v", len(cfg.Rules), len(want), cfg.Rules)
+	}
+	for i := range want {
+		if cfg.Rules[i] != want[i] {
+			t.Errorf("rule %d = %+v, want %+v", i, cfg.Rules[i], want[i])
+		}
+	}
+	if cfg.Baseline != (BaselineConfig{Branch: "main", MaxDistance: 50, Window: 20}) {
+		t.Errorf("baseline = %+v", cfg.Baseline)
+	}
+	if cfg.MissingFails {
+		t.Error("missing: warn was not read")
+	}
+	if strings.Join(cfg.IgnoreLabels, ",") != "host,run_tag" {
+		t.Errorf("ignore_labels = %v", cfg.IgnoreLabels)
+	}
+
+	// Empty files and files without rules mean the defaults.
+	for _, src := range []string{"", "# nothing yet\n", "baseline:\n  branch: develop\n", "rules:\n"} {
+		cfg, err := ParseRules("f.yml", []byte(src))
+		if err != nil {
+			t.Errorf("%q: %v", src, err)
+			continue
+		}
+		if len(cfg.Rules) != 0 || !cfg.MissingFails || cfg.Baseline.Window != DefaultWindow || cfg.Baseline.MaxDistance != DefaultMaxDistance {
+			t.Errorf("%q: got %+v, want defaults", src, cfg)
+		}
+	}
+}
+
+func TestParseRulesErrors(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"unknown top key", "baseline:\n  branch: main\nrule:\n  - metric: failed\n",
+			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing)`},
+		{"unknown rule key", "rules:\n  - metric: mean_ttft_ms\n    max_regresion: 3%\n",
+			`.perfgate.yml:3: unknown key "max_regresion" in a rule; did you mean "max_regression"?`},
+		{"unknown baseline key", "baseline:\n  windows: 10\n",
+			`.perfgate.yml:2: unknown key "windows" in baseline; did you mean "window"?`},
+		{"unknown metric", "rules:\n  - metric: mean_ttf_ms\n    max_regression: 3%\n",
+			`.perfgate.yml:2: unknown metric "mean_ttf_ms"; did you mean "mean_ttft_ms"? For a metric of your own, add "direction: lower" or "direction: higher" to the rule`},
+		{"unknown label", "rules:\n  - metric: Mean TTTF\n    max_regression: 3%\n",
+			`.perfgate.yml:2: unknown metric "Mean TTTF"; did you mean "mean_ttft_ms"?`},
+		{"percent without sign", "rules:\n  - metric: mean_ttft_ms\n    max_regression: 3\n",
+			`.perfgate.yml:3: max_regression "3" has no % sign; write it as a percentage, e.g. "3%"`},
+		{"fraction", "rules:\n  - metric: mean_ttft_ms\n    max_regression: 0.03\n",
+			`.perfgate.yml:3: max_regression "0.03" has no % sign`},
+		{"negative percent", "rules:\n  - metric: mean_ttft_ms\n    max_regression: -3%\n",
+			`.perfgate.yml:3: max_regression "-3%" is negative`},
+		{"word percent", "rules:\n  - metric: mean_ttft_ms\n    max_regression: lots\n",
+			`.perfgate.yml:3: max_regression "lots" is not a percentage`},
+		{"no bound", "rules:\n  - metric: mean_ttft_ms\n",
+			`.perfgate.yml:2: rule for "mean_ttft_ms" sets no bound; add max_regression (e.g. 3%), max or min`},
+		{"no metric", "rules:\n  - max: 3\n",
+			`.perfgate.yml:2: a rule needs a metric`},
+		{"bad max", "rules:\n  - metric: failed\n    max: none\n",
+			`.perfgate.yml:3: max "none" is not a number`},
+		{"bad glob", "rules:\n  - metric: failed\n    max: 0\n    benchmark: \"serving-[\"\n",
+			`.perfgate.yml:4: benchmark "serving-[" is not a valid glob`},
+		{"bad window", "baseline:\n  window: -1\n",
+			`.perfgate.yml:2: baseline window is "-1"; it must be a whole number of commits, 0 or more (default 20)`},
+		{"rules not a list", "rules:\n  metric: failed\n",
+			`.perfgate.yml:2: rules must be a list of rules`},
+		{"duplicate key", "rules:\n  - metric: failed\n    max: 0\n    max: 1\n",
+			`.perfgate.yml:4: key "max" appears twice in a rule`},
+		{"bad direction", "rules:\n  - metric: my_metric\n    direction: up-ish\n    max_regression: 3%\n",
+			`.perfgate.yml:3: direction "up-ish" is not valid; use "lower" (lower is better) or "higher"`},
+		{"bad missing", "missing: maybe\n",
+			`.perfgate.yml:1: missing is "maybe"; use "fail"`},
+		{"yaml syntax", "rules:\n  - metric: failed\n    max: 0\n  bad\n",
+			`.perfgate.yml:4: not valid YAML: could not find expected ':'; fix the syntax`},
+		{"not a mapping", "- metric: failed\n",
+			`.perfgate.yml:1: the rules file must be a mapping`},
+	}
+	for _, tt := range tests {
+		_, err := ParseRules(".perfgate.yml", []byte(tt.src))
+		if err == nil {
+			t.Errorf("%s: no error, want %q", tt.name, tt.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error\n  %s\nwant it to contain\n  %s", tt.name, err, tt.want)
+		}
+		if !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%s: error does not match ErrBadConfig", tt.name)
+		}
+	}
+}
+
+func TestLoadRules(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := LoadRules(filepath.Join(dir, ".perfgate.yml")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("absent file: %v, want fs.ErrNotExist", err)
+	}
+	path := filepath.Join(dir, "rules.yml")
+	if err := os.WriteFile(path, []byte("rules:\n  - metric: Mean TPOT\n    max_regression: 4%\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadRules(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Rules) != 1 || cfg.Rules[0].Metric != "mean_tpot_ms" || cfg.File != path {
+		t.Errorf("got %+v", cfg)
+	}
+}
+
+func TestDefaultRules(t *testing.T) {
+	rs := DefaultRules()
+	var got []string
+	for _, r := range rs {
+		if r.Direction != metric.LowerIsBetter && r.Direction != metric.HigherIsBetter {
+			t.Errorf("default rule %s has no direction", r.Metric)
+		}
+		got = append(got, r.Metric+" "+r.String())
+	}
+	want := "mean_ttft_ms max_regression 5%,mean_tpot_ms max_regression 5%,mean_itl_ms max_regression 5%," +
+		"p99_ttft_ms max_regression 10%,p99_tpot_ms max_regression 10%,p99_itl_ms max_regression 10%," +
+		"request_throughput max_regression 5%,output_throughput max_regression 5%,total_token_throughput max_regression 5%,failed <= 0"
+	if strings.Join(got, ",") != want {
+		t.Errorf("DefaultRules:\n  %s\nwant\n  %s", strings.Join(got, ","), want)
+	}
+}
+
+// FuzzParseRules: any input gives rules or a positioned ErrBadConfig,
+// never a panic.
+func FuzzParseRules(f *testing.F) {
+	f.Add("rules:\n  - metric: mean_ttft_ms\n    max_regression: 3%\n")
+	f.Add("baseline:\n  branch: main\n  window: 20\nrules:\n  - metric: failed\n    max: 0\n    benchmark: \"s-*\"\n")
+	f.Add("rules: [{metric: Mean TTFT, max_regression: 2.5%}, {metric: x, direction: lower, min: 1}]\nignore_labels: [a]\nmissing: warn\n")
+	f.Add("- a\n- b\n")
+	f.Add("rules:\n  - &a {metric: failed, max: 0}\n  - *a\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		cfg, err := ParseRules("f.yml", []byte(src))
+		if err != nil {
+			if !errors.Is(err, ErrBadConfig) || !strings.HasPrefix(err.Error(), "f.yml") {
+				t.Fatalf("error %q is not a positioned ErrBadConfig", err)
+			}
+			return
+		}
+		for _, r := range cfg.Rules {
+			if r.Metric == "" || r.Origin == "" {
+				t.Fatalf("rule without metric or origin: %+v", r)
+			}
+		}
+	})
+}
+
+// FuzzParseRuleFlag: any --rule value gives a rule or an error naming it.
+func FuzzParseRuleFlag(f *testing.F) {
+	for _, s := range []string{"mean_ttft_ms:3%", "Mean TTFT:3%", "failed<=0", "p99_ttft_ms<6000", "x:5%:lower", "a>=b", ":%", "<"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRuleFlag(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadConfig) || !strings.HasPrefix(err.Error(), "--rule ") {
+				t.Fatalf("error %q does not name the flag", err)
+			}
+			return
+		}
+		if r.Metric == "" {
+			t.Fatalf("%q: rule without a metric", s)
+		}
+	})
+}

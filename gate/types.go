@@ -1,0 +1,195 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Sample is one benchmark result as gate sees it.
+type Sample struct {
+	Commit    string             // full commit id the result measured
+	Benchmark string             // benchmark name
+	Labels    map[string]string  // labels; identity labels pick the series
+	Metrics   map[string]float64 // canonical metric name -> value
+	Time      time.Time          // when it was measured
+	Dirty     bool               // measured on a working tree with uncommitted changes
+	Invalid   string             // why the store marked it invalid; "" when valid
+}
+
+// Commit is one first-parent commit.
+type Commit struct {
+	SHA     string
+	Subject string
+	Time    time.Time
+}
+
+// Graph answers the two questions gate asks of git.
+type Graph interface {
+	// MergeBase returns the best common ancestor of two commits.
+	MergeBase(a, b string) (string, error)
+	// FirstParents returns up to n commits of the first-parent chain
+	// starting at from (inclusive), newest first. Fewer than n means the
+	// chain ended.
+	FirstParents(from string, n int) ([]Commit, error)
+}
+
+// History answers which results are stored for a batch of commits.
+type History interface {
+	// Samples returns the stored results of each commit; commits without
+	// results may be absent from the map.
+	Samples(commits []string) (map[string][]Sample, error)
+}
+
+// ErrNoResults is wrapped by errors about a commit that has no results to
+// check; the CLI reports it as bad input (exit 2).
+var ErrNoResults = errors.New("no results")
+
+// DescriptiveLabels are labels that describe a run without identifying
+// its series: two runs that differ only in these are compared.
+var DescriptiveLabels = []string{
+	"branch", "comment", "commit", "created_at", "data_source", "date", "datetime",
+	"description", "end_time", "file", "filename", "host", "hostname", "job_id",
+	"log", "log_file", "note", "notes", "path", "result_file", "run_id", "source",
+	"start_time", "time", "timestamp",
+}
+
+// identity computes series keys from labels.
+type identity struct {
+	ignore map[string]bool
+}
+
+func newIdentity(extra []string) identity {
+	id := identity{ignore: map[string]bool{}}
+	for _, l := range DescriptiveLabels {
+		id.ignore[l] = true
+	}
+	for _, l := range extra {
+		id.ignore[l] = true
+	}
+	return id
+}
+
+// labels returns the identity labels of a sample (nil when none).
+func (id identity) labels(l map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range l {
+		if id.ignore[k] {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// key returns the series key of a sample: benchmark and identity labels.
+func (id identity) key(s *Sample) string {
+	return s.Benchmark + "\x00" + labelString(id.labels(s.Labels))
+}
+
+// labelString renders labels as sorted k=v pairs joined by commas.
+func labelString(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(k)
+		b.WriteString("=")
+		b.WriteString(l[k])
+	}
+	return b.String()
+}
+
+// labelDiff describes how two identity label sets differ, e.g.
+// `model: "a" vs "b"; gpu: absent vs "H100"`.
+func labelDiff(head, base map[string]string) string {
+	keys := map[string]bool{}
+	for k := range head {
+		keys[k] = true
+	}
+	for k := range base {
+		keys[k] = true
+	}
+	var names []string
+	for k := range keys {
+		if hv, hok := head[k]; hok {
+			if bv, bok := base[k]; bok && hv == bv {
+				continue
+			}
+		}
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	val := func(m map[string]string, k string) string {
+		if v, ok := m[k]; ok {
+			return fmt.Sprintf("%q", v)
+		}
+		return "absent"
+	}
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s: %s (head) vs %s (baseline)", k, val(head, k), val(base, k))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Validity thresholds.
+const (
+	maxFailedFraction = 0.05 // more failed requests than this: invalid
+	maxCompletedDrop  = 0.05 // completed this far below the baseline: invalid
+)
+
+// selfInvalid says why a sample is invalid on its own: the store's reason,
+// or too many failed requests. It returns "" for a valid sample.
+func selfInvalid(s *Sample) string {
+	if s.Invalid != "" {
+		return s.Invalid
+	}
+	failed, fok := s.Metrics["failed"]
+	completed, cok := s.Metrics["completed"]
+	if !fok || failed <= 0 {
+		return ""
+	}
+	if !cok {
+		return ""
+	}
+	total := completed + failed
+	if total > 0 && failed/total > maxFailedFraction {
+		return fmt.Sprintf("%s of %s requests failed (%.1f%%, more than %.0f%%)",
+			fmtNum(failed), fmtNum(total), 100*failed/total, 100*maxFailedFraction)
+	}
+	return ""
+}
+
+// completedDrop says why a sample's completed count is too far below
+// ref; "" when it is not (or either is unknown).
+func completedDrop(s *Sample, ref float64, what string) string {
+	c, ok := s.Metrics["completed"]
+	if !ok || ref <= 0 {
+		return ""
+	}
+	if c < ref*(1-maxCompletedDrop) {
+		return fmt.Sprintf("%s requests completed, %.1f%% fewer than the %s's %s (more than %.0f%% fewer)",
+			fmtNum(c), 100*(1-c/ref), what, fmtNum(ref), 100*maxCompletedDrop)
+	}
+	return ""
+}
+
+// shortSHA abbreviates a commit id for display.
+func shortSHA(s string) string {
+	if len(s) > 7 {
+		return s[:7]
+	}
+	return s
+}

@@ -1,0 +1,291 @@
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// Dirty reports whether the working tree differs from HEAD in tracked
+// files: a staged change, an unmerged path, or a tracked file that was
+// modified, deleted, or changed type or executable bit. Untracked and
+// ignored files do not count (a benchmark's own output would otherwise mark
+// every run dirty), nor does the content of submodules; this is what
+// `git describe --dirty` means, without submodules.
+//
+// It does what git status does, without go-git's Worktree.Status (which
+// hashes every file): read the index, compare it with HEAD's tree (skipped
+// when the index's cache-tree already records HEAD's tree), then lstat
+// every tracked file and hash only those whose size, times or inode differ
+// from what the index recorded, or that were modified in the same second
+// the index was written ("racy" entries). With core.autocrlf set, a file
+// whose only difference is CRLF line endings is clean. Other content
+// filters (.gitattributes filter=, e.g. Git LFS) are not run: a filtered
+// file whose stat data changed counts as dirty.
+//
+// Indexes go-git cannot decode (split or sparse indexes, which carry
+// mandatory extensions) are handed to the git CLI when it is installed:
+// `git status --porcelain --untracked-files=no`.
+func (r *Repo) Dirty(ctx context.Context) (bool, error) {
+	if r.root == "" {
+		return false, nil // a bare repository has no working tree
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	idx, err := r.st.Index()
+	if err != nil {
+		return r.dirtyByCLI(ctx, err)
+	}
+	tree, hasHead, err := r.headTree()
+	if err != nil {
+		return false, err
+	}
+	if staged, err := r.stagedChanges(idx, tree, hasHead); err != nil || staged {
+		return staged, err
+	}
+	return r.worktreeChanges(ctx, idx)
+}
+
+func (r *Repo) headTree() (plumbing.Hash, bool, error) {
+	head, err := r.head()
+	if err != nil {
+		ref, rerr := r.st.Reference(plumbing.HEAD)
+		if rerr == nil && ref.Type() == plumbing.SymbolicReference {
+			if _, terr := r.st.Reference(ref.Target()); errors.Is(terr, plumbing.ErrReferenceNotFound) {
+				return plumbing.ZeroHash, false, nil // unborn branch
+			}
+		}
+		return plumbing.ZeroHash, false, err
+	}
+	id := plumbing.NewHash(head)
+	t, data, err := r.odb.read(id)
+	if errors.Is(err, errObjectMissing) {
+		return plumbing.ZeroHash, false, &MissingObjectError{ID: head, Kind: "commit", Shallow: len(r.shallow) > 0}
+	}
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if t != plumbing.CommitObject {
+		return plumbing.ZeroHash, false, fmt.Errorf("HEAD names a %s, not a commit", t)
+	}
+	h, err := parseCommitHeader(data)
+	if err != nil {
+		return plumbing.ZeroHash, false, fmt.Errorf("commit %s: %v; the object is damaged: run `git fsck`", head, err)
+	}
+	return h.tree, true, nil
+}
+
+func (r *Repo) stagedChanges(idx *index.Index, tree plumbing.Hash, hasHead bool) (bool, error) {
+	for _, e := range idx.Entries {
+		if e.Stage != 0 || e.IntentToAdd {
+			return true, nil
+		}
+	}
+	if !hasHead {
+		return len(idx.Entries) > 0, nil
+	}
+	if c := idx.Cache; c != nil && len(c.Entries) > 0 && c.Entries[0].Path == "" &&
+		c.Entries[0].Entries == len(idx.Entries) {
+		return c.Entries[0].Hash != tree, nil
+	}
+	flat := map[string]treeEntry{}
+	if err := r.flatten(tree, "", flat); err != nil {
+		return false, err
+	}
+	if len(flat) != len(idx.Entries) {
+		return true, nil
+	}
+	for _, e := range idx.Entries {
+		f, ok := flat[e.Name]
+		if !ok || f.id != e.Hash || normMode(f.mode) != normMode(e.Mode) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func normMode(m filemode.FileMode) filemode.FileMode {
+	if m == filemode.Deprecated {
+		return filemode.Regular
+	}
+	return m
+}
+
+type wtOptions struct {
+	filemode, symlinks, autocrlf bool
+	indexTime                    time.Time
+}
+
+func (r *Repo) worktreeOptions(idx *index.Index) wtOptions {
+	o := wtOptions{filemode: true, symlinks: true, indexTime: idx.ModTime}
+	if r.cfg.Raw != nil && r.cfg.Raw.HasSection("core") {
+		core := r.cfg.Raw.Section("core")
+		o.filemode = !isFalse(core.Option("fileMode"))
+		o.symlinks = !isFalse(core.Option("symlinks"))
+		v := strings.ToLower(core.Option("autocrlf"))
+		o.autocrlf = v == "input" || (v != "" && !isFalse(v))
+	}
+	return o
+}
+
+func isFalse(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "false", "no", "off", "0":
+		return true
+	}
+	return false
+}
+
+func (r *Repo) worktreeChanges(ctx context.Context, idx *index.Index) (bool, error) {
+	o := r.worktreeOptions(idx)
+	for i, e := range idx.Entries {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+		}
+		if e.SkipWorktree || e.Mode == filemode.Submodule {
+			continue
+		}
+		p := filepath.Join(r.root, filepath.FromSlash(e.Name))
+		fi, err := os.Lstat(p)
+		if err != nil {
+			if os.IsNotExist(err) || errors.Is(err, syscall.ENOTDIR) {
+				return true, nil
+			}
+			return false, err
+		}
+		changed, err := entryChanged(e, fi, p, o)
+		if err != nil || changed {
+			return changed, err
+		}
+	}
+	return false, nil
+}
+
+func entryChanged(e *index.Entry, fi os.FileInfo, path string, o wtOptions) (bool, error) {
+	isLink := fi.Mode()&os.ModeSymlink != 0
+	switch e.Mode {
+	case filemode.Symlink:
+		if !isLink && (o.symlinks || !fi.Mode().IsRegular()) {
+			return true, nil
+		}
+	case filemode.Regular, filemode.Deprecated, filemode.Executable:
+		if !fi.Mode().IsRegular() {
+			return true, nil
+		}
+		if o.filemode && (e.Mode == filemode.Executable) != (fi.Mode()&0o111 != 0) {
+			return true, nil
+		}
+	}
+	if statMatches(e, fi, o.indexTime) {
+		return false, nil
+	}
+	var content []byte
+	var id plumbing.Hash
+	if isLink {
+		target, err := os.Readlink(path)
+		if err != nil {
+			return false, err
+		}
+		content = []byte(filepath.ToSlash(target))
+		id = plumbing.ComputeHash(plumbing.BlobObject, content)
+	} else {
+		var err error
+		if id, err = hashFile(path, fi.Size()); err != nil {
+			return false, err
+		}
+	}
+	if id == e.Hash {
+		return false, nil
+	}
+	if o.autocrlf && !isLink {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false, err
+		}
+		if bytes.Contains(b, []byte("\r\n")) {
+			b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
+			if plumbing.ComputeHash(plumbing.BlobObject, b) == e.Hash {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// statMatches is git's ie_match_stat: the file is unchanged since the
+// index recorded it when size, mtime (and, where known, ctime and inode)
+// agree and the entry is not racy (modified no earlier than the index file
+// was written, when a later write in the same tick would go unseen).
+func statMatches(e *index.Entry, fi os.FileInfo, indexTime time.Time) bool {
+	if uint32(fi.Size()) != e.Size || !sameTime(fi.ModTime(), e.ModifiedAt) {
+		return false
+	}
+	if !indexTime.IsZero() && !fi.ModTime().Before(indexTime) {
+		return false
+	}
+	x := extraStat(fi)
+	if !x.ok {
+		return true
+	}
+	if !e.CreatedAt.IsZero() && !sameTime(x.ctime, e.CreatedAt) {
+		return false
+	}
+	return e.Inode == 0 || x.ino == e.Inode
+}
+
+// sameTime compares seconds, and nanoseconds when the index recorded them
+// (git built without nanosecond support stores zero).
+func sameTime(fs, idx time.Time) bool {
+	if fs.Unix() != idx.Unix() {
+		return false
+	}
+	return idx.Nanosecond() == 0 || fs.Nanosecond() == idx.Nanosecond()
+}
+
+func hashFile(path string, size int64) (plumbing.Hash, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer f.Close()
+	h := plumbing.NewHasher(plumbing.BlobObject, size)
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if n != size {
+		return plumbing.ZeroHash, nil // changed while reading: not the indexed content
+	}
+	return h.Sum(), nil
+}
+
+func (r *Repo) dirtyByCLI(ctx context.Context, cause error) (bool, error) {
+	indexPath := filepath.Join(r.gitDir, "index")
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return false, fmt.Errorf("%s: go-git cannot read this index (%v) and no git CLI is installed to ask; run `git update-index --no-split-index` and `git sparse-checkout disable` if they are in use, or install git", indexPath, cause)
+	}
+	cmd := exec.CommandContext(ctx, git, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty")
+	cmd.Dir = r.root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return false, fmt.Errorf("%s: go-git cannot read this index (%v), and `git status` failed: %v: %s", indexPath, cause, err, strings.TrimSpace(stderr.String()))
+	}
+	return len(bytes.TrimSpace(out)) > 0, nil
+}

@@ -1,0 +1,129 @@
+package ingest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestGenAIPerf(t *testing.T) {
+	runDocCases(t, []docCase{
+		{file: "genai-perf/profile_export_genai_perf.json", format: "genai-perf", results: 1, want: []docWant{
+			{nMetric: 61, metrics: map[string]float64{
+				"mean_ttft_ms": 16.26, "median_ttft_ms": 16.3, "p1_ttft_ms": 12.5, "p99_ttft_ms": 17.09, "std_ttft_ms": 1.1,
+				"mean_e2el_ms": 499.2, "max_e2el_ms": 554.61, "mean_itl_ms": 1.85,
+				"request_throughput": 1.9941, "output_throughput": 520.87, "completed": 100,
+				"mean_time_to_second_token_ms": 2.1, "p99_output_token_throughput_per_user": 600.2,
+				"mean_output_sequence_length": 261.9, "max_input_sequence_length": 553},
+				labels: map[string]string{"model": "gpt2", "concurrency": "1", "endpoint_type": "chat", "streaming": "true",
+					"backend": "tensorrtllm"},
+				absent: []string{"p50_ttft_ms", "mean_ttft", "synthetic_input_tokens_mean"}},
+		}},
+		{file: "genai-perf/v24_nanoseconds.json", format: "genai-perf", results: 1, want: []docWant{
+			{metrics: map[string]float64{"mean_e2el_ms": 497, "p99_ttft_ms": 17.09, "std_itl_ms": 0.1,
+				"mean_output_token_throughput_per_request": 540.2, "p99_num_output_token": 296},
+				labels: map[string]string{"model": "gpt2", "concurrency": "4"}},
+		}},
+		{file: "genai-perf/profile_export_genai_perf.csv", format: "genai-perf", results: 1, want: []docWant{
+			{nMetric: 57, metrics: map[string]float64{
+				"mean_ttft_ms": 16.26, "median_ttft_ms": 16.3, "p25_ttft_ms": 15.5,
+				"mean_e2el_ms": 1499.2, "p99_e2el_ms": 1548.69, // "1,499.20": thousands separators
+				"output_throughput": 520.87, "request_throughput": 1.99, "completed": 100,
+				"p99_time_to_second_token_ms": 3.5, "mean_output_sequence_length": 261.9}},
+		}},
+		{file: "genai-perf/analyze_sweep.csv", format: "genai-perf", results: 2, want: []docWant{
+			{i: 0, name: "llama_run_config_0", nMetric: 6,
+				metrics: map[string]float64{"p99_ttft_ms": 44.1, "p99_itl_ms": 9.8, "p99_e2el_ms": 1210.55,
+					"p99_output_sequence_length": 126, "output_throughput": 812.4, "request_throughput": 6.31},
+				labels: map[string]string{"concurrency": "8", "isl": "128", "num_prompts": "100"}},
+			// N/A is absent; the GPU telemetry table that follows is not a result.
+			{i: 1, name: "llama_run_config_1", nMetric: 5, absent: []string{"output_throughput"}},
+		}},
+		{file: "genai-perf/bad_cell.csv", format: "genai-perf",
+			err: `genai-perf: "Request Latency (ms)", column "min": "fast" is not a number`, errLine: 3},
+		{file: "genai-perf/telemetry.csv", err: "no result block found", unrecog: true, autoOnly: true},
+	})
+}
+
+func TestAIPerf(t *testing.T) {
+	runDocCases(t, []docCase{
+		{file: "aiperf/profile_export_aiperf.json", format: "aiperf", results: 1, want: []docWant{
+			{nMetric: 41, metrics: map[string]float64{
+				"mean_e2el_ms": 6550.356151749999, "median_e2el_ms": 5799.897624499999, "p1_e2el_ms": 5523.63769363,
+				"p95_ttft_ms": 4051.42644575, "max_ttft_ms": 4121.087335, "mean_itl_ms": 51.76,
+				"request_throughput": 13.16084556379392, "output_throughput": 1274.63,
+				"duration": 15.196591969000002, "completed": 200, "failed": 84,
+				"total_input_tokens": 110000, "total_output_tokens": 19370},
+				labels: map[string]string{"model": "openai/gpt-oss-20b", "concurrency": "100", "endpoint_type": "chat", "streaming": "true"},
+				absent: []string{"min_request_timestamp", "request_goodput", "gpu_power_usage"}},
+		}},
+		{file: "aiperf/v0.1_records.json", format: "aiperf", results: 1, want: []docWant{
+			{nMetric: 30, metrics: map[string]float64{"mean_ttft_ms": 18.26, "p99_ttft_ms": 68.82, "median_e2el_ms": 480.5,
+				"output_throughput": 10944.03, "request_throughput": 255.54, "completed": 711},
+				labels: map[string]string{"model": "Qwen/Qwen3-0.6B", "concurrency": "10"}},
+		}},
+		{file: "aiperf/profile_export_aiperf.csv", format: "aiperf", results: 1, want: []docWant{
+			{nMetric: 56, metrics: map[string]float64{"mean_e2el_ms": 6550.36, "std_ttft_ms": 1189.99, "p5_itl_ms": 50.5,
+				"duration": 15.2, "request_throughput": 13.16, "completed": 200, "output_throughput": 1274.63,
+				"p99_output_sequence_length": 97},
+				absent: []string{"mean_gpu_power_usage", "gpu_power_usage"}},
+		}},
+	})
+}
+
+// TestAIPerfRecordsRefused: aiperf's per-request records are not results;
+// auto mode says what they are and what to pass instead.
+func TestAIPerfRecordsRefused(t *testing.T) {
+	for _, rel := range []string{
+		"genai_perf_aiperf/aiperf_profile_export_jsonl_record_example.json",
+		"genai_perf_aiperf/aiperf_profile_export_jsonl_failed_record_example.json",
+	} {
+		res, err := parseString(t, string(readFixture(t, rel)), rel, "")
+		if !errors.Is(err, ErrUnrecognized) {
+			t.Fatalf("%s: got %d results, err %v; want ErrUnrecognized", rel, len(res), err)
+		}
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Line != 1 || !containsAll(err.Error(), "per-request record", "profile_export_aiperf.json") {
+			t.Errorf("%s: error %v", rel, err)
+		}
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestGenAIPerfAnalyzeFixture(t *testing.T) {
+	const rel = "genai_perf_aiperf/genai-perf_analyze_export_genai_perf.csv"
+	res := mustParse(t, string(readFixture(t, rel)), rel, "")
+	if len(res) != 5 {
+		t.Fatalf("got %d results, want 5 (the GPU telemetry table is not one)", len(res))
+	}
+	r := res[0]
+	if r.Format != "genai-perf" || r.Name != "gpt2_run_config_3" || r.Line != 2 {
+		t.Errorf("first result %s %q at line %d", r.Format, r.Name, r.Line)
+	}
+	for k, v := range map[string]float64{
+		"p99_ttft_ms": 184.43, "p99_itl_ms": 30.90, "p99_e2el_ms": 3406.24,
+		"output_throughput": 1134.92, "request_throughput": 10.12, "p99_output_sequence_length": 125.98,
+	} {
+		wantMetric(t, r, k, v)
+	}
+	if r.Labels["concurrency"] != "32" || r.Labels["num_prompts"] != "175" || r.Labels["isl"] != "200" {
+		t.Errorf("labels %v", r.Labels)
+	}
+	wantMetric(t, res[4], "request_throughput", 9.83)
+}
+
+func FuzzJSONGenAIPerf(f *testing.F) {
+	fuzzFormat(f, "genai-perf", docSeeds(f, "genai-perf", "aiperf")...)
+}
+
+func FuzzJSONAIPerf(f *testing.F) {
+	fuzzFormat(f, "aiperf", docSeeds(f, "aiperf", "genai-perf")...)
+}

@@ -1,0 +1,72 @@
+package metric
+
+import "testing"
+
+func TestLookup(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"mean_ttft_ms", "mean_ttft_ms", true},
+		{"Mean TTFT", "mean_ttft_ms", true},
+		{"mean ttft (ms)", "mean_ttft_ms", true},
+		{"P99.9 ITL (ms)", "p99.9_itl_ms", true},
+		{"p99.9_itl_ms", "p99.9_itl_ms", true},
+		{"Mean E2E Latency (ms)", "mean_e2el_ms", true},
+		{"Total Token throughput (tok/s)", "total_token_throughput", true},
+		{"Output token throughput", "output_throughput", true},
+		{"failed", "failed", true},
+		{"nonsense", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := Lookup(tt.in)
+		if ok != tt.ok || got.Name != tt.want {
+			t.Errorf("Lookup(%q) = %q, %v; want %q, %v", tt.in, got.Name, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestDirection(t *testing.T) {
+	tests := map[string]Direction{
+		"mean_ttft_ms":             LowerIsBetter,
+		"p99.9_itl_ms":             LowerIsBetter,
+		"output_throughput":        HigherIsBetter,
+		"completed":                HigherIsBetter,
+		"failed":                   LowerIsBetter,
+		"total_input_tokens":       Neutral,
+		"ns_per_op":                LowerIsBetter,
+		"mb_per_s":                 HigherIsBetter,
+		"mean_queue_wait_time_ms":  LowerIsBetter,
+		"prefill_token_throughput": HigherIsBetter,
+		"cache_hit_rate":           Unknown,
+	}
+	for name, want := range tests {
+		if got := Get(name).Direction; got != want {
+			t.Errorf("Get(%q).Direction = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	tests := map[string]string{
+		"Prefill Token Throughput": "prefill_token_throughput",
+		"ns/op":                    "ns_per_op",
+		"MB/s":                     "mb_per_s",
+		"FirstTokenTime":           "first_token_time",
+		"hit%":                     "hit_pct",
+		"  Acceptance rate (%)  ":  "acceptance_rate_pct",
+	}
+	for in, want := range tests {
+		if got := Sanitize(in); got != want {
+			t.Errorf("Sanitize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	for in, want := range map[string]string{"mean_tfft_ms": "mean_ttft_ms", "output_througput": "output_throughput", "xyzzy-completely-different-thing": ""} {
+		if got := Suggest(in); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,464 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The JSONL interchange: one run per line, in the shape of DESIGN.md,
+//
+//	{"id":..,"commit":..,"benchmark":..,"time":..,"metrics":{..},"labels":{..},
+//	 "source":{"format":..,"file":..,"line":N},"command":[..],"exit_code":N,"dirty":true,"invalid":".."}
+//
+// where "line" appears when known, "command" and "exit_code" for runs
+// perfgate executed, "dirty" and "invalid" when set. The time is RFC 3339
+// in UTC with nanoseconds; map keys are sorted, so an export is
+// deterministic and an export of an import of an export is identical.
+
+// maxLineLen bounds one JSONL line.
+const maxLineLen = 64 << 20
+
+// fieldList names the fields a line may have, for error messages.
+const fieldList = "id, commit, benchmark, time, metrics, labels, source (format, file, line), command, exit_code, dirty, invalid"
+
+// LineError is an error at a line of a JSONL input.
+type LineError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
+
+// Unwrap returns the cause.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Export writes the runs the filter selects as JSONL, in time order, and
+// returns how many it wrote. It streams from one read transaction.
+func (s *Store) Export(w io.Writer, f Filter) (n int, err error) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	err = s.Each(f, func(r Run) error {
+		buf = AppendJSON(buf[:0], &r)
+		buf = append(buf, '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		n++
+		return nil
+	})
+	if err == nil {
+		if err = bw.Flush(); err != nil {
+			err = fmt.Errorf("export: %w", err)
+		}
+	}
+	return n, err
+}
+
+// ImportOptions configure Import.
+type ImportOptions struct {
+	// File names the input in errors ("FILE:LINE: ..."); "" and "-" are
+	// shown as <stdin>.
+	File string
+	// BatchSize is the number of runs per write transaction; zero means
+	// DefaultBatchSize.
+	BatchSize int
+	// Progress, when set, is called after each committed batch with the
+	// totals so far.
+	Progress func(added, skipped int)
+}
+
+// Import reads JSONL runs and stores them, committing a write transaction
+// every opts.BatchSize runs, so memory stays bounded and a process killed
+// mid-import keeps every committed batch. Lines whose run is already
+// stored are skipped (counted in skipped); blank lines are ignored. A bad
+// line, an id stored with different content or a read error stops the
+// import with an error (a *LineError with the position when the input is
+// at fault), after deleting the runs that this import's earlier batches
+// stored: bad input stores nothing.
+func (s *Store) Import(r io.Reader, opts ImportOptions) (added, skipped int, err error) {
+	if s.readOnly {
+		return 0, 0, fmt.Errorf("import into history %s: %w", s.path, ErrReadOnly)
+	}
+	name := opts.File
+	if name == "" || name == "-" {
+		name = "<stdin>"
+	}
+	size := opts.BatchSize
+	if size <= 0 {
+		size = DefaultBatchSize
+	}
+	var ranges [][2]uint64 // seqs stored by committed batches
+	fail := func(err error) (int, int, error) {
+		if uerr := s.undo(ranges); uerr != nil {
+			err = fmt.Errorf("%w; removing the %d runs this import had already stored failed too: %v", err, added, uerr)
+		}
+		return 0, 0, err
+	}
+	// One goroutine parses and validates, this one commits: at most two
+	// batches wait between them, so memory stays bounded.
+	batches := make(chan parsedBatch, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go parseBatches(r, name, size, batches, stop)
+	for b := range batches {
+		if b.err != nil {
+			return fail(b.err)
+		}
+		var a, sk int
+		var lo, hi uint64
+		err := s.update(func(t *txn) error {
+			a, sk, lo, hi = 0, 0, 0, 0
+			for i := range b.runs {
+				ok, seq, err := t.put(&b.runs[i])
+				if err != nil {
+					return &LineError{File: name, Line: b.lines[i], Err: err}
+				}
+				if !ok {
+					sk++
+					continue
+				}
+				a++
+				if lo == 0 {
+					lo = seq
+				}
+				hi = seq
+			}
+			return nil
+		})
+		if err != nil {
+			return fail(err)
+		}
+		if a > 0 {
+			ranges = append(ranges, [2]uint64{lo, hi})
+		}
+		added += a
+		skipped += sk
+		if opts.Progress != nil {
+			opts.Progress(added, skipped)
+		}
+	}
+	return added, skipped, nil
+}
+
+// parsedBatch is a batch of validated runs with their line numbers, or
+// the error that ends the input.
+type parsedBatch struct {
+	runs  []Run
+	lines []int
+	err   error
+}
+
+// parseBatches reads JSONL runs from r and sends them in batches of size,
+// then closes out. It stops early when stop is closed.
+func parseBatches(r io.Reader, name string, size int, out chan<- parsedBatch, stop <-chan struct{}) {
+	defer close(out)
+	send := func(b parsedBatch) bool {
+		select {
+		case out <- b:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	b := parsedBatch{runs: make([]Run, 0, size), lines: make([]int, 0, size)}
+	var dec lineDecoder
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLineLen)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		run, err := dec.decode(line)
+		if err == nil {
+			err = validate(&run)
+		}
+		if err != nil {
+			send(parsedBatch{err: &LineError{File: name, Line: n, Err: err}})
+			return
+		}
+		if run.ID == "" {
+			run.ID = ContentID(run)
+		}
+		b.runs = append(b.runs, run)
+		b.lines = append(b.lines, n)
+		if len(b.runs) == size {
+			if !send(b) {
+				return
+			}
+			b = parsedBatch{runs: make([]Run, 0, size), lines: make([]int, 0, size)}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = &LineError{File: name, Line: n + 1, Err: badf("the line is longer than %d MiB; each line must hold one run", maxLineLen>>20)}
+		} else {
+			err = fmt.Errorf("read %s: %w", name, err)
+		}
+		send(parsedBatch{err: err})
+		return
+	}
+	if len(b.runs) > 0 {
+		send(b)
+	}
+}
+
+// undo deletes the runs with the given seq ranges, in one transaction.
+func (s *Store) undo(ranges [][2]uint64) error {
+	if len(ranges) == 0 {
+		return nil
+	}
+	return s.update(func(t *txn) error {
+		for _, r := range ranges {
+			for seq := r[0]; seq <= r[1]; seq++ {
+				if err := t.deleteSeq(seq); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// jsonRun is the decoded form of a line; pointers tell absent fields.
+type jsonRun struct {
+	ID        string             `json:"id"`
+	Commit    *string            `json:"commit"`
+	Benchmark *string            `json:"benchmark"`
+	Time      *string            `json:"time"`
+	Metrics   map[string]float64 `json:"metrics"`
+	Labels    map[string]string  `json:"labels"`
+	Source    struct {
+		Format string `json:"format"`
+		File   string `json:"file"`
+		Line   int    `json:"line"`
+	} `json:"source"`
+	Command  []string `json:"command"`
+	ExitCode *int     `json:"exit_code"`
+	Dirty    bool     `json:"dirty"`
+	Invalid  string   `json:"invalid"`
+}
+
+// lineDecoder decodes lines, reusing its reader.
+type lineDecoder struct{ rd bytes.Reader }
+
+// decode parses one JSONL line into a run (not yet validated).
+func (d *lineDecoder) decode(line []byte) (Run, error) {
+	var j jsonRun
+	d.rd.Reset(line)
+	dec := json.NewDecoder(&d.rd)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return Run{}, jsonError(err)
+	}
+	if off := dec.InputOffset(); len(bytes.TrimSpace(line[off:])) > 0 {
+		return Run{}, badf("unexpected text after the run at column %d; each line must hold exactly one JSON object", off+1)
+	}
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{{"commit", j.Commit != nil}, {"benchmark", j.Benchmark != nil}, {"time", j.Time != nil}, {"metrics", j.Metrics != nil}} {
+		if !f.ok {
+			return Run{}, badf("the run has no %q; every line needs commit, benchmark, time and metrics", f.name)
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, *j.Time)
+	if err != nil {
+		return Run{}, badf("time %q is not an RFC 3339 time such as \"2024-05-01T12:00:00Z\"", *j.Time)
+	}
+	r := Run{
+		ID:        j.ID,
+		Commit:    *j.Commit,
+		Benchmark: *j.Benchmark,
+		Time:      t.UTC(),
+		Metrics:   j.Metrics,
+		Labels:    j.Labels,
+		Source:    Source{Format: j.Source.Format, File: j.Source.File, Line: j.Source.Line},
+		Command:   j.Command,
+		Dirty:     j.Dirty,
+		Invalid:   j.Invalid,
+	}
+	if r.Labels == nil {
+		r.Labels = map[string]string{}
+	}
+	if j.ExitCode != nil {
+		if len(j.Command) == 0 {
+			return Run{}, badf("exit_code %d without a command; an exit code is recorded only for a command perfgate ran", *j.ExitCode)
+		}
+		r.ExitCode = *j.ExitCode
+	}
+	return r, nil
+}
+
+// jsonError rephrases an encoding/json error for a user.
+func jsonError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return badf("not valid JSON at column %d (%v); each line must be one JSON object", syn.Offset, syn)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return badf("a line must be a JSON object, not %s", typ.Value)
+		}
+		return badf("field %q is %s, want %s", typ.Field, typ.Value, jsonType(typ.Type.Kind().String()))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return badf("the JSON object is cut off; each line must hold one complete object")
+	}
+	msg := err.Error()
+	if field, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return badf("unknown field %s; a run has %s", field, fieldList)
+	}
+	return badf("%s", strings.TrimPrefix(msg, "json: "))
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "float64", "int":
+		return "a number"
+	case "string", "ptr":
+		return "a string"
+	case "map", "struct":
+		return "an object"
+	case "slice":
+		return "an array of strings"
+	case "bool":
+		return "true or false"
+	}
+	return kind
+}
+
+// AppendJSON appends the JSONL form of a run (without the newline) to b.
+func AppendJSON(b []byte, r *Run) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, r.ID)
+	b = append(b, `,"commit":`...)
+	b = appendString(b, r.Commit)
+	b = append(b, `,"benchmark":`...)
+	b = appendString(b, r.Benchmark)
+	b = append(b, `,"time":"`...)
+	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","metrics":{`...)
+	for i, k := range sortedKeys(r.Metrics) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendNumber(b, r.Metrics[k])
+	}
+	b = append(b, `},"labels":{`...)
+	for i, k := range sortedKeys(r.Labels) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendString(b, r.Labels[k])
+	}
+	b = append(b, `},"source":{"format":`...)
+	b = appendString(b, r.Source.Format)
+	b = append(b, `,"file":`...)
+	b = appendString(b, r.Source.File)
+	if r.Source.Line > 0 {
+		b = append(b, `,"line":`...)
+		b = strconv.AppendInt(b, int64(r.Source.Line), 10)
+	}
+	b = append(b, '}')
+	if len(r.Command) > 0 {
+		b = append(b, `,"command":[`...)
+		for i, a := range r.Command {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, a)
+		}
+		b = append(b, `],"exit_code":`...)
+		b = strconv.AppendInt(b, int64(r.ExitCode), 10)
+	}
+	if r.Dirty {
+		b = append(b, `,"dirty":true`...)
+	}
+	if r.Invalid != "" {
+		b = append(b, `,"invalid":`...)
+		b = appendString(b, r.Invalid)
+	}
+	return append(b, '}')
+}
+
+// appendNumber formats a finite float as encoding/json does: the shortest
+// representation that parses back to the same value.
+func appendNumber(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	start := len(b)
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		if n := len(b) - start; n >= 4 && b[len(b)-4] == 'e' && b[len(b)-3] == '-' && b[len(b)-2] == '0' {
+			b[len(b)-2] = b[len(b)-1]
+			b = b[:len(b)-1]
+		}
+	}
+	return b
+}
+
+// appendString appends s as a JSON string. Strings are valid UTF-8
+// (validate checks), so only quotes, backslashes and control characters
+// need escaping.
+func appendString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, s[start:i]...)
+				b = append(b, `\ufffd`...)
+				i++
+				start = i
+				continue
+			}
+			i += size
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,350 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func importFile(t *testing.T, s *Store, path string, opts ImportOptions) (int, int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	opts.File = path
+	added, skipped, err := s.Import(f, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return added, skipped
+}
+
+func export(t *testing.T, s *Store, f Filter) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := s.Export(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestExportGolden imports testdata/runs.jsonl (hand-written: keys in any
+// order, time zones, no ids) and compares the export with the golden file.
+func TestExportGolden(t *testing.T) {
+	s := openTest(t, Options{})
+	if a, sk := importFile(t, s, filepath.Join("testdata", "runs.jsonl"), ImportOptions{}); a != 6 || sk != 0 {
+		t.Fatalf("import added %d, skipped %d; want 6, 0", a, sk)
+	}
+	got := export(t, s, Filter{})
+	golden := filepath.Join("testdata", "export.golden.jsonl")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("export differs from %s (go test -update rewrites it):\n%s", golden, got)
+	}
+	for i, line := range bytes.Split(bytes.TrimSpace(got), []byte("\n")) {
+		if !json.Valid(line) {
+			t.Errorf("export line %d is not valid JSON: %s", i+1, line)
+		}
+	}
+}
+
+// TestRoundTrip exports a store, imports the export into a new store and
+// exports again: the same bytes, the same ids; importing again is a no-op.
+func TestRoundTrip(t *testing.T) {
+	src := openTest(t, Options{})
+	runs := randomRuns(rand.New(rand.NewPCG(7, 7)), 300)
+	if n := mustPut(t, src, runs...); n != len(runs) {
+		t.Fatalf("Put added %d of %d", n, len(runs))
+	}
+	first := export(t, src, Filter{})
+	if n := bytes.Count(first, []byte("\n")); n != len(runs) {
+		t.Fatalf("export wrote %d lines, want %d", n, len(runs))
+	}
+
+	dst := openTest(t, Options{})
+	for pass, want := range []struct{ added, skipped int }{{len(runs), 0}, {0, len(runs)}} {
+		a, sk, err := dst.Import(bytes.NewReader(first), ImportOptions{File: "export.jsonl", BatchSize: 64})
+		if err != nil || a != want.added || sk != want.skipped {
+			t.Fatalf("import pass %d: added %d, skipped %d, %v; want %d, %d", pass+1, a, sk, err, want.added, want.skipped)
+		}
+	}
+	if second := export(t, dst, Filter{}); !bytes.Equal(first, second) {
+		t.Errorf("export -> import -> export changed the data")
+	}
+	for _, r := range runs[:20] {
+		got, err := dst.ByCommit(r.Commit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, g := range got {
+			if g.ID == r.ID {
+				found = true
+				want := r
+				want.Time = want.Time.UTC()
+				if !reflect.DeepEqual(g, want) {
+					t.Errorf("imported run differs:\n got %+v\nwant %+v", g, want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("run %s of commit %s is missing after the round trip", r.ID, r.Commit)
+		}
+	}
+}
+
+// randomRuns makes runs with awkward strings and values.
+func randomRuns(rng *rand.Rand, n int) []Run {
+	words := []string{"mean_ttft_ms", "p99.9_itl_ms", "a\"b", "back\\slash", "new\nline", "tab\t", "\x01ctl", "ünï", "日本", "<html>&", "\u2028", ""}
+	word := func() string { return words[rng.IntN(len(words))] + fmt.Sprint(rng.IntN(3)) }
+	var runs []Run
+	for i := range n {
+		r := Run{
+			Commit:    fmt.Sprintf("%040x", rng.IntN(40)),
+			Benchmark: word(),
+			Time:      time.Unix(1.7e9+int64(rng.IntN(1e6)), int64(rng.IntN(1e9))).In(time.FixedZone("x", 3600*(rng.IntN(5)-2))),
+			Metrics:   map[string]float64{},
+			Labels:    map[string]string{},
+			Source:    Source{Format: word(), File: word(), Line: rng.IntN(3) * i},
+		}
+		for range rng.IntN(8) {
+			var v float64
+			switch rng.IntN(3) {
+			case 0:
+				v = float64(rng.IntN(1e6)) / 100
+			case 1:
+				v = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(60)-30))
+			default:
+				v = float64(rng.IntN(5000))
+			}
+			r.Metrics[word()] = v
+		}
+		for range rng.IntN(4) {
+			r.Labels[word()] = word()
+		}
+		if rng.IntN(4) == 0 {
+			r.Command = []string{word(), word()}
+			r.ExitCode = rng.IntN(3) - 1
+		}
+		r.Dirty = rng.IntN(5) == 0
+		if rng.IntN(5) == 0 {
+			r.Invalid = word()
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+func TestAppendJSONIsJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var dec lineDecoder
+	for _, r := range randomRuns(rng, 500) {
+		if err := prepare(&r, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		line := AppendJSON(nil, &r)
+		got, err := dec.decode(line)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		want := r
+		want.Time = want.Time.UTC()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s decodes to\n%+v\nwant\n%+v", line, got, want)
+		}
+		// encoding/json agrees on every value.
+		var generic map[string]any
+		if err := json.Unmarshal(line, &generic); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+	}
+}
+
+func TestImportBadLines(t *testing.T) {
+	c := sha(1)
+	good := `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{"x":1},"labels":{},"source":{"format":"f","file":"a.log","line":%d}}`
+	tests := []struct {
+		name string
+		line string
+		want string
+	}{
+		{"not JSON", `not json`, `not valid JSON at column 2 (invalid character 'o' in literal null (expecting 'u')); each line must be one JSON object`},
+		{"cut off", `{"commit":"` + c, "the JSON object is cut off"},
+		{"array", `[1,2]`, "a line must be a JSON object, not array"},
+		{"unknown field", `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metric":{}}`, `unknown field "metric"; a run has id, commit, benchmark, time, metrics, labels, source (format, file, line), command, exit_code, dirty, invalid`},
+		{"unknown source field", `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{},"source":{"path":"x"}}`, `unknown field "path"`},
+		{"missing time", `{"commit":"` + c + `","benchmark":"b","metrics":{}}`, `the run has no "time"; every line needs commit, benchmark, time and metrics`},
+		{"missing metrics", `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z"}`, `the run has no "metrics"`},
+		{"bad time", `{"commit":"` + c + `","benchmark":"b","time":"yesterday","metrics":{}}`, `time "yesterday" is not an RFC 3339 time such as "2024-05-01T12:00:00Z"`},
+		{"string metric", `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{"x":"inf"}}`, `field "metrics" is string, want a number`},
+		{"short commit", `{"commit":"abc123","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{}}`, `commit "abc123" is not a full commit id`},
+		{"two objects", fmt.Sprintf(good, 1) + ` {}`, "unexpected text after the run at column"},
+		{"exit code alone", `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{},"exit_code":2}`, "exit_code 2 without a command"},
+		{"bad id", `{"id":"r1","commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{}}`, `id "r1" is not a perfgate run id`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTest(t, Options{})
+			// Five good lines, committed in batches of two, then the bad one.
+			var in strings.Builder
+			for i := range 5 {
+				fmt.Fprintf(&in, good+"\n", i+1)
+			}
+			in.WriteString("\n" + tt.line + "\n" + fmt.Sprintf(good, 99) + "\n")
+			batches := 0
+			a, sk, err := s.Import(strings.NewReader(in.String()), ImportOptions{
+				File: "in.jsonl", BatchSize: 2, Progress: func(int, int) { batches++ },
+			})
+			want := "in.jsonl:7: " + tt.want
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("Import error = %v\nwant it to contain %q", err, want)
+			}
+			var le *LineError
+			if !errors.As(err, &le) || le.Line != 7 || !errors.Is(err, ErrBadInput) {
+				t.Errorf("error %#v is not a bad-input *LineError at line 7", err)
+			}
+			if a != 0 || sk != 0 {
+				t.Errorf("Import reported added %d, skipped %d", a, sk)
+			}
+			if batches != 2 {
+				t.Errorf("%d batches were committed before the bad line, want 2", batches)
+			}
+			if n, _ := s.Len(); n != 0 {
+				t.Errorf("Len = %d: bad input stored runs", n)
+			}
+			if m, _ := s.Measured("", []string{c}); len(m) != 0 {
+				t.Errorf("the index still lists runs: %v", m)
+			}
+			if out := export(t, s, Filter{}); len(out) != 0 {
+				t.Errorf("export after a failed import:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestImportKeepsEarlierRuns checks that undoing a failed import removes
+// only what that import added.
+func TestImportKeepsEarlierRuns(t *testing.T) {
+	s := openTest(t, Options{})
+	before := mkRun(1, "serving", 100)
+	mustPut(t, s, before)
+	line := func(r Run) string {
+		if err := prepare(&r, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		return string(AppendJSON(nil, &r)) + "\n"
+	}
+	in := line(before) + line(mkRun(1, "serving", 101)) + line(mkRun(2, "serving", 102)) + "{}\n"
+	_, _, err := s.Import(strings.NewReader(in), ImportOptions{File: "x.jsonl", BatchSize: 1})
+	if err == nil || !strings.Contains(err.Error(), `x.jsonl:4: the run has no "commit"`) {
+		t.Fatalf("Import = %v", err)
+	}
+	if n, _ := s.Len(); n != 1 {
+		t.Errorf("Len = %d, want the 1 run stored before", n)
+	}
+	runs, err := s.ByCommit(sha(1))
+	if err != nil || len(runs) != 1 || runs[0].Metrics["mean_ttft_ms"] != 100 {
+		t.Errorf("ByCommit = %+v, %v", runs, err)
+	}
+}
+
+func TestImportConflictingID(t *testing.T) {
+	s := openTest(t, Options{})
+	r := mkRun(1, "serving", 100)
+	mustPut(t, s, r)
+	stored, _ := s.ByCommit(sha(1))
+	edited := stored[0]
+	edited.Metrics = map[string]float64{"mean_ttft_ms": 90}
+	in := string(AppendJSON(nil, &edited)) + "\n"
+	_, _, err := s.Import(strings.NewReader(in), ImportOptions{File: "edited.jsonl"})
+	want := fmt.Sprintf("edited.jsonl:1: run id %s is already stored for this commit with different content", edited.ID)
+	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrBadInput) {
+		t.Fatalf("Import = %v\nwant %q", err, want)
+	}
+}
+
+func TestExportFilter(t *testing.T) {
+	s := openTest(t, Options{})
+	importFile(t, s, filepath.Join("testdata", "runs.jsonl"), ImportOptions{})
+	at := func(s string) time.Time {
+		t0, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return t0
+	}
+	tests := []struct {
+		name string
+		f    Filter
+		want int
+	}{
+		{"all", Filter{}, 6},
+		{"since", Filter{Since: at("2025-01-11T09:30:00.123456789Z")}, 4},
+		{"since and until", Filter{Since: at("2025-01-11T00:00:00Z"), Until: at("2025-01-12T00:00:00Z")}, 2},
+		{"benchmark", Filter{Benchmark: "latency"}, 2},
+		{"commit", Filter{Commit: strings.Repeat("a", 40)}, 2},
+		{"nothing before", Filter{Until: at("2000-01-01T00:00:00Z")}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, err := s.Export(new(bytes.Buffer), tt.f)
+			if err != nil || n != tt.want {
+				t.Errorf("Export wrote %d runs, %v; want %d", n, err, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzImportLine checks that any line is either rejected with an error or
+// accepted and then survives AppendJSON unchanged; nothing panics.
+func FuzzImportLine(f *testing.F) {
+	seeds, _ := os.ReadFile(filepath.Join("testdata", "runs.jsonl"))
+	for _, line := range bytes.Split(seeds, []byte("\n")) {
+		f.Add(line)
+	}
+	f.Add([]byte(`{"commit":"` + sha(1) + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{"x":1e400}}`))
+	f.Add([]byte(`{"commit":null,"metrics":[],"labels":{"a":1}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var dec lineDecoder
+		r, err := dec.decode(line)
+		if err == nil {
+			err = validate(&r)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrBadInput) {
+				t.Fatalf("error %v is not bad input", err)
+			}
+			return
+		}
+		out := AppendJSON(nil, &r)
+		back, err := dec.decode(out)
+		if err != nil {
+			t.Fatalf("%s -> %s: %v", line, out, err)
+		}
+		if !reflect.DeepEqual(back, r) {
+			t.Fatalf("%s -> %s decodes to %+v, want %+v", line, out, back, r)
+		}
+	})
+}

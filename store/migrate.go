@@ -1,0 +1,98 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Schema history.
+//
+//	v0  the prototype's layout: one bucket "runs", key the run id, value the
+//	    run's JSONL line; no meta bucket, no indexes.
+//	v1  this package's layout (see the package doc).
+//
+// migrations[v] upgrades a history from schema v to v+1 within the write
+// transaction that opened it; a failed migration changes nothing.
+var migrations = []func(tx *bolt.Tx, d *dict) error{
+	0: migrateV0,
+}
+
+// bucketLegacyRuns is the only bucket of schema v0.
+var bucketLegacyRuns = []byte("runs")
+
+// migrate brings the file from schema version from (-1: empty) to
+// SchemaVersion in one write transaction.
+func (s *Store) migrate(from int) error {
+	// The strings a migration interns are cached only once it commits.
+	defer func() { s.d = newDict() }()
+	return s.db.Update(func(tx *bolt.Tx) error {
+		v, err := schemaOf(tx)
+		if err != nil {
+			return err
+		}
+		if v < 0 {
+			return createV1(tx)
+		}
+		for ; v < SchemaVersion; v++ {
+			if err := migrations[v](tx, newDict()); err != nil {
+				return fmt.Errorf("upgrade history %s from schema v%d to v%d: %w", s.path, v, v+1, err)
+			}
+			meta := tx.Bucket(bucketMeta)
+			if err := meta.Put(metaSchema, binary.AppendUvarint(nil, uint64(v+1))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// createV1 makes the buckets of schema v1 in an empty file.
+func createV1(tx *bolt.Tx) error {
+	for _, name := range v1Buckets {
+		if _, err := tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("create bucket %q: %w", name, err)
+		}
+	}
+	meta := tx.Bucket(bucketMeta)
+	if err := meta.Put(metaSchema, binary.AppendUvarint(nil, SchemaVersion)); err != nil {
+		return err
+	}
+	return meta.Put(metaRuns, binary.AppendUvarint(nil, 0))
+}
+
+// migrateV0 re-stores every run of the v0 bucket in the v1 layout, keeping
+// ids, and drops the v0 bucket.
+func migrateV0(tx *bolt.Tx, d *dict) error {
+	if err := createV1(tx); err != nil {
+		return err
+	}
+	t, err := newTxn(tx, d)
+	if err != nil {
+		return err
+	}
+	var dec lineDecoder
+	now := time.Now()
+	c := tx.Bucket(bucketLegacyRuns).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		r, err := dec.decode(v)
+		if err == nil {
+			if r.ID == "" && isRunID(string(k)) {
+				r.ID = string(k) // else derived from the content
+			}
+			err = prepare(&r, now)
+		}
+		if err != nil {
+			return fmt.Errorf("run %q: %w", k, err)
+		}
+		if _, _, err := t.put(&r); err != nil {
+			return fmt.Errorf("run %q: %w", k, err)
+		}
+	}
+	if err := t.flushCount(); err != nil {
+		return err
+	}
+	return tx.DeleteBucket(bucketLegacyRuns)
+}
