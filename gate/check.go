@@ -54,7 +54,6 @@ type checker struct {
 	id       identity
 	w        *walker
 	skip     int // first walker index that may be a baseline
-	opts     CheckOptions
 	rep      *Report
 	headSHA  string
 	ruleUsed []bool
@@ -72,7 +71,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
-	c := &checker{cfg: cfg, rules: cfg.Rules, id: newIdentity(cfg.IgnoreLabels), opts: opts, headSHA: opts.Head}
+	c := &checker{cfg: cfg, rules: cfg.Rules, id: newIdentity(cfg.IgnoreLabels), headSHA: opts.Head}
 	rep := &Report{
 		Head:    opts.Head,
 		BaseRef: opts.BaseRef,
@@ -193,9 +192,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 
 	var mwuChecks []*CheckResult
 	for _, sr := range all {
-		for _, cr := range c.evaluate(sr) {
-			rep.Checks = append(rep.Checks, cr)
-		}
+		rep.Checks = append(rep.Checks, c.evaluate(sr)...)
 		if sr.baseIdx < 0 {
 			c.mismatch(sr)
 		}
@@ -228,6 +225,29 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			}
 			rep.Notes = append(rep.Notes, fmt.Sprintf("rule %s %s (%s) matched no metric in %s", r.Metric, r, r.Origin, where))
 		}
+	}
+
+	if len(rep.Checks) == 0 {
+		seen := map[string]bool{}
+		for _, s := range head {
+			for m := range s.Metrics {
+				seen[m] = true
+			}
+		}
+		names := sortedKeys(seen)
+		sortMetrics(names)
+		if len(names) > 8 {
+			names = append(names[:8], "...")
+		}
+		example := "mean_ttft_ms:5%"
+		if len(names) > 0 {
+			example = names[0] + ":5%"
+			if d := metric.Get(names[0]).Direction; d != metric.LowerIsBetter && d != metric.HigherIsBetter {
+				example += ":lower"
+			}
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no rule applies to these results (metrics: %s); add one to the rules file or with --rule %q",
+			strings.Join(names, ", "), example))
 	}
 
 	rep.Verdict = Pass
@@ -334,12 +354,10 @@ func (c *checker) collect(sr *series) bool {
 	}
 	sr.baseIdx = -1
 	sr.window = nil
-	for j, p := range valid {
-		if p.idx <= c.cfg.Baseline.MaxDistance {
-			sr.baseIdx = p.idx
-			sr.window = valid[j:min(len(valid), j+window)]
-		}
-		break
+	// The baseline is the nearest valid result within max_distance.
+	if len(valid) > 0 && valid[0].idx <= c.cfg.Baseline.MaxDistance {
+		sr.baseIdx = valid[0].idx
+		sr.window = valid[:min(len(valid), window)]
 	}
 	searched := len(w.commits) > c.cfg.Baseline.MaxDistance || w.capped()
 	if !searched {
@@ -362,6 +380,7 @@ func values(runs []Sample, name string) []float64 {
 	return out
 }
 
+// pvalues is values over pointers.
 func pvalues(runs []*Sample, name string) []float64 {
 	var out []float64
 	for _, s := range runs {

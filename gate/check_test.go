@@ -600,3 +600,24 @@ func fmtIntPtr(p *int) string {
 	}
 	return strconv.Itoa(*p)
 }
+
+func TestCheckNoRuleApplies(t *testing.T) {
+	gobench := func(i int) []Sample {
+		return []Sample{{Benchmark: "BenchmarkParse", Metrics: map[string]float64{"ns_per_op": 1200, "allocs_per_op": 3}}}
+	}
+	w := newWorld(3, gobench, gobench(0))
+	rep := w.checkCfg(t, nil)
+	if rep.Verdict != Pass || len(rep.Checks) != 0 {
+		t.Fatalf("%s with %d checks", rep.Verdict, len(rep.Checks))
+	}
+	want := `no rule applies to these results (metrics: allocs_per_op, ns_per_op); add one to the rules file or with --rule "allocs_per_op:5%"`
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), want) {
+		t.Errorf("notes %q, want %q", rep.Notes, want)
+	}
+	// With a rule for them, Go benchmarks are gated like any other.
+	head := []Sample{{Benchmark: "BenchmarkParse", Metrics: map[string]float64{"ns_per_op": 1800}}}
+	w = newWorld(3, gobench, head)
+	if c := find(t, w.check(t, "ns_per_op:10%"), "BenchmarkParse", "ns_per_op"); c.Verdict != Fail || !c.Unqualified {
+		t.Errorf("ns_per_op +50%%: %s (unqualified %v)", c.Verdict, c.Unqualified)
+	}
+}

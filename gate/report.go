@@ -94,7 +94,7 @@ type CheckResult struct {
 	Z              *float64 `json:"z,omitempty"`     // robust z, positive when worse
 	P              *float64 `json:"p,omitempty"`     // Holm-adjusted p-value of "worse"
 	BaselineCommit string   `json:"baseline_commit,omitempty"`
-	Distance       *int     `json:"distance,omitempty"` // from the merge-base to BaselineCommit
+	Distance       *int     `json:"distance,omitempty"`      // from the merge-base to BaselineCommit
 	Window         int      `json:"window,omitempty"`        // measured commits in the noise window
 	SegmentStart   string   `json:"segment_start,omitempty"` // oldest commit of the reference segment, when the window was cut
 	Reason         string   `json:"reason,omitempty"`
