@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perfgate/perfgate/store"
+)
+
+// The check benchmark: a 10,000-commit repository (main, and a pull
+// request "pr" of 5 commits forked 50 commits behind main's tip) with
+// 100,000 stored runs (10 benchmarks on every main commit), gated with
+// the real command function, next to the git CLI answering the git part
+// of the same question (rev-parse + merge-base).
+//
+//	go test ./cmd/perfgate -run '^$' -bench 'Check10k|GitCLI' -benchmem
+
+var checkBench struct {
+	once     sync.Once
+	dir, db  string
+	err      error
+	headRuns int
+}
+
+func setupCheckBench(b *testing.B) (string, string) {
+	b.Helper()
+	checkBench.once.Do(func() { checkBench.err = buildCheckBench() })
+	if checkBench.err != nil {
+		b.Fatal(checkBench.err)
+	}
+	return checkBench.dir, checkBench.db
+}
+
+func buildCheckBench() error {
+	root, err := os.MkdirTemp("", "perfgate-check-bench-")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(root, "repo")
+	gitc := func(stdin []byte, args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+		if stdin != nil {
+			cmd.Stdin = bytes.NewReader(stdin)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if _, err := gitc(nil, "-c", "init.defaultBranch=main", "init", "-q"); err != nil {
+		return err
+	}
+	const n, behind, prLen = 10000, 50, 5
+	var s bytes.Buffer
+	commitAt := func(ref string, mark, from int, msg string) {
+		fmt.Fprintf(&s, "commit %s\nmark :%d\ncommitter B <b@example.com> %d +0000\ndata %d\n%s\n", ref, mark, 1700000000+mark*60, len(msg), msg)
+		if from > 0 {
+			fmt.Fprintf(&s, "from :%d\n", from)
+		}
+		body := fmt.Sprint(mark)
+		fmt.Fprintf(&s, "M 644 inline f.txt\ndata %d\n%s\n\n", len(body), body)
+	}
+	for i := 1; i <= n; i++ {
+		commitAt("refs/heads/main", i, i-1, fmt.Sprintf("main commit %d", i))
+	}
+	for j := 1; j <= prLen; j++ {
+		from := n + j - 1
+		if j == 1 {
+			from = n - behind
+		}
+		commitAt("refs/heads/pr", n+j, from, fmt.Sprintf("pr commit %d", j))
+	}
+	if _, err := gitc(s.Bytes(), "fast-import", "--quiet"); err != nil {
+		return err
+	}
+	if _, err := gitc(nil, "checkout", "-q", "pr"); err != nil {
+		return err
+	}
+	out, err := gitc(nil, "rev-list", "--first-parent", "main")
+	if err != nil {
+		return err
+	}
+	mainShas := strings.Fields(out)
+	prHead, err := gitc(nil, "rev-parse", "pr")
+	if err != nil {
+		return err
+	}
+	db := filepath.Join(root, "history.db")
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	t0 := time.Unix(1700000000, 0)
+	var batch []store.Run
+	add := func(commit string, k int, scale float64) error {
+		for bench := 0; bench < 10; bench++ {
+			wob := 1 + 0.02*float64((k*7+bench*3)%11-5)/5
+			batch = append(batch, store.Run{
+				Commit: commit, Benchmark: fmt.Sprintf("serving-%d", bench), Time: t0.Add(time.Duration(k) * time.Minute),
+				Metrics: map[string]float64{
+					"mean_ttft_ms": 100 * wob * scale, "p99_ttft_ms": 300 * wob * scale, "mean_tpot_ms": 20 * wob, "p99_tpot_ms": 40 * wob,
+					"mean_itl_ms": 20 * wob, "p99_itl_ms": 60 * wob, "request_throughput": 2 / wob, "output_throughput": 300 / wob,
+					"total_token_throughput": 460 / wob, "completed": 500, "failed": 0,
+				},
+				Labels: map[string]string{"model": "Qwen/Qwen2.5-7B-Instruct", "hardware": "910B3"},
+				Source: store.Source{Format: "vllm", File: "bench.txt", Line: 1},
+			})
+		}
+		if len(batch) >= 5000 {
+			if _, err := st.Put(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+		return nil
+	}
+	for k, sha := range mainShas {
+		if err := add(sha, n-k, 1); err != nil {
+			return err
+		}
+	}
+	if err := add(prHead, n+1, 1.2); err != nil {
+		return err
+	}
+	if _, err := st.Put(batch); err != nil {
+		return err
+	}
+	checkBench.dir, checkBench.db = dir, db
+	return nil
+}
+
+func BenchmarkCheck10kCommits100kRuns(b *testing.B) {
+	dir, db := setupCheckBench(b)
+	args := []string{"perfgate", "--repo", dir, "--db", db, "check", "--head", "pr", "--base", "main", "-o", "json"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var errb bytes.Buffer
+		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, &errb); code != 1 {
+			b.Fatalf("check exit %d (want 1: the pr regressed 20%%): %s", code, errb.String())
+		}
+	}
+}
+
+func BenchmarkGitCLIRevParseMergeBase(b *testing.B) {
+	dir, _ := setupCheckBench(b)
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("git CLI not installed")
+	}
+	for i := 0; i < b.N; i++ {
+		for _, args := range [][]string{{"rev-parse", "pr", "main"}, {"merge-base", "pr", "main"}} {
+			cmd := exec.Command("git", args...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("git %v: %v %s", args, err, out)
+			}
+		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if checkBench.dir != "" {
+		os.RemoveAll(filepath.Dir(checkBench.dir))
+	}
+	os.Exit(code)
+}
