@@ -179,7 +179,7 @@ func mib(path string, b *testing.B) float64 {
 	return float64(fi.Size()) / (1 << 20)
 }
 
-// BenchmarkImport100k imports the 100,000-run JSONL file (135 MiB) into a
+// BenchmarkImport100k imports the 100,000-run JSONL file (130 MiB) into a
 // new history, with the default batch size.
 func BenchmarkImport100k(b *testing.B) {
 	_, file := benchJSONL(b)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -57,7 +58,7 @@ func ingestCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			runs, err := toRuns(results, runSpec{name: c.String("name"), labels: labels, commit: commit, dirty: dirty, time: time.Now()})
+			runs, err := toRuns(results, runSpec{root: repo.Root(), name: c.String("name"), labels: labels, commit: commit, dirty: dirty, time: time.Now()})
 			if err != nil {
 				return err
 			}
@@ -93,6 +94,7 @@ func resolveCommit(c *cli.Context, repo *gitrepo.Repo, rev string, checkDirty bo
 }
 
 type runSpec struct {
+	root     string // repository root: files inside it are recorded relative to it
 	name     string
 	labels   map[string]string
 	commit   string
@@ -117,10 +119,7 @@ func toRuns(results []ingest.Result, spec runSpec) ([]store.Run, error) {
 		for k, v := range spec.labels {
 			labels[k] = v
 		}
-		file := r.File
-		if file == "<stdin>" {
-			file = "-"
-		}
+		file := sourceFile(r.File, spec.root)
 		runs = append(runs, store.Run{
 			Commit:    spec.commit,
 			Benchmark: bench,
@@ -226,4 +225,27 @@ func short(sha string) string {
 		return sha[:12]
 	}
 	return sha
+}
+
+// sourceFile is the stable name a run records for its input: "-" for
+// stdin, a path relative to the repository root for files inside it (so
+// re-ingesting the same file from another directory is still a no-op),
+// else the absolute path.
+func sourceFile(file, root string) string {
+	if file == "<stdin>" || file == "-" || file == "" {
+		return "-"
+	}
+	if strings.HasPrefix(file, "output of ") {
+		return file
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return file
+	}
+	if root != "" {
+		if rel, err := filepath.Rel(root, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return abs
 }

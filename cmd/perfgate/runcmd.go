@@ -72,7 +72,7 @@ func runCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				rs, err := toRuns(results, runSpec{name: name, labels: labels, commit: commit, dirty: dirty, time: time.Now(), command: argv})
+				rs, err := toRuns(results, runSpec{root: repo.Root(), name: name, labels: labels, commit: commit, dirty: dirty, time: time.Now(), command: argv})
 				if err != nil {
 					return err
 				}
