@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -31,7 +30,7 @@ import (
 //   - gitrepo-cold: Open + the query + Close, as one perfgate command pays;
 //   - gitrepo-warm: the query on an open Repo (bisect, repeated queries);
 //   - git-cli: exec of the git CLI, the target; B/op there counts only the
-//     Go side, and child-maxrss-KB is the git process's peak memory.
+//     Go side of starting the process.
 //
 // Run: go test -run '^$' -bench . -benchtime 20x ./gitrepo/
 
@@ -122,18 +121,14 @@ func buildBenchRepos() error {
 	return nil
 }
 
-func gitCLI(b *testing.B, dir string, args ...string) (string, int64) {
+func gitCLI(b *testing.B, dir string, args ...string) string {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
 		b.Fatalf("git %s: %v", strings.Join(args, " "), err)
 	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = int64(ru.Maxrss)
-	}
-	return strings.TrimSpace(string(out)), rss
+	return strings.TrimSpace(string(out))
 }
 
 func naiveMergeBase(b *testing.B, dir, x, y string) string {
@@ -163,7 +158,7 @@ func BenchmarkMergeBase(b *testing.B) {
 	for _, state := range []string{"nograph", "graph"} {
 		dir := bench.dirs[state]
 		for _, branch := range []string{"pr", "old"} {
-			want, _ := gitCLI(b, dir, "merge-base", "main", branch)
+			want := gitCLI(b, dir, "merge-base", "main", branch)
 			prefix := state + "/main-" + branch + "/"
 			b.Run(prefix+"gogit-naive", func(b *testing.B) {
 				b.ReportAllocs()
@@ -203,15 +198,11 @@ func BenchmarkMergeBase(b *testing.B) {
 			})
 			b.Run(prefix+"git-cli", func(b *testing.B) {
 				b.ReportAllocs()
-				var rss int64
 				for i := 0; i < b.N; i++ {
-					got, r := gitCLI(b, dir, "merge-base", "main", branch)
-					if got != want {
+					if got := gitCLI(b, dir, "merge-base", "main", branch); got != want {
 						b.Fatalf("git merge-base = %s, want %s", got, want)
 					}
-					rss = max(rss, r)
 				}
-				b.ReportMetric(float64(rss), "child-maxrss-KB")
 			})
 		}
 	}
@@ -310,10 +301,8 @@ func BenchmarkNearestMeasured(b *testing.B) {
 			})
 			b.Run(prefix+"git-cli", func(b *testing.B) {
 				b.ReportAllocs()
-				var rss int64
 				for i := 0; i < b.N; i++ {
-					out, r := gitCLI(b, dir, "rev-list", "--first-parent", fmt.Sprintf("--max-count=%d", maxDistance+1), "pr")
-					rss = max(rss, r)
+					out := gitCLI(b, dir, "rev-list", "--first-parent", fmt.Sprintf("--max-count=%d", maxDistance+1), "pr")
 					sha, dist := "", -1
 					for d, s := range strings.Fields(out) {
 						if tc.has(s) {
@@ -323,7 +312,6 @@ func BenchmarkNearestMeasured(b *testing.B) {
 					}
 					check(b, sha, dist, nil)
 				}
-				b.ReportMetric(float64(rss), "child-maxrss-KB")
 			})
 		}
 	}
@@ -338,7 +326,7 @@ func BenchmarkReadCommits(b *testing.B) {
 	benchRepos(b)
 	const n = 1000
 	dir := bench.dirs["nograph"]
-	want, _ := gitCLI(b, dir, "rev-parse", fmt.Sprintf("main~%d", n))
+	want := gitCLI(b, dir, "rev-parse", fmt.Sprintf("main~%d", n))
 	gogit := func(b *testing.B, open func() *git.Repository) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {

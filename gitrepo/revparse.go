@@ -48,8 +48,7 @@ func (r *Repo) ResolveBranch(name string) (sha, ref string, err error) {
 		}
 		for _, c := range candidates {
 			if h, ok := r.refTarget(c); ok {
-				id, err := r.peelRev(name, h)
-				return id.String(), c.String(), err
+				return r.peelBranch(name, h, c)
 			}
 		}
 		var found []plumbing.ReferenceName
@@ -67,8 +66,7 @@ func (r *Repo) ResolveBranch(name string) (sha, ref string, err error) {
 		}
 		if len(found) == 1 {
 			if h, ok := r.refTarget(found[0]); ok {
-				id, err := r.peelRev(name, h)
-				return id.String(), found[0].String(), err
+				return r.peelBranch(name, h, found[0])
 			}
 		}
 	}
@@ -81,6 +79,14 @@ func (r *Repo) ResolveBranch(name string) (sha, ref string, err error) {
 		return "", "", err
 	}
 	return h.String(), "", nil
+}
+
+func (r *Repo) peelBranch(name string, h plumbing.Hash, ref plumbing.ReferenceName) (string, string, error) {
+	id, err := r.peelRev(name, h)
+	if err != nil {
+		return "", "", err
+	}
+	return id.String(), ref.String(), nil
 }
 
 // resolve is Resolve with r.mu held.
@@ -132,8 +138,11 @@ func (r *Repo) resolveBase(orig, base string) (plumbing.Hash, error) {
 			}
 		}
 		if base == "HEAD" {
-			_, err := r.head()
-			return plumbing.ZeroHash, &RevisionError{Rev: orig, Reason: fmt.Sprint(err)}
+			reason := "HEAD does not name a commit; check out a branch or commit"
+			if _, err := r.head(); err != nil {
+				reason = err.Error()
+			}
+			return plumbing.ZeroHash, &RevisionError{Rev: orig, Reason: reason}
 		}
 	}
 	if len(base) >= 4 && len(base) < 40 && isHex(base) {

@@ -90,7 +90,7 @@ func (r *Repo) FirstParentAncestors(rev string, n int) ([]string, error) {
 // reports true, with its distance. It returns "", -1 and a nil error when no
 // commit within reach has results (or the history ends first), and a
 // *ShallowError when a shallow clone's boundary comes first. has receives
-// full SHAs.
+// full SHAs; it runs while the Repo is locked, so it must not call the Repo.
 func (r *Repo) NearestMeasured(rev string, maxDistance int, has func(sha string) bool) (string, int, error) {
 	if maxDistance < 0 {
 		return "", -1, fmt.Errorf("max distance %d is negative; use 0 to consider only %q itself", maxDistance, rev)
