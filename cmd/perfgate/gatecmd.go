@@ -182,7 +182,7 @@ func checkCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "base", Usage: "base branch or revision (default: baseline.branch of the rules, else main)"},
 			&cli.StringFlag{Name: "rules", Usage: "rules `FILE` (default .perfgate.yml at the repo root)"},
 			&cli.StringSliceFlag{Name: "rule", Usage: "a rule in shorthand, e.g. 'mean_ttft_ms:3%'; repeatable"},
-		}, reportFlags()...),
+		}, append(reportFlags(), githubFlags()...)...),
 		Action: func(c *cli.Context) error {
 			repo, err := openRepo(c)
 			if err != nil {
@@ -229,6 +229,7 @@ func checkCommand(e *env) *cli.Command {
 			if err := writeReport(c, e, rep); err != nil {
 				return err
 			}
+			publishReport(c, e, rep)
 			if rep.Failed() {
 				return errGateFailed
 			}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfgate/perfgate/github"
+	"github.com/perfgate/perfgate/histsync"
+	"github.com/perfgate/perfgate/store"
+)
+
+func init() { commandSet = append(commandSet, syncCommand) }
+
+func syncCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "sync",
+		Usage: "pull and push the history through a data branch on the git remote, so CI and developers share it",
+		Description: "Runs are stored one file each on a branch with no code (perfgate-history by default) of the\n" +
+			"remote (origin by default): sync imports the branch's runs into the local history, then commits\n" +
+			"the local runs the branch lacks and pushes them, retrying on top when another runner pushed\n" +
+			"first. Runs measured on uncommitted changes are never pushed. A fresh clone rebuilds its\n" +
+			"history with one sync. On a laptop, --pull-only fetches CI's baselines without sharing local runs.\n" +
+			"HTTPS remotes use PERFGATE_GITHUB_TOKEN or GITHUB_TOKEN (for the GITHUB_SERVER_URL host only),\n" +
+			"actions/checkout's stored credentials, or git's credential helpers; SSH remotes use the SSH agent.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "remote", Value: histsync.DefaultRemote, EnvVars: []string{"PERFGATE_SYNC_REMOTE"}, Usage: "git remote `NAME` to sync with"},
+			&cli.StringFlag{Name: "branch", Value: histsync.DefaultBranch, EnvVars: []string{"PERFGATE_SYNC_BRANCH"}, Usage: "data `BRANCH` that holds the history"},
+			&cli.BoolFlag{Name: "pull-only", Usage: "only import the branch's runs; push nothing"},
+			&cli.BoolFlag{Name: "push-only", Usage: "only push local runs; import nothing"},
+			outputFlag("text", "json"),
+		},
+		Action: func(c *cli.Context) error {
+			out, err := checkOutput(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			if c.Bool("pull-only") && c.Bool("push-only") {
+				return usageErrorf("sync: --pull-only and --push-only exclude each other; give one, or neither to do both")
+			}
+			repo, err := openRepo(c)
+			if err != nil {
+				return err
+			}
+			defer repo.Close()
+			dir := repo.Root()
+			if dir == "" {
+				dir = repo.GitDir()
+			}
+			pushOnly := c.Bool("push-only")
+			st, err := openStore(c, repo, pushOnly)
+			if err != nil {
+				return err
+			}
+			if st == nil { // push-only without a history: nothing to push
+				return writeSync(e, out, &histsync.Result{Remote: c.String("remote"), Branch: c.String("branch")})
+			}
+			defer st.Close()
+			var token string
+			for _, v := range github.TokenVars {
+				if token = strings.TrimSpace(e.getenv(v)); token != "" {
+					break
+				}
+			}
+			res, err := histsync.Sync(c.Context, dir, st, histsync.Options{
+				Remote: c.String("remote"), Branch: c.String("branch"),
+				NoPull: pushOnly, NoPush: c.Bool("pull-only"),
+				Token: token, TokenHost: tokenHost(e.getenv("GITHUB_SERVER_URL")),
+				Log: func(format string, args ...any) {
+					fmt.Fprintf(e.stderr, "perfgate: "+format+"\n", args...)
+				},
+			})
+			if err != nil {
+				return syncError(err, token)
+			}
+			for _, s := range res.Skipped {
+				fmt.Fprintf(e.stderr, "perfgate: warning: skipped %s\n", s)
+			}
+			return writeSync(e, out, res)
+		},
+	}
+}
+
+// tokenHost is the host a GitHub token may be sent to.
+func tokenHost(serverURL string) string {
+	if u, err := url.Parse(serverURL); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return "github.com"
+}
+
+// syncError maps sync failures: a wrong remote or branch is bad input
+// (2), an unreachable or refusing remote the environment (3).
+func syncError(err error, token string) error {
+	msg := err.Error()
+	if token != "" && len(token) >= 4 {
+		msg = strings.ReplaceAll(msg, token, "***")
+	}
+	err2 := fmt.Errorf("sync: %s", msg)
+	switch {
+	case errors.Is(err, histsync.ErrConfig):
+		return &exitError{code: exitBad, err: err2}
+	case errors.Is(err, store.ErrLocked), errors.Is(err, histsync.ErrRemote):
+		return envError(err2)
+	case errors.Is(err, store.ErrBadInput):
+		return &exitError{code: exitBad, err: err2}
+	}
+	return envError(err2)
+}
+
+func writeSync(e *env, out string, res *histsync.Result) error {
+	if out == "json" {
+		skipped := res.Skipped
+		if skipped == nil {
+			skipped = []string{}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{
+			"remote": res.Remote, "branch": res.Branch, "url": res.URL, "tip": res.Tip,
+			"on_branch": res.OnBranch, "pulled": res.Pulled, "pushed": res.Pushed,
+			"attempts": res.Attempts, "dirty_not_pushed": res.Dirty, "skipped": skipped,
+		})
+	}
+	tip := "no branch yet"
+	if res.Tip != "" {
+		tip = res.Tip[:12]
+	}
+	fmt.Fprintf(e.stdout, "synced with %s %s (%s): pulled %d runs, pushed %d runs; %d runs on the branch at %s\n",
+		res.Remote, res.Branch, res.URL, res.Pulled, res.Pushed, res.OnBranch, tip)
+	if res.Attempts > 1 {
+		fmt.Fprintf(e.stdout, "other runners pushed first: pushed on attempt %d\n", res.Attempts)
+	}
+	if res.Dirty > 0 {
+		fmt.Fprintf(e.stdout, "%d runs measured on uncommitted changes stay local (never pushed)\n", res.Dirty)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSyncCIToDeveloper is the history's trip: CI measures main and
+// pushes the runs with perfgate sync; a developer's clone pulls them and
+// its local pre-merge check finds CI's baselines.
+func TestSyncCIToDeveloper(t *testing.T) {
+	root := t.TempDir()
+	bare := filepath.Join(root, "remote.git")
+	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	remote := "file://" + bare
+
+	// CI: main's history, measured and synced.
+	ci := gitRepo(t)
+	mainHistory(t, ci, 6)
+	git(t, ci, "remote", "add", "origin", remote)
+	git(t, ci, "push", "-q", "origin", "main")
+	stdout, stderr, code := runCLI(t, "", "--repo", ci, "sync")
+	if code != 0 || !strings.Contains(stdout, "pushed 6 runs") {
+		t.Fatalf("CI sync: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	// The developer: a fresh clone, a regressed branch measured locally.
+	dev := filepath.Join(root, "dev")
+	git(t, root, "clone", "-q", remote, dev)
+	git(t, dev, "checkout", "-q", "-b", "work")
+	commit(t, dev, "work", map[string]string{"w.txt": "x"})
+	ingestAt(t, dev, metricsJSON(118, 300))
+	// Without CI's history there is no baseline: the check cannot fail.
+	cj, stderr, code := checkOut(t, dev, "--rule", "mean_ttft_ms:3%")
+	if code != 0 || cj.verdictOf("mean_ttft_ms") != "new" {
+		t.Fatalf("before sync: exit %d, %+v\n%s", code, cj, stderr)
+	}
+	stdout, stderr, code = runCLI(t, "", "--repo", dev, "sync", "--pull-only", "-o", "json")
+	if code != 0 {
+		t.Fatalf("dev sync: exit %d\n%s", code, stderr)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(stdout), &raw); err != nil {
+		t.Fatalf("sync -o json: %v\n%s", err, stdout)
+	}
+	if raw["pulled"] != float64(6) || raw["pushed"] != float64(0) || raw["on_branch"] != float64(6) {
+		t.Errorf("sync -o json: %s", stdout)
+	}
+	cj, stderr, code = checkOut(t, dev, "--rule", "mean_ttft_ms:3%")
+	if code != 1 || cj.verdictOf("mean_ttft_ms") != "fail" {
+		t.Errorf("after sync: exit %d, %+v\n%s", code, cj, stderr)
+	}
+	// --pull-only pushed nothing: the remote still has CI's 6 runs.
+	if n := strings.Count(git(t, bare, "ls-tree", "-r", "--name-only", "perfgate-history"), ".json"); n != 6 {
+		t.Errorf("remote has %d runs, want 6", n)
+	}
+	// A plain sync shares the developer's run; a second one is a no-op.
+	stdout, _, code = runCLI(t, "", "--repo", dev, "sync")
+	if code != 0 || !strings.Contains(stdout, "pushed 1 runs; 7 runs on the branch") {
+		t.Errorf("dev push: exit %d\n%s", code, stdout)
+	}
+	stdout, _, _ = runCLI(t, "", "--repo", ci, "sync")
+	if !strings.Contains(stdout, "pulled 1 runs, pushed 0 runs") {
+		t.Errorf("CI pull: %s", stdout)
+	}
+}
+
+func TestSyncCommandErrors(t *testing.T) {
+	repo := gitRepo(t)
+	mainHistory(t, repo, 1)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"both only flags", []string{"--repo", repo, "sync", "--pull-only", "--push-only"}, 2, "exclude each other"},
+		{"no remote", []string{"--repo", repo, "sync"}, 2, `no remote "origin" to sync with`},
+		{"bad -o", []string{"--repo", repo, "sync", "-o", "xml"}, 2, `-o "xml"`},
+		{"not a repository", []string{"--repo", t.TempDir(), "sync"}, 3, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tt.code, stderr, tt.want)
+			}
+		})
+	}
+	// An unreachable remote is the environment (3).
+	git(t, repo, "remote", "add", "origin", "file://"+filepath.Join(t.TempDir(), "missing.git"))
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "sync"); code != 3 || !strings.Contains(stderr, "cannot fetch from origin") {
+		t.Errorf("unreachable remote: exit %d, %q", code, stderr)
+	}
+	// Push-only without a history: nothing to do.
+	empty := gitRepo(t)
+	commit(t, empty, "c", map[string]string{"a": "1"})
+	git(t, empty, "remote", "add", "origin", "file://"+filepath.Join(t.TempDir(), "missing.git"))
+	if stdout, stderr, code := runCLI(t, "", "--repo", empty, "sync", "--push-only"); code != 0 || !strings.Contains(stdout, "pushed 0 runs") {
+		t.Errorf("push-only without history: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(empty, ".perfgate")); err == nil {
+		t.Errorf("push-only created a history")
+	}
+}

@@ -1,0 +1,158 @@
+package github
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TestActionScript runs the action's main step, the bash script of
+// action.yml, as the runner would: with the inputs in its env, a built
+// perfgate, and a repository whose origin is a bare remote. A push to main
+// records the run on the history branch; a pull request pulls it, gates
+// against it (failing on the regression, with the verdict in the step
+// outputs) and pushes nothing.
+func TestActionScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds perfgate")
+	}
+	for _, tool := range []string{"git", "bash", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s", tool)
+		}
+	}
+	script := actionStep(t, "perfgate")
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "perfgate")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/perfgate")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	gitEnv := []string{"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com",
+		"GIT_CONFIG_NOSYSTEM=1", "HOME=" + tmp}
+	git := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), gitEnv...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	bare := filepath.Join(tmp, "remote.git")
+	git(tmp, "init", "-q", "--bare", "-b", "main", bare)
+	work := filepath.Join(tmp, "work")
+	git(tmp, "init", "-q", "-b", "main", work)
+	git(work, "remote", "add", "origin", "file://"+bare)
+	git(work, "commit", "-q", "--allow-empty", "-m", "main")
+	git(work, "push", "-q", "origin", "main")
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(tmp, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.json", `{"metrics": {"mean_ttft_ms": 100, "completed": 500, "failed": 0}}`)
+	write("pr.json", `{"metrics": {"mean_ttft_ms": 120, "completed": 500, "failed": 0}}`)
+
+	runStep := func(event string, inputs map[string]string) (string, map[string]string, int) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "output")
+		cmd := exec.Command("bash", "-e", "-c", script)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), gitEnv...)
+		cmd.Env = append(cmd.Env, "PERFGATE="+bin, "GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME="+event, "GITHUB_OUTPUT="+out,
+			"GITHUB_REPOSITORY=o/r", "GITHUB_TOKEN=", "PERFGATE_GITHUB_TOKEN=", "GITHUB_STEP_SUMMARY=", "GITHUB_EVENT_PATH=",
+			"GITHUB_BASE_REF=", "PERFGATE_GATE_ID=", "PERFGATE_SYNC_REMOTE=", "PERFGATE_SYNC_BRANCH=", "PERFGATE_DB=")
+		defaults := map[string]string{"COMMAND": "check", "ARGS": "", "INGEST": "", "NAME": "", "RULES": "", "BASE": "", "COMMENT": "auto", "SYNC": "true"}
+		for k, v := range inputs {
+			defaults[k] = v
+		}
+		for k, v := range defaults {
+			cmd.Env = append(cmd.Env, "INPUT_"+k+"="+v)
+		}
+		b, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		outputs := map[string]string{}
+		if data, err := os.ReadFile(out); err == nil {
+			lines := strings.Split(string(data), "\n")
+			for i := 0; i < len(lines); i++ {
+				if name, delim, ok := strings.Cut(lines[i], "<<"); ok {
+					var v []string
+					for i++; i < len(lines) && lines[i] != delim; i++ {
+						v = append(v, lines[i])
+					}
+					outputs[name] = strings.Join(v, "\n")
+				}
+			}
+		}
+		return string(b), outputs, code
+	}
+
+	// On a push to main: ingest, check, and the history goes to the remote.
+	log, outputs, code := runStep("push", map[string]string{"INGEST": filepath.Join(tmp, "main.json"), "NAME": "serving"})
+	if code != 0 || outputs["verdict"] != "pass" {
+		t.Fatalf("push: exit %d, outputs %v\n%s", code, outputs, log)
+	}
+	if n := strings.Count(git(bare, "ls-tree", "-r", "--name-only", "perfgate-history"), ".json"); n != 1 {
+		t.Errorf("the remote's history has %d runs, want 1\n%s", n, log)
+	}
+
+	// A pull request in a fresh clone: the history is pulled, the
+	// regression fails, args are shell words, and nothing is pushed.
+	os.RemoveAll(filepath.Join(work, ".perfgate"))
+	git(work, "checkout", "-q", "-b", "feature")
+	git(work, "commit", "-q", "--allow-empty", "-m", "feature")
+	log, outputs, code = runStep("pull_request", map[string]string{
+		"INGEST": filepath.Join(tmp, "pr.json"), "NAME": "serving", "BASE": "main",
+		"ARGS": `--rule 'Mean TTFT:3%' -o json --out "` + filepath.Join(tmp, "report file.json") + `"`,
+	})
+	if code != 1 || outputs["verdict"] != "fail" || !strings.Contains(outputs["report"], "Mean TTFT") {
+		t.Errorf("pull request: exit %d, outputs %v\n%s", code, outputs, log)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "report file.json")); err != nil {
+		t.Errorf("--out with a space in its quoted path: %v", err)
+	}
+	if n := strings.Count(git(bare, "ls-tree", "-r", "--name-only", "perfgate-history"), ".json"); n != 1 {
+		t.Errorf("a pull request pushed to the history (%d runs)", n)
+	}
+}
+
+// actionStep returns the run script of the composite step with id.
+func actionStep(t *testing.T, id string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var action struct {
+		Runs struct {
+			Steps []struct {
+				ID  string `yaml:"id"`
+				Run string `yaml:"run"`
+			} `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	if err := yaml.Unmarshal(data, &action); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range action.Runs.Steps {
+		if s.ID == id {
+			return s.Run
+		}
+	}
+	t.Fatalf("action.yml has no step %q", id)
+	return ""
+}

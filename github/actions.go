@@ -1,0 +1,78 @@
+package github
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// summaryNote ends a job summary that was cut to GitHub's limit.
+const summaryNote = "\n> [!NOTE]\n> This report was shortened to fit GitHub's 1 MiB job summary limit; `perfgate check -o markdown --out FILE` writes it whole.\n"
+
+// AppendStepSummary appends markdown to the job summary file
+// ($GITHUB_STEP_SUMMARY), shortened to GitHub's 1 MiB limit per step. It
+// does nothing when the file is not set.
+func (e *Env) AppendStepSummary(markdown string) error {
+	if e.StepSummary == "" {
+		return nil
+	}
+	markdown = shortenBytes(markdown, MaxStepSummary-1, summaryNote)
+	if !strings.HasSuffix(markdown, "\n") {
+		markdown += "\n"
+	}
+	return appendFile("GITHUB_STEP_SUMMARY", e.StepSummary, markdown)
+}
+
+// WriteOutputs appends step outputs to $GITHUB_OUTPUT, each in the
+// multi-line form NAME<<DELIMITER with a random delimiter that the value
+// does not contain. It does nothing when the file is not set.
+func (e *Env) WriteOutputs(outputs map[string]string) error {
+	if e.OutputFile == "" {
+		return nil
+	}
+	names := make([]string, 0, len(outputs))
+	for k := range outputs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		v := outputs[k]
+		if strings.ContainsAny(k, "\n\r=<") {
+			return fmt.Errorf("output name %q may not contain newlines, = or <", k)
+		}
+		delim := delimiter(v)
+		fmt.Fprintf(&b, "%s<<%s\n%s\n%s\n", k, delim, strings.TrimSuffix(v, "\n"), delim)
+	}
+	return appendFile("GITHUB_OUTPUT", e.OutputFile, b.String())
+}
+
+// delimiter returns a heredoc delimiter that does not occur in v.
+func delimiter(v string) string {
+	for {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		d := "ghadelimiter_" + hex.EncodeToString(b[:])
+		if !strings.Contains(v, d) {
+			return d
+		}
+	}
+}
+
+func appendFile(variable, path, text string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("%s %q: %v", variable, path, err)
+	}
+	_, werr := f.WriteString(text)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("%s %q: %v", variable, path, werr)
+	}
+	return nil
+}

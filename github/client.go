@@ -1,0 +1,268 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	gh "github.com/google/go-github/v60/github"
+)
+
+// Client is a go-github client for one repository, with the retrying
+// Transport under it and the token redacted from its errors.
+type Client struct {
+	gh          *gh.Client
+	owner, repo string
+	token       string
+	pageSize    int
+}
+
+// ClientOptions configure NewClient.
+type ClientOptions struct {
+	// Transport is the retry policy; nil: a Transport with the defaults.
+	// Its Base is the HTTP transport (nil: http.DefaultTransport).
+	Transport *Transport
+	// Timeout bounds one HTTP attempt; 0: 30 s.
+	Timeout time.Duration
+	// PageSize is the number of comments per page when listing; 0: 100,
+	// GitHub's maximum.
+	PageSize int
+}
+
+// UserAgent is sent with every request.
+var UserAgent = "perfgate"
+
+// NewClient returns a client for env's repository. It needs a token and a
+// repository; the error says which is missing and how to provide it.
+func NewClient(env *Env, opts ClientOptions) (*Client, error) {
+	if env.Owner == "" {
+		return nil, errors.New("no repository: GITHUB_REPOSITORY is not set; run inside GitHub Actions or set GITHUB_REPOSITORY=OWNER/NAME")
+	}
+	if env.token == "" {
+		return nil, fmt.Errorf("no token: set %s (in a workflow: env: GITHUB_TOKEN: ${{ github.token }})", strings.Join(TokenVars, " or "))
+	}
+	base, err := url.Parse(env.APIURL)
+	if err != nil || base.Scheme == "" || base.Host == "" {
+		return nil, fmt.Errorf("GITHUB_API_URL %q is not a URL; on github.com leave it unset, on GitHub Enterprise Server use https://HOST/api/v3", env.APIURL)
+	}
+	tr := opts.Transport
+	if tr == nil {
+		tr = &Transport{}
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	c := gh.NewClient(&http.Client{Transport: tr, Timeout: timeout}).WithAuthToken(env.token)
+	c.BaseURL = base
+	c.UserAgent = UserAgent
+	return &Client{gh: c, owner: env.Owner, repo: env.Repo, token: env.token, pageSize: orInt(opts.PageSize, 100)}, nil
+}
+
+// APIError is a failed GitHub call, with the token redacted and a hint
+// for the common causes.
+type APIError struct {
+	Op     string // what perfgate tried, e.g. "update the PR comment"
+	Status int    // HTTP status; 0 for a network error
+	Msg    string
+	Hint   string
+}
+
+func (e *APIError) Error() string {
+	s := "GitHub: cannot " + e.Op + ": " + e.Msg
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+// wrap turns a go-github error into an *APIError.
+func (c *Client) wrap(op string, resp *gh.Response, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := &APIError{Op: op, Msg: redact(err.Error(), c.token)}
+	if resp != nil && resp.Response != nil {
+		e.Status = resp.StatusCode
+	}
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		e.Status = er.Response.StatusCode
+		msg := er.Message
+		if msg == "" {
+			msg = http.StatusText(er.Response.StatusCode)
+		}
+		e.Msg = redact(fmt.Sprintf("%s %s: %d %s", er.Response.Request.Method, er.Response.Request.URL.Path, er.Response.StatusCode, msg), c.token)
+	}
+	switch {
+	case e.Status == http.StatusUnauthorized:
+		e.Hint = "the token is invalid or expired; check " + strings.Join(TokenVars, " / ")
+	case e.Status == http.StatusForbidden && strings.Contains(strings.ToLower(e.Msg), "not accessible"):
+		e.Hint = "the token may not write here: grant the job permissions (pull-requests: write, statuses: write or checks: write); " +
+			"a pull request from a fork gets a read-only token, publish it from a workflow_run workflow (see docs/github.md)"
+	case e.Status == http.StatusForbidden || e.Status == http.StatusTooManyRequests:
+		e.Hint = "GitHub refused or rate-limited the request; it was retried within the time budget"
+	case e.Status == http.StatusNotFound:
+		e.Hint = fmt.Sprintf("check that %s/%s exists and that the token can see it (GITHUB_API_URL for GitHub Enterprise)", c.owner, c.repo)
+	case e.Status == 0 || e.Status >= 500:
+		e.Hint = "GitHub is unreachable or failing; it was retried within the time budget"
+	}
+	return e
+}
+
+// Marker is the hidden line that identifies a gate's sticky comment.
+func Marker(gateID string) string { return "<!-- perfgate:gate=" + gateID + " -->" }
+
+// CommentResult says what UpsertComment did.
+type CommentResult struct {
+	URL     string
+	ID      int64
+	Created bool // a new comment; otherwise the existing one was edited
+	Deleted int  // duplicate sticky comments removed
+}
+
+// UpsertComment edits the sticky comment of gateID on pull request pr, or
+// creates it. body is shortened to GitHub's limit and the marker is put
+// first. Only create=false with no existing comment does nothing (a
+// comment mode that creates only on failure); the result then has ID 0.
+func (c *Client) UpsertComment(ctx context.Context, pr int, gateID, body string, create bool) (CommentResult, error) {
+	marker := Marker(gateID)
+	full := Shorten(marker+"\n"+body, MaxCommentLen, shortenedNote)
+	var found []*gh.IssueComment
+	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: c.pageSize}}
+	for {
+		page, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, pr, opts)
+		if err != nil {
+			return CommentResult{}, c.wrap(fmt.Sprintf("list the comments of pull request #%d", pr), resp, err)
+		}
+		for _, cm := range page {
+			if strings.HasPrefix(cm.GetBody(), marker) {
+				found = append(found, cm)
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	if len(found) == 0 {
+		if !create {
+			return CommentResult{}, nil
+		}
+		cm, resp, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, pr, &gh.IssueComment{Body: &full})
+		if err != nil {
+			return CommentResult{}, c.wrap(fmt.Sprintf("comment on pull request #%d", pr), resp, err)
+		}
+		return CommentResult{URL: cm.GetHTMLURL(), ID: cm.GetID(), Created: true}, nil
+	}
+	keep := found[0]
+	res := CommentResult{ID: keep.GetID(), URL: keep.GetHTMLURL()}
+	if keep.GetBody() != full {
+		cm, resp, err := c.gh.Issues.EditComment(ctx, c.owner, c.repo, keep.GetID(), &gh.IssueComment{Body: &full})
+		if err != nil {
+			return res, c.wrap(fmt.Sprintf("update comment %d on pull request #%d", keep.GetID(), pr), resp, err)
+		}
+		res.URL = cm.GetHTMLURL()
+	}
+	for _, dup := range found[1:] {
+		resp, err := c.gh.Issues.DeleteComment(ctx, c.owner, c.repo, dup.GetID())
+		if err != nil {
+			return res, c.wrap(fmt.Sprintf("delete duplicate comment %d on pull request #%d", dup.GetID(), pr), resp, err)
+		}
+		res.Deleted++
+	}
+	return res, nil
+}
+
+// Status is a commit status or check run outcome.
+type Status struct {
+	Name       string // the status context or check run name
+	Success    bool
+	Title      string // one line; a status description is cut to 140 characters
+	Summary    string // markdown, for a check run's output
+	DetailsURL string // the workflow run, when known
+}
+
+// maxDescription is GitHub's limit on a status description.
+const maxDescription = 140
+
+// SetStatus sets a commit status on sha.
+func (c *Client) SetStatus(ctx context.Context, sha string, s Status) error {
+	state := "failure"
+	if s.Success {
+		state = "success"
+	}
+	desc := cutRunes(s.Title, maxDescription)
+	st := &gh.RepoStatus{State: &state, Context: &s.Name, Description: &desc}
+	if s.DetailsURL != "" {
+		st.TargetURL = &s.DetailsURL
+	}
+	_, resp, err := c.gh.Repositories.CreateStatus(ctx, c.owner, c.repo, sha, st)
+	return c.wrap(fmt.Sprintf("set the commit status %q on %s", s.Name, short(sha)), resp, err)
+}
+
+// CreateCheckRun creates a completed check run on sha and returns its URL.
+func (c *Client) CreateCheckRun(ctx context.Context, sha string, s Status) (string, error) {
+	conclusion := "failure"
+	if s.Success {
+		conclusion = "success"
+	}
+	status := "completed"
+	title := cutRunes(s.Title, 1000)
+	summary := Shorten(s.Summary, MaxCheckRunText, shortenedNote)
+	opts := gh.CreateCheckRunOptions{
+		Name: s.Name, HeadSHA: sha, Status: &status, Conclusion: &conclusion,
+		CompletedAt: &gh.Timestamp{Time: time.Now()},
+		Output:      &gh.CheckRunOutput{Title: &title, Summary: &summary},
+	}
+	if s.DetailsURL != "" {
+		opts.DetailsURL = &s.DetailsURL
+	}
+	cr, resp, err := c.gh.Checks.CreateCheckRun(ctx, c.owner, c.repo, opts)
+	if err != nil {
+		return "", c.wrap(fmt.Sprintf("create the check run %q on %s", s.Name, short(sha)), resp, err)
+	}
+	return cr.GetHTMLURL(), nil
+}
+
+// FindPR returns the open pull request whose head is headRepo:branch at
+// sha, for a workflow_run triggered by a fork, whose payload lists no pull
+// request. It returns 0 when none matches.
+func (c *Client) FindPR(ctx context.Context, headRepo, branch, sha string) (int, error) {
+	owner, _, _ := strings.Cut(headRepo, "/")
+	if owner == "" || branch == "" {
+		return 0, nil
+	}
+	opts := &gh.PullRequestListOptions{State: "open", Head: owner + ":" + branch, ListOptions: gh.ListOptions{PerPage: 100}}
+	prs, resp, err := c.gh.PullRequests.List(ctx, c.owner, c.repo, opts)
+	if err != nil {
+		return 0, c.wrap(fmt.Sprintf("find the pull request of %s:%s", owner, branch), resp, err)
+	}
+	for _, p := range prs {
+		if sha == "" || p.GetHead().GetSHA() == sha {
+			return p.GetNumber(), nil
+		}
+	}
+	return 0, nil
+}
+
+// PRHead returns the head commit of pull request pr, to check that a
+// pull request number given with a report belongs to the commit.
+func (c *Client) PRHead(ctx context.Context, pr int) (string, error) {
+	p, resp, err := c.gh.PullRequests.Get(ctx, c.owner, c.repo, pr)
+	if err != nil {
+		return "", c.wrap(fmt.Sprintf("read pull request #%d", pr), resp, err)
+	}
+	return p.GetHead().GetSHA(), nil
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

@@ -1,0 +1,50 @@
+// Package github owns perfgate's side of GitHub: reading what a GitHub
+// Actions workflow tells a step (the repository, the pull request, the
+// commit, the API URL, the token, the job summary and output files), and
+// publishing a rendered report there: one sticky pull-request comment per
+// gate id, a commit status or a check run, the job summary and the step
+// outputs.
+//
+// It knows nothing of the command line nor of how a report is computed:
+// callers hand it markdown, a verdict and a one-line title. Package gate
+// knows nothing of GitHub.
+//
+// # Environment
+//
+// FromEnv reads the standard Actions variables (GITHUB_REPOSITORY,
+// GITHUB_EVENT_NAME, GITHUB_SHA, GITHUB_API_URL, GITHUB_SERVER_URL,
+// GITHUB_RUN_ID, GITHUB_STEP_SUMMARY, GITHUB_OUTPUT) and the event payload
+// (GITHUB_EVENT_PATH): for pull_request and pull_request_target the pull
+// request's number, head commit and head repository; for workflow_run the
+// triggering run's head commit, branch, repository and pull requests; for
+// push the pushed commit; for merge_group the group's head. The token is
+// PERFGATE_GITHUB_TOKEN, else GITHUB_TOKEN. It is kept unexported, is sent
+// only in the Authorization header, and every error that leaves this
+// package has it replaced by "***".
+//
+// GITHUB_API_URL is the API root as Actions sets it: https://api.github.com
+// on github.com, https://HOST/api/v3 on GitHub Enterprise Server, so the
+// same workflow works on both.
+//
+// # Sticky comments
+//
+// A comment carries the hidden marker <!-- perfgate:gate=ID -->. Publishing
+// lists every page of the pull request's comments, edits the first comment
+// that carries the marker and deletes later duplicates (left by an earlier
+// run whose create was retried after a lost response), or creates the
+// comment when none exists. A body over GitHub's limit of 65,536
+// characters is shortened at a line boundary, open <details> and code
+// fences are closed, and a note says so: it is never rejected.
+//
+// # Retries
+//
+// go-github v60 has no retry and does not map 429 to a rate-limit error.
+// Transport, the http.RoundTripper under the client, retries 500, 502,
+// 503 and 504, 429, and 403 responses that are rate limits (a secondary
+// rate limit message, a Retry-After header, or x-ratelimit-remaining: 0),
+// as well as network errors, with exponential backoff and jitter. It
+// honours Retry-After (seconds or an HTTP date) and x-ratelimit-reset, and
+// waits a minute for a secondary limit that names no time, as GitHub asks.
+// Attempts and total time are bounded (MaxAttempts, MaxElapsed); when the
+// next wait would exceed the budget, the last response is returned as is.
+package github

@@ -1,0 +1,147 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scripted is a RoundTripper answering from a list.
+type scripted struct {
+	t      *testing.T
+	resps  []*http.Response
+	errs   []error
+	n      int
+	bodies []string
+}
+
+func (s *scripted) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.n >= len(s.resps) {
+		s.t.Fatalf("attempt %d: no response left", s.n+1)
+	}
+	if r.Body != nil {
+		b, _ := io.ReadAll(r.Body)
+		s.bodies = append(s.bodies, string(b))
+	}
+	resp, err := s.resps[s.n], s.errs[s.n]
+	s.n++
+	if resp != nil {
+		resp.Request = r
+	}
+	return resp, err
+}
+
+func response(status int, header map[string]string, body string) *http.Response {
+	h := http.Header{}
+	for k, v := range header {
+		h.Set(k, v)
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body))}
+}
+
+func TestTransportClassify(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name  string
+		resp  *http.Response
+		err   error
+		retry bool
+		wait  time.Duration // 0: an exponential backoff
+	}{
+		{"200", response(200, nil, ""), nil, false, 0},
+		{"404", response(404, nil, ""), nil, false, 0},
+		{"422", response(422, nil, ""), nil, false, 0},
+		{"500", response(500, nil, ""), nil, true, 0},
+		{"502", response(502, nil, ""), nil, true, 0},
+		{"503 with Retry-After", response(503, map[string]string{"Retry-After": "7"}, ""), nil, true, 7 * time.Second},
+		{"429 without headers", response(429, nil, ""), nil, true, 0},
+		{"429 with an HTTP date", response(429, map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, ""), nil, true, 90 * time.Second},
+		{"403 primary limit until reset", response(403, map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "1767269000"}, `{"message":"API rate limit exceeded"}`), nil, true, time.Unix(1767269000, 0).Sub(now) + time.Second},
+		{"403 secondary limit", response(403, nil, `{"message":"You have exceeded a secondary rate limit"}`), nil, true, time.Minute},
+		{"403 permission", response(403, nil, `{"message":"Resource not accessible by integration"}`), nil, false, 0},
+		{"network error", nil, errors.New("connection reset by peer"), true, 0},
+		{"canceled", nil, context.Canceled, false, 0},
+	}
+	tr := &Transport{BaseDelay: time.Second}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wait, retry := tr.classify(tt.resp, tt.err, 1, now)
+			if retry != tt.retry {
+				t.Fatalf("retry %v, want %v", retry, tt.retry)
+			}
+			if !retry {
+				return
+			}
+			if tt.wait == 0 {
+				if wait < 500*time.Millisecond || wait > time.Second {
+					t.Errorf("backoff %v, want 0.5-1s", wait)
+				}
+			} else if wait != tt.wait {
+				t.Errorf("wait %v, want %v", wait, tt.wait)
+			}
+			if tt.resp != nil {
+				// The body the classification read is still there for go-github.
+				b, _ := io.ReadAll(tt.resp.Body)
+				if tt.name == "403 secondary limit" && !strings.Contains(string(b), "secondary") {
+					t.Errorf("body lost: %q", b)
+				}
+			}
+		})
+	}
+}
+
+func TestTransportBackoffGrowsAndCaps(t *testing.T) {
+	tr := &Transport{BaseDelay: time.Second, MaxDelay: 8 * time.Second}
+	for attempt, hi := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second, 9: 8 * time.Second, 70: 8 * time.Second} {
+		for i := 0; i < 20; i++ {
+			if d := tr.backoff(attempt); d < hi/2 || d > hi {
+				t.Errorf("attempt %d: backoff %v, want %v-%v", attempt, d, hi/2, hi)
+			}
+		}
+	}
+}
+
+func TestTransportReplaysBody(t *testing.T) {
+	base := &scripted{t: t,
+		resps: []*http.Response{response(502, nil, ""), response(201, nil, "{}")},
+		errs:  []error{nil, nil}}
+	var waits []time.Duration
+	tr := &Transport{Base: base, Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }}
+	req, _ := http.NewRequest("POST", "https://api.github.com/x", strings.NewReader(`{"body":"hello"}`))
+	resp, err := tr.RoundTrip(req)
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("got %v, %v", resp, err)
+	}
+	if len(base.bodies) != 2 || base.bodies[0] != base.bodies[1] || base.bodies[1] != `{"body":"hello"}` {
+		t.Errorf("bodies sent %q, want the same body twice", base.bodies)
+	}
+	if len(waits) != 1 {
+		t.Errorf("waits %v", waits)
+	}
+
+	// A body that cannot be replayed is sent once.
+	base = &scripted{t: t, resps: []*http.Response{response(502, nil, "")}, errs: []error{nil}}
+	tr.Base = base
+	req, _ = http.NewRequest("POST", "https://api.github.com/x", io.NopCloser(strings.NewReader("x")))
+	req.GetBody = nil
+	if resp, _ := tr.RoundTrip(req); resp.StatusCode != 502 || base.n != 1 {
+		t.Errorf("a one-shot body was retried (%d attempts)", base.n)
+	}
+}
+
+func TestTransportStopsOnCancel(t *testing.T) {
+	base := &scripted{t: t, resps: []*http.Response{response(503, nil, "")}, errs: []error{nil}}
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := &Transport{Base: base, Sleep: func(ctx context.Context, d time.Duration) error { cancel(); return ctx.Err() }}
+	req, _ := http.NewRequestWithContext(ctx, "GET", "https://api.github.com/x", nil)
+	if _, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+	if base.n != 1 {
+		t.Errorf("%d attempts after cancel", base.n)
+	}
+}

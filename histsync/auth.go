@@ -1,0 +1,168 @@
+package histsync
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+)
+
+// initialAuth picks the credentials for an HTTPS remote before the first
+// request; see the package comment. It returns nil for other remotes
+// (go-git's defaults) and when nothing applies.
+func (s *syncer) initialAuth(ctx context.Context) transport.AuthMethod {
+	ep, err := transport.NewEndpoint(s.url)
+	if err != nil || (ep.Protocol != "http" && ep.Protocol != "https") || ep.User != "" {
+		return nil // go-git uses credentials in the URL by itself
+	}
+	if s.opts.Token != "" && strings.EqualFold(ep.Host, s.opts.TokenHost) {
+		return &githttp.BasicAuth{Username: "x-access-token", Password: s.opts.Token}
+	}
+	if h := s.extraHeader(ctx); h != "" {
+		if a := headerAuth(h); a != nil {
+			return a
+		}
+	}
+	return nil
+}
+
+// extraHeader returns the http.extraheader git would send to the remote's
+// URL (actions/checkout stores its token there). git answers with its own
+// URL matching and include files; without git, the repository's config is
+// read directly.
+func (s *syncer) extraHeader(ctx context.Context) string {
+	if gitCLI() {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "git", "config", "--get-urlmatch", "http.extraheader", s.url)
+		cmd.Dir = s.dir
+		out, err := cmd.Output()
+		if err == nil {
+			return strings.TrimSpace(lastLine(out))
+		}
+		return ""
+	}
+	cfg, err := s.repo.Config()
+	if err != nil {
+		return ""
+	}
+	sec := cfg.Raw.Section("http")
+	best, value := -1, ""
+	for _, sub := range sec.Subsections {
+		if strings.HasPrefix(s.url, sub.Name) && len(sub.Name) > best {
+			if v := sub.Option("extraheader"); v != "" {
+				best, value = len(sub.Name), v
+			}
+		}
+	}
+	if value == "" {
+		value = sec.Option("extraheader")
+	}
+	return value
+}
+
+// headerAuth turns an "AUTHORIZATION: basic BASE64" or "...: bearer TOKEN"
+// header into go-git credentials.
+func headerAuth(h string) transport.AuthMethod {
+	name, val, ok := strings.Cut(h, ":")
+	if !ok || !strings.EqualFold(strings.TrimSpace(name), "authorization") {
+		return nil
+	}
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(val), " ")
+	if !ok {
+		return nil
+	}
+	cred = strings.TrimSpace(cred)
+	switch strings.ToLower(scheme) {
+	case "basic":
+		raw, err := base64.StdEncoding.DecodeString(cred)
+		if err != nil {
+			return nil
+		}
+		user, pass, ok := strings.Cut(string(raw), ":")
+		if !ok {
+			return nil
+		}
+		return &githttp.BasicAuth{Username: user, Password: pass}
+	case "bearer":
+		return &githttp.TokenAuth{Token: cred}
+	}
+	return nil
+}
+
+// askHelper asks git's credential helpers for the remote's credentials,
+// once, without prompting; it reports whether it found some.
+func (s *syncer) askHelper(ctx context.Context) bool {
+	if s.helper || !gitCLI() {
+		return false
+	}
+	s.helper = true
+	u, err := url.Parse(s.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	user, pass, ok := credentialFill(ctx, s.dir, u)
+	if !ok {
+		return false
+	}
+	s.opts.Log("using the credentials of git's credential helper for %s", u.Host)
+	s.auth = &githttp.BasicAuth{Username: user, Password: pass}
+	return true
+}
+
+// credentialFill runs git credential fill for u.
+func credentialFill(ctx context.Context, dir string, u *url.URL) (user, pass string, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var in bytes.Buffer
+	in.WriteString("protocol=" + u.Scheme + "\nhost=" + u.Host + "\n")
+	if p := strings.TrimPrefix(u.Path, "/"); p != "" {
+		in.WriteString("path=" + p + "\n")
+	}
+	if u.User != nil && u.User.Username() != "" {
+		in.WriteString("username=" + u.User.Username() + "\n")
+	}
+	in.WriteString("\n")
+	cmd := exec.CommandContext(ctx, "git", "credential", "fill")
+	cmd.Dir = dir
+	cmd.Stdin = &in
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", "", false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), "=")
+		switch k {
+		case "username":
+			user = v
+		case "password":
+			pass = v
+		}
+	}
+	return user, pass, pass != ""
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
+
+// redactURL drops credentials from a URL for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
