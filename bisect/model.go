@@ -1,0 +1,572 @@
+package bisect
+
+import (
+	"math"
+	"sort"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// The model: commits 0..n along the first-parent chain, 0 the good end
+// and n the bad end. The culprit k (1 <= k <= n) is the first commit at
+// the bad level: every commit before k measures around the good level,
+// every commit from k on around the bad one. Values are compared on a log
+// scale (a change is relative) unless some value is zero or negative.
+//
+// The two levels are measured at the ends, then refined with the commits
+// that other commits settle on either side (medians throughout). A value
+// at an intermediate commit counts with a Student-t density around either
+// level (maxNu degrees of freedom, its scale widened by the uncertainty of
+// the level's median): the likelihood ratio of "bad" to "good" of each
+// commit gives the posterior of every k under a uniform prior. The heavy
+// tails mean that one wild run far from both levels carries little
+// evidence, and the commit is measured again instead of deciding the
+// search.
+//
+// The noise is not plugged in but averaged over (see build), so that a
+// few runs that happen to agree closely do not make the search
+// overconfident. Its centre comes from the repeated runs of a commit (the
+// ends at least) or, in a stored history of one run per commit, from the
+// differences between successive measured commits.
+//
+// Commits between two measured commits split the values the same way, so
+// the posterior is kept per gap between measured commits: a gap of g
+// commits holds g hypotheses of equal likelihood.
+
+const (
+	maxNu       = 4    // degrees of freedom of the Student-t likelihood
+	minRelNoise = 1e-4 // noise floor on the log scale (0.01%), so identical values do not divide by zero
+	madToSigma  = 1.4826
+)
+
+// sample is the data the model sees: values per commit index.
+type sample struct {
+	n       int
+	values  [][]float64 // per index 0..n, raw
+	skipped []bool      // untestable commits: never measured again
+}
+
+// scale maps raw values to the model's scale.
+type scale struct{ log bool }
+
+func scaleOf(values [][]float64) scale {
+	seen := false
+	for _, vs := range values {
+		for _, v := range vs {
+			seen = true
+			if v <= 0 {
+				return scale{}
+			}
+		}
+	}
+	return scale{log: seen}
+}
+
+func (s scale) to(v float64) float64 {
+	if s.log {
+		return math.Log(v)
+	}
+	return v
+}
+
+func (s scale) from(v float64) float64 {
+	if s.log {
+		return math.Exp(v)
+	}
+	return v
+}
+
+// noise is the estimated standard deviation of one run (on the model's
+// scale) and the degrees of freedom behind it.
+type noise struct {
+	sigma float64
+	df    int
+	from  string // "repeats", "neighbours" or "" (no estimate)
+}
+
+// estimateNoise pools the variance of repeated runs of the same commit;
+// without enough repeats it falls back to the successive differences of
+// the measured commits' means (a level shift disturbs only one of them),
+// as in a stored history of one run per nightly commit.
+func estimateNoise(ys [][]float64, floor float64) noise {
+	ss, df := 0.0, 0
+	var means []float64
+	var counts []int
+	for _, y := range ys {
+		if len(y) == 0 {
+			continue
+		}
+		m := mean(y)
+		for _, v := range y {
+			ss += (v - m) * (v - m)
+		}
+		df += len(y) - 1
+		means = append(means, m)
+		counts = append(counts, len(y))
+	}
+	if df >= 2 {
+		return noise{sigma: math.Max(math.Sqrt(ss/float64(df)), floor), df: df, from: "repeats"}
+	}
+	if len(means) >= 4 {
+		d := make([]float64, len(means)-1)
+		for i := range d {
+			d[i] = math.Abs(means[i+1]-means[i]) / math.Sqrt(1/float64(counts[i])+1/float64(counts[i+1]))
+		}
+		// The MAD is about 37% efficient: count its df accordingly.
+		return noise{sigma: math.Max(madToSigma*median(d), floor), df: max(1, int(0.37*float64(len(d)-1))), from: "neighbours"}
+	}
+	if df == 1 {
+		return noise{sigma: math.Max(math.Sqrt(ss), floor), df: 1, from: "repeats"}
+	}
+	return noise{}
+}
+
+// gap is the set of hypotheses k in (lo, hi]: the culprit lies after
+// measured commit lo and at or before measured commit hi.
+type gap struct {
+	lo, hi int
+	logL   float64 // log-likelihood of any one k in the gap
+	mass   float64 // posterior probability of the whole gap
+}
+
+// posterior is the distribution of the culprit given the sample.
+type posterior struct {
+	n     int
+	sc    scale
+	noise noise
+	nu    float64
+	sigma float64 // the noise the posterior settled on
+	good  float64 // the good level
+	bad   float64 // the bad level
+	goodN int     // values behind the good level
+	badN  int     // values behind the bad level
+	gaps  []gap
+	ys    [][]float64 // values on the model's scale, outliers dropped
+	// ignored[i][j] tells that value j of commit i is an outlier.
+	ignored [][]bool
+}
+
+// outlierZ is how many robust standard deviations from its commit's
+// median a run must lie to be ignored as an outlier (a GPU that
+// throttled, a benchmark that hit a cold cache). Only commits with three
+// runs or more can tell an outlier from the rest.
+const outlierZ = 5
+
+// dropOutliers removes the runs of commits with three runs or more that
+// lie far from their commit's median, in units of a robust noise scale:
+// the median of the absolute differences between two runs of one commit.
+func dropOutliers(ys [][]float64) ([][]float64, [][]bool) {
+	var pairs []float64
+	for _, y := range ys {
+		for a := range y {
+			for b := a + 1; b < len(y); b++ {
+				pairs = append(pairs, math.Abs(y[a]-y[b])/math.Sqrt2)
+			}
+		}
+	}
+	ignored := make([][]bool, len(ys))
+	if len(pairs) < 3 {
+		return ys, ignored
+	}
+	sigma := madToSigma * median(pairs)
+	if sigma <= 0 {
+		return ys, ignored
+	}
+	out := make([][]float64, len(ys))
+	for i, y := range ys {
+		out[i] = y
+		if len(y) < 3 {
+			continue
+		}
+		m := median(y)
+		var kept []float64
+		for j, v := range y {
+			if math.Abs(v-m) > outlierZ*sigma {
+				if ignored[i] == nil {
+					ignored[i] = make([]bool, len(y))
+				}
+				ignored[i][j] = true
+				continue
+			}
+			kept = append(kept, v)
+		}
+		out[i] = kept
+	}
+	return out, ignored
+}
+
+// floorFor returns the noise floor on the model's scale.
+func floorFor(sc scale, ys [][]float64) float64 {
+	if sc.log {
+		return minRelNoise
+	}
+	var all []float64
+	for _, y := range ys {
+		all = append(all, y...)
+	}
+	m := math.Abs(median(all))
+	if m == 0 || math.IsNaN(m) {
+		return 1e-12
+	}
+	return minRelNoise * m
+}
+
+// posterior returns the posterior of the culprit. ok is false while an
+// end has no values or the noise cannot be estimated.
+func (s *sample) posterior() (*posterior, bool) {
+	sc := scaleOf(s.values)
+	ys := make([][]float64, len(s.values))
+	for i, vs := range s.values {
+		if len(vs) == 0 {
+			continue
+		}
+		ys[i] = make([]float64, len(vs))
+		for j, v := range vs {
+			ys[i][j] = sc.to(v)
+		}
+	}
+	p := &posterior{n: s.n, sc: sc}
+	ys, p.ignored = dropOutliers(ys)
+	p.ys = ys
+	floor := floorFor(sc, ys)
+	p.noise = estimateNoise(ys, floor)
+	if p.noise.df == 0 || len(ys[0]) == 0 || len(ys[s.n]) == 0 {
+		return p, false
+	}
+	p.goodN, p.badN = len(ys[0]), len(ys[s.n])
+	p.good, p.bad = median(ys[0]), median(ys[s.n])
+	p.build()
+	// Refine the levels with the commits that are settled on one side by
+	// another commit: one before a commit that is good with 99% is good,
+	// one after a commit that is bad with 99% is bad. The commits next to
+	// the step, whose own values decide their side, are left out, so the
+	// levels are not pulled apart by the values that were sorted by them.
+	for range 2 {
+		good, bad := p.settled()
+		if len(good) == len(ys[0]) && len(bad) == len(ys[s.n]) {
+			break
+		}
+		p.goodN, p.badN = len(good), len(bad)
+		p.good, p.bad = median(good), median(bad)
+		p.build()
+	}
+	return p, true
+}
+
+// settled returns the values of the ends and of the commits settled on
+// either side.
+func (p *posterior) settled() (good, bad []float64) {
+	lastGood, firstBad := 0, p.n
+	for i, y := range p.ys {
+		if len(y) == 0 || i == 0 || i == p.n {
+			continue
+		}
+		if p.pBad(i) <= 0.01 {
+			lastGood = i
+		}
+		if p.pBad(i) >= 0.99 && firstBad == p.n {
+			firstBad = i
+		}
+	}
+	for i, y := range p.ys {
+		switch {
+		case len(y) == 0:
+		case i == 0 || i < lastGood:
+			good = append(good, y...)
+		case i == p.n || i > firstBad:
+			bad = append(bad, y...)
+		}
+	}
+	return good, bad
+}
+
+// The noise is not known, so the posterior averages over it: a grid of
+// noise levels around the estimate, each weighted by how well it explains
+// the spread of the ends' own runs (with the scale-free prior 1/sigma),
+// and each judging the intermediate values with its own likelihood, so
+// that those values inform the noise too. A plug-in noise estimate would
+// be overconfident whenever the few runs happen to agree closely.
+const (
+	// The grid spans the estimate times e^-w .. e^w, w = 2 + 1.5/sqrt(df)
+	// (df of the ends' spread): two runs per end may underestimate the
+	// noise tenfold, one time in a hundred.
+	gridHalfWidth = 2.0
+	gridPoints    = 41
+)
+
+// build computes the gaps' masses from the levels and the noise.
+func (p *posterior) build() {
+	p.nu = maxNu
+	var measured []int
+	for i, y := range p.ys {
+		if len(y) > 0 {
+			measured = append(measured, i)
+		}
+	}
+	ss, df := 0.0, 0
+	for _, y := range [][]float64{p.ys[0], p.ys[p.n]} {
+		m := mean(y)
+		for _, v := range y {
+			ss += (v - m) * (v - m)
+		}
+		df += len(y) - 1
+	}
+	vg, vb := 1+medianVar(p.goodN), 1+medianVar(p.badN)
+	nGaps := len(measured) - 1
+	// logL[g][j]: log-likelihood of gap j under grid noise g.
+	logL := make([][]float64, gridPoints)
+	sigmas := make([]float64, gridPoints)
+	w := gridHalfWidth + 1.5/math.Sqrt(float64(max(df, 1)))
+	for g := range logL {
+		u := -w + 2*w*float64(g)/float64(gridPoints-1)
+		sigma := p.noise.sigma * math.Exp(u)
+		sigmas[g] = sigma
+		sg, sb := sigma*math.Sqrt(vg), sigma*math.Sqrt(vb)
+		base := -float64(df)*math.Log(sigma) - ss/(2*sigma*sigma)
+		llr := make([]float64, len(measured))
+		for j, i := range measured {
+			if i == 0 || i == p.n {
+				continue
+			}
+			for _, v := range p.ys[i] {
+				lg := p.logT(v-p.good, sg)
+				base += lg
+				llr[j] += p.logT(v-p.bad, sb) - lg
+			}
+		}
+		row := make([]float64, nGaps)
+		suffix := 0.0
+		for j := nGaps; j >= 1; j-- {
+			suffix += llr[j]
+			row[j-1] = base + suffix
+		}
+		logL[g] = row
+	}
+	gaps := make([]gap, nGaps)
+	for j := range gaps {
+		gaps[j] = gap{lo: measured[j], hi: measured[j+1]}
+		col := make([]float64, gridPoints)
+		for g := range col {
+			col[g] = logL[g][j]
+		}
+		gaps[j].logL = logSumExp(col)
+	}
+	maxLog := math.Inf(-1)
+	for _, g := range gaps {
+		maxLog = math.Max(maxLog, g.logL+math.Log(float64(g.hi-g.lo)))
+	}
+	total := 0.0
+	for i := range gaps {
+		g := &gaps[i]
+		g.mass = float64(g.hi-g.lo) * math.Exp(g.logL-maxLog)
+		total += g.mass
+	}
+	for i := range gaps {
+		gaps[i].mass /= total
+	}
+	p.gaps = gaps
+	// The noise the posterior settled on: the geometric mean over the grid.
+	sum, wsum := 0.0, 0.0
+	for g := range logL {
+		w := 0.0
+		for j, gp := range gaps {
+			w += float64(gp.hi-gp.lo) * math.Exp(logL[g][j]-maxLog)
+		}
+		sum += w * math.Log(sigmas[g])
+		wsum += w
+	}
+	if wsum > 0 {
+		p.sigma = math.Exp(sum / wsum)
+	}
+}
+
+func logSumExp(xs []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range xs {
+		m = math.Max(m, x)
+	}
+	if math.IsInf(m, -1) {
+		return m
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += math.Exp(x - m)
+	}
+	return m + math.Log(s)
+}
+
+// logT is the log-density of a t distribution with p.nu degrees of
+// freedom and scale s at x, up to a constant.
+func (p *posterior) logT(x, s float64) float64 {
+	z := x / s
+	return -math.Log(s) - (p.nu+1)/2*math.Log1p(z*z/p.nu)
+}
+
+// medianVar is the variance of the median of n values of unit variance
+// (exact for n <= 2, the asymptotic pi/2n beyond).
+func medianVar(n int) float64 {
+	switch {
+	case n <= 1:
+		return 1
+	case n == 2:
+		return 0.5
+	}
+	return math.Pi / (2 * float64(n))
+}
+
+// gapOf returns the gap holding hypothesis k.
+func (p *posterior) gapOf(k int) *gap {
+	i := sort.Search(len(p.gaps), func(i int) bool { return p.gaps[i].hi >= k })
+	return &p.gaps[i]
+}
+
+// prob returns P(culprit = k).
+func (p *posterior) prob(k int) float64 {
+	if k < 1 || k > p.n {
+		return 0
+	}
+	g := p.gapOf(k)
+	return g.mass / float64(g.hi-g.lo)
+}
+
+// pBad returns P(commit i is at the bad level) = P(culprit <= i).
+func (p *posterior) pBad(i int) float64 {
+	if i <= 0 {
+		return 0
+	}
+	if i >= p.n {
+		return 1
+	}
+	s := 0.0
+	for _, g := range p.gaps {
+		if g.hi <= i {
+			s += g.mass
+			continue
+		}
+		if g.lo < i {
+			s += g.mass * float64(i-g.lo) / float64(g.hi-g.lo)
+		}
+		break
+	}
+	return math.Min(1, s)
+}
+
+// best returns the most probable culprit and its probability; among
+// equally probable commits, the oldest.
+func (p *posterior) best() (int, float64) {
+	k, pk := 0, -1.0
+	for _, g := range p.gaps {
+		if d := g.mass / float64(g.hi-g.lo); d > pk+1e-12 {
+			k, pk = g.lo+1, d
+		}
+	}
+	return k, pk
+}
+
+// bestGap returns the gap of highest mass.
+func (p *posterior) bestGap() gap {
+	var b gap
+	for _, g := range p.gaps {
+		if g.mass > b.mass {
+			b = g
+		}
+	}
+	return b
+}
+
+// sides returns the values on the good and bad side of the split after
+// commit lo (measured commits <= lo, and > lo).
+func (p *posterior) sides(lo int) (good, bad []float64, nGood, nBad int) {
+	for i, y := range p.ys {
+		if len(y) == 0 {
+			continue
+		}
+		if i <= lo {
+			good = append(good, y...)
+			nGood++
+		} else {
+			bad = append(bad, y...)
+			nBad++
+		}
+	}
+	return good, bad, nGood, nBad
+}
+
+// stepTest tests whether the levels of two groups of values differ, with
+// the noise estimate s (df degrees of freedom): a two-sided t test. It
+// returns the difference of means (bad - good), its standard error and
+// the p-value.
+func stepTest(good, bad []float64, nz noise) (diff, se, p float64) {
+	diff = mean(bad) - mean(good)
+	se = nz.sigma * math.Sqrt(1/float64(len(good))+1/float64(len(bad)))
+	if nz.df == 0 || se == 0 {
+		return diff, se, 1
+	}
+	t := math.Abs(diff) / se
+	p = 2 * (1 - stats.TDist{V: float64(nz.df)}.CDF(t))
+	return diff, se, p
+}
+
+// sidesNoise is the noise of a two-sample t test between the two sides
+// of a split: their pooled variance, which also holds any variation
+// between commits on one side. It keeps nz when that has more degrees of
+// freedom.
+func sidesNoise(good, bad []float64, nz noise) noise {
+	df := len(good) + len(bad) - 2
+	if df <= nz.df {
+		return nz
+	}
+	mg, mb := mean(good), mean(bad)
+	ss := 0.0
+	for _, v := range good {
+		ss += (v - mg) * (v - mg)
+	}
+	for _, v := range bad {
+		ss += (v - mb) * (v - mb)
+	}
+	return noise{sigma: math.Max(math.Sqrt(ss/float64(df)), nz.sigma*1e-3), df: df, from: nz.from}
+}
+
+// tQuantile returns the q quantile of Student's t with df degrees of
+// freedom, by bisection on the CDF.
+func tQuantile(q float64, df int) float64 {
+	d := stats.TDist{V: float64(df)}
+	lo, hi := 0.0, 1.0
+	for d.CDF(hi) < q {
+		hi *= 2
+		if hi > 1e6 {
+			return hi
+		}
+	}
+	for i := 0; i < 60; i++ {
+		mid := (lo + hi) / 2
+		if d.CDF(mid) < q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// median returns the median of xs (NaN when empty) without modifying xs.
+func median(xs []float64) float64 {
+	n := len(xs)
+	if n == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

@@ -1,0 +1,72 @@
+package bisect
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+)
+
+// simulation is a range of n commits whose metric steps from 100 to
+// 100*exp(step*sigma) at commit culprit, with Gaussian noise of relative
+// standard deviation sigma on every run (on the log scale), untestable
+// commits, and optionally wild runs: with probability outliers a run is
+// off by +-30%.
+type simulation struct {
+	n, culprit int
+	sigma      float64
+	step       float64 // in units of sigma; negative is a drop
+	skip       map[int]bool
+	outliers   float64
+	rng        *rand.Rand
+	runs       int
+}
+
+func newSimulation(n, culprit int, sigma, step float64, seed uint64) *simulation {
+	return &simulation{n: n, culprit: culprit, sigma: sigma, step: step, rng: rand.New(rand.NewPCG(seed, uint64(n)))}
+}
+
+func (sm *simulation) value(i int) float64 {
+	level := math.Log(100)
+	if i >= sm.culprit {
+		level += sm.step * sm.sigma
+	}
+	v := level + sm.sigma*sm.rng.NormFloat64()
+	if sm.outliers > 0 && sm.rng.Float64() < sm.outliers {
+		v += 0.3 * float64(1-2*sm.rng.IntN(2))
+	}
+	return math.Exp(v)
+}
+
+func (sm *simulation) Measure(_ context.Context, i int) ([]float64, error) {
+	sm.runs++
+	if sm.skip[i] {
+		return nil, &SkipError{Reason: "exit code 125"}
+	}
+	return []float64{sm.value(i)}, nil
+}
+
+// classic is git bisect with one run per step: each end once, then every
+// midpoint once, judged by the nearer of the two end values; a skipped
+// midpoint moves to its next testable neighbour, as git bisect does.
+func (sm *simulation) classic() (culprit, runs int) {
+	g, b := sm.value(0), sm.value(sm.n)
+	runs = 2
+	lo, hi := 0, sm.n
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		for sm.skip[mid] && mid+1 < hi {
+			mid++
+		}
+		if sm.skip[mid] {
+			break
+		}
+		v := sm.value(mid)
+		runs++
+		if math.Abs(math.Log(v/b)) < math.Abs(math.Log(v/g)) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, runs
+}

@@ -1,0 +1,121 @@
+package bisect
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/perfgate/perfgate/gitrepo"
+)
+
+// Worktree runs a command in temporary checkouts of commits, never in the
+// user's checkout: each run writes the commit's tree into a new directory
+// (gitrepo.Materialize, which leaves the user's index, HEAD and files
+// alone), runs the command there and removes the directory, also when the
+// context is cancelled (Ctrl-C).
+type Worktree struct {
+	Repo *gitrepo.Repo
+	// Dir is where the temporary checkouts are made; "" means the system's
+	// temporary directory. A build may need a roomy disk: point it there.
+	Dir string
+	// Grace is how long a cancelled command has between SIGTERM and
+	// SIGKILL (default 10s).
+	Grace time.Duration
+}
+
+// CommandResult is what a command did in a checkout.
+type CommandResult struct {
+	ExitCode int
+	Output   []byte // stdout and stderr, interleaved as written
+	Dir      string // the checkout it ran in (removed by now)
+}
+
+// Run checks rev out into a fresh temporary directory and runs cmdline
+// there with `sh -c`, its output copied to live as it comes (nil
+// discards it) and captured. The environment gains PERFGATE_BISECT_COMMIT
+// (the full SHA). The command runs in its own process group; whatever it
+// leaves running when it exits, or when ctx is cancelled, is killed, and
+// the directory is removed before Run returns. A non-zero exit is not an
+// error: it is in ExitCode. err reports a checkout that failed, a shell
+// that could not start, or the context's error.
+func (w *Worktree) Run(ctx context.Context, rev, cmdline string, live io.Writer) (res CommandResult, err error) {
+	dir, err := os.MkdirTemp(w.Dir, "perfgate-bisect-")
+	if err != nil {
+		return res, fmt.Errorf("cannot make a temporary checkout directory: %v; pass --workdir DIR with a writable directory", err)
+	}
+	res.Dir = dir
+	defer func() {
+		if rerr := removeAll(dir); rerr != nil && err == nil {
+			err = fmt.Errorf("cannot remove the temporary checkout %s: %v; remove it by hand", dir, rerr)
+		}
+	}()
+	sha, err := w.Repo.Materialize(ctx, rev, dir)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		return res, err
+	}
+	var buf bytes.Buffer
+	out := io.Writer(&buf)
+	if live != nil {
+		out = io.MultiWriter(&buf, live)
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PERFGATE_BISECT_COMMIT="+sha)
+	cmd.Stdout, cmd.Stderr = out, out
+	grace := w.Grace
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	setProcessGroup(cmd, grace)
+	runErr := cmd.Run()
+	killProcessGroup(cmd)
+	res.Output = buf.Bytes()
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if errors.Is(runErr, exec.ErrWaitDelay) {
+		// The shell exited but something it started in the background
+		// kept its output open; that something has just been killed.
+		runErr = nil
+		if st := cmd.ProcessState; st != nil && !st.Success() {
+			res.ExitCode = st.ExitCode()
+		}
+	}
+	if runErr != nil {
+		var ee *exec.ExitError
+		if errors.As(runErr, &ee) {
+			res.ExitCode = ee.ExitCode()
+			if res.ExitCode < 0 {
+				res.ExitCode = 128 + signalOf(ee)
+			}
+			return res, nil
+		}
+		return res, fmt.Errorf("cannot run the command with sh -c: %v", runErr)
+	}
+	return res, nil
+}
+
+// removeAll removes dir even when the command left read-only directories
+// in it (a Go module cache, a packed build), as os.RemoveAll alone cannot.
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}

@@ -1,0 +1,515 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The issue's scenario on a real repository: 48 commits after the good
+// one, a 12% step in Mean TTFT at commit 29, +-1.5% noise, and commit 24
+// exits 125. The stand-in benchmark (bisect/testdata/bench.sh) reads
+// level.txt of the commit and prints a vLLM result block with seeded
+// noise.
+const (
+	stepCommit      = 29
+	untestableAt    = 24
+	rangeLen        = 48
+	benchCmd        = "sh bench.sh"
+	benchScriptPath = "../../bisect/testdata/bench.sh"
+)
+
+// bisectRepo builds the scenario's repository (with one git fast-import,
+// as 49 commits by hand take seconds); brokenAt commits (if any) carry a
+// file "broken" that makes the script fail with exit code 1.
+func bisectRepo(t *testing.T, brokenAt ...int) (string, []string) {
+	t.Helper()
+	for _, tool := range []string{"git", "sh", "awk"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the stand-in benchmark needs %s", tool)
+		}
+	}
+	script, err := os.ReadFile(benchScriptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stand-in fails where a file "broken" exists.
+	body := strings.Replace(string(script), "level=$(cat level.txt)", "if [ -f broken ]; then echo 'ImportError: no module named vllm' >&2; exit 1; fi\nlevel=$(cat level.txt)", 1)
+	broken := map[int]bool{}
+	for _, b := range brokenAt {
+		broken[b] = true
+	}
+	var st strings.Builder
+	data := func(s string) { fmt.Fprintf(&st, "data %d\n%s\n", len(s), s) }
+	file := func(name, content string) {
+		fmt.Fprintf(&st, "M 100644 inline %s\n", name)
+		data(content)
+	}
+	for i := 0; i <= rangeLen; i++ {
+		fmt.Fprintf(&st, "commit refs/heads/main\nmark :%d\ncommitter Test <test@example.com> %d +0000\n", i+1, 1767225600+60*i)
+		if i == 0 {
+			data("commit 0: baseline")
+			file("bench.sh", body)
+			file("level.txt", "500\n")
+		} else {
+			data(fmt.Sprintf("commit %d", i))
+			fmt.Fprintf(&st, "from :%d\n", i)
+		}
+		file("n.txt", fmt.Sprint(i))
+		if i == stepCommit {
+			file("level.txt", "560\n")
+		}
+		for name, on := range map[string]bool{"untestable": i == untestableAt, "broken": broken[i]} {
+			if on {
+				file(name, "x")
+			} else if i > 0 {
+				fmt.Fprintf(&st, "D %s\n", name)
+			}
+		}
+	}
+	dir := gitRepo(t)
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(st.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	git(t, dir, "reset", "-q", "--hard", "main")
+	shas := strings.Fields(git(t, dir, "rev-list", "--reverse", "main"))
+	if len(shas) != rangeLen+1 {
+		t.Fatalf("%d commits, want %d", len(shas), rangeLen+1)
+	}
+	return dir, shas
+}
+
+// checkoutState is what bisect must leave as it found it.
+type checkoutState struct {
+	head, branch, status, index, modified, untracked string
+}
+
+func snapshot(t *testing.T, dir string) checkoutState {
+	t.Helper()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	st := checkoutState{index: read(".git/index"), modified: read("n.txt"), untracked: read("notes.txt")}
+	st.head = git(t, dir, "rev-parse", "HEAD")
+	st.branch = git(t, dir, "symbolic-ref", "HEAD")
+	st.status = git(t, dir, "status", "--porcelain", "--untracked-files=all")
+	return st
+}
+
+type bisectJSON struct {
+	Verdict    string  `json:"verdict"`
+	Culprit    *string `json:"culprit"`
+	Confidence float64 `json:"confidence"`
+	Runs       int     `json:"runs"`
+	Budget     int     `json:"budget"`
+	Regression *bool   `json:"regression"`
+	Reason     string  `json:"reason"`
+	Evaluated  []struct {
+		Commit  string    `json:"commit"`
+		Index   int       `json:"index"`
+		Values  []float64 `json:"values"`
+		Runs    int       `json:"runs"`
+		Stored  int       `json:"stored"`
+		Skipped string    `json:"skipped"`
+	} `json:"evaluated"`
+}
+
+func bisectOut(t *testing.T, args ...string) (bisectJSON, string) {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, "", append(args, "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("bisect exit %d:\n%s", code, stderr)
+	}
+	var bj bisectJSON
+	if err := json.Unmarshal([]byte(stdout), &bj); err != nil {
+		t.Fatalf("bisect -o json: %v\n%s", err, stdout)
+	}
+	return bj, stderr
+}
+
+// noise seeds the stand-in benchmark's noise for one trial.
+func noise(t *testing.T, seed int) {
+	t.Setenv("NOISE_DIR", t.TempDir())
+	t.Setenv("NOISE_SEED", fmt.Sprint(seed))
+	t.Setenv("NOISE_SD", "0.015")
+}
+
+// TestBisectRunEndToEnd runs a few seeded trials of the issue's scenario
+// through git, the temporary checkouts, the script, ingest and the store
+// (the many-trial accuracy test runs the same search on a simulated
+// benchmark: bisect.TestSearchIssueTrials). Each trial must name commit
+// 29, leave the user's checkout exactly as it was and nothing in the
+// work directory, store its runs with their command, and let --stored and
+// a second --run find the same commit without running anything.
+func TestBisectRunEndToEnd(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	// The user's own state: a modified tracked file, an untracked file.
+	writeFile(t, repo, "n.txt", "work in progress\n")
+	writeFile(t, repo, "notes.txt", "mine\n")
+	before := snapshot(t, repo)
+	totalRuns := 0
+	for _, seed := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			noise(t, seed)
+			db := filepath.Join(t.TempDir(), "history.db")
+			work := t.TempDir()
+			base := []string{"--repo", repo, "--db", db, "bisect", "--good", shas[0], "--bad", "main", "--metric", "Mean TTFT", "--name", "serving"}
+			bj, stderr := bisectOut(t, append(base, "--run", benchCmd, "--workdir", work)...)
+			if bj.Verdict != "found" || bj.Culprit == nil || *bj.Culprit != shas[stepCommit] {
+				t.Fatalf("verdict %s culprit %v, want found %s\n%s", bj.Verdict, bj.Culprit, shas[stepCommit], stderr)
+			}
+			if bj.Confidence < 0.95 || bj.Runs < 6 || bj.Runs > bj.Budget || bj.Regression == nil || !*bj.Regression {
+				t.Errorf("confidence %v runs %d of %d regression %v", bj.Confidence, bj.Runs, bj.Budget, bj.Regression)
+			}
+			totalRuns += bj.Runs
+			for _, want := range []string{"perfgate: bisect: run 1 of 28", "elapsed", "the good end"} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("progress on stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if after := snapshot(t, repo); after != before {
+				t.Errorf("the checkout changed:\nbefore %+v\nafter  %+v", before, after)
+			}
+			emptyWorkdir(t, work)
+			checkStoredRuns(t, db, bj)
+
+			// The stored history answers alone, and a second --run reuses it.
+			st, _ := bisectOut(t, append(base, "--stored")...)
+			if st.Culprit == nil || *st.Culprit != shas[stepCommit] || st.Runs != 0 {
+				t.Errorf("--stored: culprit %v after %d runs, want %s after none (%s)", st.Culprit, st.Runs, shas[stepCommit], st.Reason)
+			}
+			again, _ := bisectOut(t, append(base, "--run", benchCmd, "--workdir", work)...)
+			if again.Culprit == nil || *again.Culprit != shas[stepCommit] || again.Runs != 0 {
+				t.Errorf("second --run: culprit %v after %d runs, want %s after none", again.Culprit, again.Runs, shas[stepCommit])
+			}
+		})
+	}
+	t.Logf("end-to-end trials: culprit right in all 3, %.1f runs on average", float64(totalRuns)/3)
+}
+
+func emptyWorkdir(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("work directory %s not empty: %v", dir, entries)
+	}
+}
+
+// checkStoredRuns checks that every run bisect made is stored, with its
+// command and not dirty, and that the commit exiting 125 stored nothing.
+func checkStoredRuns(t *testing.T, db string, bj bisectJSON) {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, "", "--db", db, "export")
+	if code != 0 {
+		t.Fatalf("export exit %d: %s", code, stderr)
+	}
+	want := 0
+	skipped := map[string]bool{}
+	for _, e := range bj.Evaluated {
+		if e.Skipped != "" {
+			skipped[e.Commit] = true
+			continue
+		}
+		want += e.Runs
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != want {
+		t.Errorf("%d runs stored, want %d", len(lines), want)
+	}
+	for _, l := range lines {
+		var r struct {
+			Commit  string   `json:"commit"`
+			Command []string `json:"command"`
+			Dirty   bool     `json:"dirty"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(r.Command, " ") != "sh -c "+benchCmd || r.Dirty || skipped[r.Commit] {
+			t.Errorf("stored run %s", l)
+		}
+	}
+}
+
+func TestBisectText(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	noise(t, 5)
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "bisect", "--good", shas[0], "--metric", "mean_ttft_ms", "--name", "serving", "--run", benchCmd)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"Mean TTFT (ms) regressed at " + shas[stepCommit][:7] + " (commit 29 of 48)",
+		"(worse, lower is better)",
+		"runs: ",
+		"exit code 125",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	// Without --db the history lives in the repository, out of git's way.
+	if st := git(t, repo, "status", "--porcelain"); st != "" {
+		t.Errorf("git status after bisect: %q", st)
+	}
+	md, _, code := runCLI(t, "", "--repo", repo, "bisect", "--good", shas[0], "--metric", "mean_ttft_ms", "--name", "serving", "--stored", "-o", "markdown")
+	if code != 0 || !strings.HasPrefix(md, "### Mean TTFT (ms) regressed at `"+shas[stepCommit][:7]+"`") || !strings.Contains(md, "<details>") {
+		t.Errorf("markdown report (exit %d):\n%s", code, md)
+	}
+}
+
+func TestBisectNoStep(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	noise(t, 6)
+	// Between commit 30 and the tip the level does not move.
+	bj, _ := bisectOut(t, "--repo", repo, "--db", filepath.Join(t.TempDir(), "h.db"), "bisect", "--good", shas[30], "--metric", "mean_ttft_ms", "--name", "serving", "--run", benchCmd)
+	if bj.Verdict != "no-step" || bj.Culprit != nil || bj.Confidence != 0 || !strings.Contains(bj.Reason, "do not differ beyond the noise") {
+		t.Errorf("verdict %s culprit %v confidence %v reason %q; want no-step and no culprit", bj.Verdict, bj.Culprit, bj.Confidence, bj.Reason)
+	}
+	// A threshold above the change: no step either.
+	bj, _ = bisectOut(t, "--repo", repo, "--db", filepath.Join(t.TempDir(), "h.db"), "bisect", "--good", shas[0], "--metric", "mean_ttft_ms", "--name", "serving", "--run", benchCmd, "--threshold", "25%")
+	if bj.Verdict != "no-step" || !strings.Contains(bj.Reason, "threshold of 25%") {
+		t.Errorf("--threshold 25%%: verdict %s reason %q", bj.Verdict, bj.Reason)
+	}
+}
+
+func TestBisectFailures(t *testing.T) {
+	repo, shas := bisectRepo(t, 23, 25, 35, 36)
+	noise(t, 7)
+	args := []string{"--repo", repo, "--db", filepath.Join(t.TempDir(), "h.db"), "bisect", "--good", shas[0], "--metric", "mean_ttft_ms", "--name", "serving", "--run", benchCmd}
+	_, stderr, code := runCLI(t, "", args...)
+	if code != exitEnv || !strings.Contains(stderr, "with exit code 1") || !strings.Contains(stderr, "ImportError") || !strings.Contains(stderr, "--skip-failures") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	bj, _ := bisectOut(t, append(args, "--skip-failures")...)
+	if bj.Culprit == nil || *bj.Culprit != shas[stepCommit] {
+		t.Errorf("--skip-failures: culprit %v, want %s", bj.Culprit, shas[stepCommit])
+	}
+}
+
+// TestBisectInterrupt cancels the context (what Ctrl-C does) while the
+// benchmark runs: the command stops, its checkout is removed and the
+// user's checkout is untouched.
+func TestBisectInterrupt(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	writeFile(t, repo, "notes.txt", "mine\n")
+	before := snapshot(t, repo)
+	work := t.TempDir()
+	mark := filepath.Join(t.TempDir(), "started")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for range 500 {
+			if _, err := os.Stat(mark); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"perfgate", "--repo", repo, "--db", filepath.Join(t.TempDir(), "h.db"), "bisect", "--good", shas[0],
+		"--metric", "mean_ttft_ms", "--name", "serving", "--workdir", work, "--run", "touch " + mark + "; sleep 60"}, strings.NewReader(""), &out, &errb)
+	if code != exitEnv || !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("exit %d, stderr:\n%s", code, errb.String())
+	}
+	emptyWorkdir(t, work)
+	if after := snapshot(t, repo); after != before {
+		t.Errorf("the checkout changed:\nbefore %+v\nafter  %+v", before, after)
+	}
+}
+
+func TestBisectUsageErrors(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	emptyDB := filepath.Join(t.TempDir(), "none.db")
+	base := func(extra ...string) []string {
+		return append([]string{"--repo", repo, "--db", emptyDB, "bisect"}, extra...)
+	}
+	full := func(extra ...string) []string {
+		return base(append([]string{"--good", shas[0], "--metric", "mean_ttft_ms", "--name", "serving"}, extra...)...)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no good", base("--metric", "m", "--name", "s", "--run", "x"), "--good is required"},
+		{"no metric", base("--good", shas[0], "--name", "s", "--run", "x"), "--metric is required"},
+		{"no name", base("--good", shas[0], "--metric", "m", "--run", "x"), "--name is required"},
+		{"neither run nor stored", full(), "exactly one of --run CMD"},
+		{"both run and stored", full("--run", "x", "--stored"), "exactly one of --run CMD"},
+		{"bad threshold", full("--stored", "--threshold", "lots"), `--threshold "lots" is not a percentage`},
+		{"bad confidence", full("--stored", "--confidence", "1.5"), `--confidence "1.5" must be a probability`},
+		{"bad output", full("--stored", "-o", "xml"), `-o "xml" is not valid for bisect`},
+		{"unknown revision", base("--good", "v9.9", "--metric", "m", "--name", "s", "--stored"), `revision "v9.9"`},
+		{"same commit", full("--bad", shas[0], "--stored"), "are the same commit"},
+		{"good after bad", base("--good", shas[5], "--bad", shas[2], "--metric", "m", "--name", "s", "--stored"), "is not an ancestor"},
+		{"stored without history", full("--stored"), "there is no history"},
+		{"end runs", full("--run", "x", "--end-runs", "1"), "at least 2 runs"},
+		{"metric not printed", full("--run", benchCmd, "--metric", "p99_itl_ms"), `has no metric "p99_itl_ms"`},
+		{"nothing printed", full("--run", "true"), "no result block found"},
+	}
+	noise(t, 8)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, "", tt.args...)
+			if code != exitBad {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, exitBad, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr lacks %q:\n%s", tt.want, stderr)
+			}
+		})
+	}
+}
+
+// TestBisectStoredEnds asks --stored about a range whose good end has no
+// stored result: the error names the nearest measured commits.
+func TestBisectStoredEnds(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	db := filepath.Join(t.TempDir(), "h.db")
+	for _, i := range []int{3, 10, 48} {
+		if _, stderr, code := runCLI(t, servingBlock(500+float64(i), 300, 500, 0), "--repo", repo, "--db", db, "ingest", "--name", "serving", "--commit", shas[i], "-"); code != 0 {
+			t.Fatalf("ingest: %s", stderr)
+		}
+	}
+	_, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "bisect", "--good", shas[0], "--metric", "Mean TTFT", "--name", "serving", "--stored")
+	if code != exitBad || !strings.Contains(stderr, "--good "+shas[0][:7]+" has no stored serving results") || !strings.Contains(stderr, shas[3][:7]+" (commit 3 of 48)") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestBisectStoredLabels stores the benchmark on two machines: bisect
+// does not mix them, and --label picks one.
+func TestBisectStoredLabels(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	db := filepath.Join(t.TempDir(), "h.db")
+	for _, hw := range []string{"910B3", "H100"} {
+		for _, i := range []int{0, 0, 0, 20, 28, 29, 36, 48, 48} {
+			ttft := 500.0
+			if i >= stepCommit {
+				ttft = 560
+			}
+			if hw == "H100" {
+				ttft /= 2
+			}
+			// A little noise, so repeated results are distinct.
+			ttft *= 1 + 0.001*float64(len(hw)+i%7)
+			if _, stderr, code := runCLI(t, servingBlock(ttft, 300, 500, 0), "--repo", repo, "--db", db, "ingest", "--name", "serving", "--label", "hardware="+hw, "--commit", shas[i], "-"); code != 0 {
+				t.Fatalf("ingest: %s", stderr)
+			}
+		}
+	}
+	args := []string{"--repo", repo, "--db", db, "bisect", "--good", shas[0], "--metric", "Mean TTFT", "--name", "serving", "--stored"}
+	_, stderr, code := runCLI(t, "", args...)
+	if code != exitBad || !strings.Contains(stderr, "2 different setups (hardware=910B3; hardware=H100)") || !strings.Contains(stderr, "--label") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	bj, _ := bisectOut(t, append(args, "--label", "hardware=H100")...)
+	if bj.Culprit == nil || *bj.Culprit != shas[stepCommit] || bj.Runs != 0 {
+		t.Errorf("--label hardware=H100: culprit %v after %d runs (%s)", bj.Culprit, bj.Runs, bj.Reason)
+	}
+}
+
+func TestBisectOutFile(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	noise(t, 12)
+	out := filepath.Join(t.TempDir(), "bisect.md")
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "--db", filepath.Join(t.TempDir(), "h.db"), "bisect", "--good", shas[0], "--metric", "mean_ttft_ms",
+		"--name", "serving", "--run", benchCmd, "-o", "markdown", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	md, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(md), "### Mean TTFT (ms) regressed at `"+shas[stepCommit][:7]+"`") || !strings.HasPrefix(stdout, "bisect Mean TTFT (ms) of serving") {
+		t.Errorf("--out holds:\n%s\nstdout:\n%s", md, stdout)
+	}
+}
+
+func TestBisectStepExitCodes(t *testing.T) {
+	repo, shas := bisectRepo(t, 40)
+	noise(t, 9)
+	t.Chdir(repo)
+	db := filepath.Join(t.TempDir(), "h.db")
+	if _, stderr, code := runCLI(t, servingBlock(498, 300, 500, 0), "--db", db, "ingest", "--name", "serving", "--commit", shas[0], "-"); code != 0 {
+		t.Fatalf("ingest: %s", stderr)
+	}
+	step := []string{"--db", db, "bisect-step", "--name", "serving", "--metric", "Mean TTFT", "--threshold", "6%", "--reference", "500", "--run", benchCmd}
+	withBaseline := []string{"--db", db, "bisect-step", "--name", "serving", "--metric", "Mean TTFT", "--threshold", "6%", "--baseline", shas[0], "--run", benchCmd}
+	tests := []struct {
+		name   string
+		commit int
+		args   []string
+		code   int
+		want   string
+	}{
+		{"good", 10, step, 0, ": good"},
+		{"bad", 35, step, 1, ": bad"},
+		{"untestable", untestableAt, step, 125, "exited 125: skip"},
+		{"failing", 40, step, 255, "exit code 1"},
+		{"failing skipped", 40, append(step, "--skip-failures"), 125, "exit code 1"},
+		{"no threshold", 10, []string{"bisect-step", "--name", "serving", "--metric", "mean_ttft_ms", "--reference", "500", "--run", benchCmd}, 255, "--threshold is required"},
+		{"no threshold skipped", 10, []string{"bisect-step", "--name", "serving", "--metric", "mean_ttft_ms", "--reference", "500", "--run", benchCmd, "--skip-failures"}, 255, "--threshold is required"},
+		{"bad flag", 10, []string{"bisect-step", "--frobnicate"}, 255, "frobnicate"},
+		{"baseline good", 10, withBaseline, 0, "against 498"},
+		{"baseline bad", 35, withBaseline, 1, "against 498"},
+		{"baseline without results", 10, append(append([]string{}, withBaseline[:len(withBaseline)-4]...), "--baseline", shas[1], "--run", benchCmd), 255, "has no stored serving results"},
+		{"unknown direction", 10, append(append([]string{}, step...), "--metric", "mystery_score"), 255, "pass --direction lower"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			git(t, repo, "checkout", "-q", shas[tt.commit])
+			_, stderr, code := runCLI(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, want %d with %q; stderr:\n%s", code, tt.code, tt.want, stderr)
+			}
+		})
+	}
+}
+
+// TestBisectStepWithGit drives bisect-step from git bisect run, built as
+// the binary git runs.
+func TestBisectStepWithGit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds perfgate")
+	}
+	bin := filepath.Join(t.TempDir(), "perfgate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	repo, shas := bisectRepo(t)
+	noise(t, 10)
+	db := filepath.Join(t.TempDir(), "h.db")
+	git(t, repo, "bisect", "start", shas[rangeLen], shas[0])
+	out := git(t, repo, "bisect", "run", bin, "--db", db, "bisect-step", "--name", "serving", "--metric", "mean_ttft_ms",
+		"--threshold", "6%", "--reference", "500", "--run", benchCmd)
+	if !strings.Contains(out, shas[stepCommit]+" is the first bad commit") {
+		t.Errorf("git bisect run did not find %s:\n%s", shas[stepCommit], out)
+	}
+	git(t, repo, "bisect", "reset")
+	// What bisect-step measured is in the history: one run per step.
+	stdout, _, _ := runCLI(t, "", "--db", db, "export")
+	if n := strings.Count(stdout, "\n"); n < 5 {
+		t.Errorf("bisect-step stored %d runs over git's bisection of 48 commits:\n%s", n, stdout)
+	}
+}

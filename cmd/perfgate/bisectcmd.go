@@ -1,0 +1,840 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfgate/perfgate/bisect"
+	"github.com/perfgate/perfgate/gate"
+	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/ingest"
+	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/store"
+)
+
+func init() { commandSet = append(commandSet, bisectCommand, bisectStepCommand) }
+
+func bisectCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "bisect",
+		Usage: "find the commit that changed a metric, with as few benchmark runs as possible",
+		Description: "Walks the first-parent commits after --good up to --bad. With --run, each commit the search\n" +
+			"chooses is checked out in a temporary directory (your checkout, branch and files are never\n" +
+			"touched) and CMD runs there with sh -c; its output is parsed and stored, so later bisects and\n" +
+			"checks reuse it, and commits already in the history are not run again. Exit code 125 from CMD\n" +
+			"means \"cannot test this commit\" (as with git bisect run). With --stored, no runs: the change\n" +
+			"is located in the recorded history alone.\n\n" +
+			"The ends are measured until their levels and the noise are known; then the search keeps a\n" +
+			"posterior over the culprit and measures where it splits the probability in half, repeating\n" +
+			"a commit whose result is ambiguous, until one commit reaches --confidence or the runs reach\n" +
+			"--max-runs. If good and bad do not differ beyond the noise, it says so instead of naming a\n" +
+			"commit. The exit code is 0 whenever a report is printed.\n\n" +
+			"  perfgate bisect --good v0.9.0 --bad main --metric 'Mean TTFT' --name serving \\\n" +
+			"      --run 'pip install -e . && vllm bench serve --model M ...'",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "good", Usage: "a commit at the old level (any revision; required)"},
+			&cli.StringFlag{Name: "bad", Value: "HEAD", Usage: "a commit at the new level, descending from --good"},
+			&cli.StringFlag{Name: "metric", Usage: "the `METRIC` that changed, by name or label, e.g. mean_ttft_ms or 'Mean TTFT' (required)"},
+			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` the results are stored under (required)"},
+			&cli.StringFlag{Name: "run", Usage: "shell command `CMD` that runs the benchmark in the commit's checkout"},
+			&cli.BoolFlag{Name: "stored", Usage: "no runs: search the stored results alone"},
+			&cli.StringFlag{Name: "threshold", Value: "0", Usage: "smallest change between good and bad that counts, in `PERCENT` (e.g. 5%)"},
+			&cli.IntFlag{Name: "max-runs", Usage: "run budget `N`", DefaultText: "10 + 3*log2(commits)"},
+			&cli.StringFlag{Name: "confidence", Value: "0.95", Usage: "stop when one commit has posterior probability `P` (0.95 or 95%)"},
+			&cli.IntFlag{Name: "end-runs", Value: bisect.DefaultEndRuns, Usage: "runs `N` of each end before the search starts (more when the step is small)"},
+			&cli.BoolFlag{Name: "skip-failures", Usage: "skip commits where CMD fails or prints no result, instead of stopping"},
+			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`: stored results must match it, new ones get it; repeatable"},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of CMD: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "workdir", Usage: "`DIR` for the temporary checkouts (default: the system's temporary directory)"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show CMD's output on stderr as it runs"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "report format: text, markdown, json"},
+			&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` (a text copy goes to stdout)"},
+		},
+		Action: func(c *cli.Context) error { return runBisect(c, e) },
+	}
+}
+
+// bisectSpec is what a bisect measures: one metric of one benchmark.
+type bisectSpec struct {
+	name   string
+	metric metric.Info
+	typed  string // --metric as typed
+	labels map[string]string
+	format string
+}
+
+func parseSpec(c *cli.Context) (bisectSpec, error) {
+	sp := bisectSpec{name: c.String("name"), typed: c.String("metric"), format: c.String("format")}
+	if sp.name == "" {
+		return sp, usageErrorf("%s: --name is required: the benchmark name results are stored under (for example --name serving)", c.Command.Name)
+	}
+	if sp.typed == "" {
+		return sp, usageErrorf("%s: --metric is required: the metric that changed, e.g. --metric mean_ttft_ms or --metric 'Mean TTFT'", c.Command.Name)
+	}
+	if info, ok := metric.Lookup(sp.typed); ok {
+		sp.metric = info
+	} else {
+		sp.metric = metric.Get(metric.Sanitize(sp.typed))
+	}
+	if sp.metric.Name == "" {
+		return sp, usageErrorf("--metric %q is not a metric name; use a canonical name such as mean_ttft_ms", sp.typed)
+	}
+	var err error
+	if sp.labels, err = parseLabels(c.StringSlice("label")); err != nil {
+		return sp, err
+	}
+	return sp, nil
+}
+
+// unknownMetric is the error for a metric no result has.
+func (sp bisectSpec) unknownMetric(where string, have map[string]bool) error {
+	names := make([]string, 0, len(have))
+	for n := range have {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	msg := fmt.Sprintf("--metric %q: %s has no metric %q", sp.typed, where, sp.metric.Name)
+	if s := metric.Suggest(sp.typed); s != "" && have[s] {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	if len(names) > 0 {
+		msg += "; it has: " + strings.Join(names, ", ")
+	}
+	return usageErrorf("%s", msg)
+}
+
+// parsePercent reads "5%", "5" (both 5%) or "0.5%".
+func parsePercent(flag, s string) (float64, error) {
+	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, usageErrorf("%s %q is not a percentage; write it like 5%% (or 5)", flag, s)
+	}
+	return v / 100, nil
+}
+
+// parseConfidence reads "0.95" or "95%".
+func parseConfidence(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err == nil && (pct || v > 1) {
+		v /= 100
+	}
+	if err != nil || !(v > 0.5 && v < 1) {
+		return 0, usageErrorf("--confidence %q must be a probability between 0.5 and 1, e.g. 0.95 or 95%%", s)
+	}
+	return v, nil
+}
+
+func runBisect(c *cli.Context, e *env) error {
+	start := time.Now()
+	format := strings.ToLower(c.String("output"))
+	switch format {
+	case "text", "markdown", "md", "json":
+	default:
+		return usageErrorf("-o %q is not valid for bisect; choose one of: text, markdown, json", c.String("output"))
+	}
+	sp, err := parseSpec(c)
+	if err != nil {
+		return err
+	}
+	if c.String("good") == "" {
+		return usageErrorf("bisect: --good is required: a commit where %s was still at its old level (a tag, branch or SHA)", sp.metric.Name)
+	}
+	cmdline, stored := c.String("run"), c.Bool("stored")
+	if (cmdline == "") == !stored {
+		return usageErrorf("bisect: pass exactly one of --run CMD (run the benchmark where needed) or --stored (search the stored results alone)")
+	}
+	threshold, err := parsePercent("--threshold", c.String("threshold"))
+	if err != nil {
+		return err
+	}
+	confidence, err := parseConfidence(c.String("confidence"))
+	if err != nil {
+		return err
+	}
+	if c.Int("max-runs") < 0 {
+		return usageErrorf("--max-runs %d: must be positive", c.Int("max-runs"))
+	}
+	if c.Int("end-runs") < 2 {
+		return usageErrorf("--end-runs %d: each end needs at least 2 runs to measure the noise", c.Int("end-runs"))
+	}
+	if mr := c.Int("max-runs"); mr > 0 && mr <= 2*c.Int("end-runs") && !stored {
+		return usageErrorf("--max-runs %d leaves no run for the search after %d runs of each end (--end-runs); give it at least %d", mr, c.Int("end-runs"), 2*c.Int("end-runs")+1)
+	}
+	repo, err := openRepo(c)
+	if err != nil {
+		return err
+	}
+	defer repo.Close()
+	good, err := repo.Resolve(c.String("good"))
+	if err != nil {
+		return gitError(fmt.Errorf("--good: %w", err))
+	}
+	bad, err := repo.Resolve(c.String("bad"))
+	if err != nil {
+		return gitError(fmt.Errorf("--bad: %w", err))
+	}
+	if good == bad {
+		return usageErrorf("--good and --bad are the same commit %s; --bad must be a later commit where %s changed", short(good), sp.metric.Name)
+	}
+	chain, err := repo.FirstParents(good, bad)
+	if err != nil {
+		if errors.Is(err, gitrepo.ErrShallow) || errors.Is(err, gitrepo.ErrMissingObject) || errors.Is(err, gitrepo.ErrUnknownRevision) {
+			return gitError(err)
+		}
+		return usageErrorf("%v", err)
+	}
+	if len(chain) == 0 {
+		return usageErrorf("no first-parent commits lead from --good %s to --bad %s; pick a --good on --bad's first-parent history", short(good), short(bad))
+	}
+	shas := append([]string{good}, chain...)
+	commits := make([]bisect.Commit, len(shas))
+	for i, sha := range shas {
+		ci, err := repo.Commit(sha)
+		if err != nil {
+			return gitError(err)
+		}
+		commits[i] = bisect.Commit{SHA: sha, Short: ci.Short, Subject: ci.Subject}
+	}
+	known, err := loadStored(c, repo, sp, shas, stored)
+	if err != nil {
+		return err
+	}
+	n := len(shas) - 1
+	opts := bisect.Options{
+		Confidence: confidence, MaxRuns: c.Int("max-runs"), EndRuns: c.Int("end-runs"), Threshold: threshold,
+		Progress: progressPrinter(e, commits, sp, start),
+	}
+	var m bisect.Measurer
+	if !stored {
+		live := io.Writer(nil)
+		if c.Bool("verbose") {
+			live = e.stderr
+		}
+		m = &commitMeasurer{
+			c: c, e: e, repo: repo, sp: sp, commits: commits, cmdline: cmdline, live: live,
+			wt:           &bisect.Worktree{Repo: repo, Dir: c.String("workdir")},
+			skipFailures: c.Bool("skip-failures"),
+		}
+		if opts.MaxRuns == 0 {
+			opts.MaxRuns = bisect.DefaultBudget(n)
+		}
+		fmt.Fprintf(e.stderr, "perfgate: bisect: %d commits from %s to %s, %s of %s, budget %d runs\n",
+			n, commits[0].Short, commits[n].Short, sp.metric.Name, sp.name, opts.MaxRuns)
+	}
+	res, err := bisect.Search(c.Context, n, known, m, opts)
+	if err != nil {
+		return bisectError(err, commits, known, stored, sp)
+	}
+	rep := &bisect.Report{
+		Benchmark: sp.name, Metric: sp.metric.Name, Label: sp.metric.Label, Unit: sp.metric.Unit,
+		Commits: commits, Stored: stored, Target: confidence, Threshold: threshold,
+		Elapsed: time.Since(start), Result: res,
+	}
+	switch sp.metric.Direction {
+	case metric.LowerIsBetter:
+		rep.Direction = "lower"
+	case metric.HigherIsBetter:
+		rep.Direction = "higher"
+	}
+	return writeBisectReport(c, e, rep, format)
+}
+
+func writeBisectReport(c *cli.Context, e *env, rep *bisect.Report, format string) error {
+	if p := c.String("out"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return usageErrorf("--out %q: %v", p, err)
+		}
+		werr := rep.Write(f, format)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return envError(fmt.Errorf("--out %q: %v", p, werr))
+		}
+		if format == "text" {
+			return nil
+		}
+		return rep.WriteText(e.stdout)
+	}
+	return rep.Write(e.stdout, format)
+}
+
+// bisectError explains a search that could not finish.
+func bisectError(err error, commits []bisect.Commit, known map[int][]float64, stored bool, sp bisectSpec) error {
+	if errors.Is(err, context.Canceled) {
+		return envError(fmt.Errorf("bisect: interrupted; the temporary checkout was removed, and the runs already made are stored and reused by the next bisect"))
+	}
+	var ee *bisect.EndError
+	if errors.As(err, &ee) {
+		flag, i := "--bad", len(commits)-1
+		if ee.Good {
+			flag, i = "--good", 0
+		}
+		if stored {
+			return usageErrorf("--stored: %s %s has no stored %s results with %s%s; pass a measured commit as %s, or bisect with --run",
+				flag, commits[i].Short, sp.name, sp.metric.Name, nearestMeasured(commits, known, ee.Good), flag)
+		}
+		if errors.Is(err, bisect.ErrSkip) {
+			return usageErrorf("%s %s cannot be tested (%v); pick another %s", flag, commits[i].Short, ee.Err, flag)
+		}
+		return err
+	}
+	return err
+}
+
+// nearestMeasured lists the measured commits nearest to an end.
+func nearestMeasured(commits []bisect.Commit, known map[int][]float64, good bool) string {
+	var idx []int
+	for i := range known {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	if !good {
+		sort.Sort(sort.Reverse(sort.IntSlice(idx)))
+	}
+	if len(idx) == 0 {
+		return " (no commit in the range has any)"
+	}
+	var parts []string
+	for _, i := range idx[:min(3, len(idx))] {
+		parts = append(parts, fmt.Sprintf("%s (commit %d of %d)", commits[i].Short, i, len(commits)-1))
+	}
+	return "; the nearest measured commits are " + strings.Join(parts, ", ")
+}
+
+// loadStored returns the stored values of the metric at each commit of
+// the range: valid runs of the benchmark, measured on a clean checkout,
+// whose labels match --label. Runs of several identities (two models, two
+// machines) are not mixed: that is an error asking for --label.
+func loadStored(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, shas []string, required bool) (map[int][]float64, error) {
+	s, err := openStore(c, repo, true)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		if required {
+			path, _ := dbPath(c, repo)
+			return nil, usageErrorf("--stored: there is no history at %s yet; ingest results first, or bisect with --run", path)
+		}
+		return map[int][]float64{}, nil
+	}
+	runs, err := s.ByBenchmark(sp.name, shas)
+	s.Close()
+	if err != nil {
+		return nil, storeError(err)
+	}
+	index := make(map[string]int, len(shas))
+	for i, sha := range shas {
+		index[sha] = i
+	}
+	known := map[int][]float64{}
+	identities := map[string]int{}
+	have := map[string]bool{}
+	for sha, rs := range runs {
+		for _, r := range rs {
+			if r.Dirty || r.Invalid != "" || !labelsMatch(r.Labels, sp.labels) {
+				continue
+			}
+			for k := range r.Metrics {
+				have[k] = true
+			}
+			v, ok := r.Metrics[sp.metric.Name]
+			if !ok {
+				continue
+			}
+			identities[identityKey(r.Labels)]++
+			known[index[sha]] = append(known[index[sha]], v)
+		}
+	}
+	if len(identities) > 1 {
+		keys := make([]string, 0, len(identities))
+		for k := range identities {
+			if k == "" {
+				k = "(no labels)"
+			}
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return nil, usageErrorf("the stored %s results in this range come from %d different setups (%s); pick one with --label KEY=VALUE",
+			sp.name, len(identities), strings.Join(keys, "; "))
+	}
+	if required && len(known) == 0 {
+		if len(have) > 0 {
+			return nil, sp.unknownMetric(fmt.Sprintf("the stored %s results in this range", sp.name), have)
+		}
+		return nil, usageErrorf("--stored: no stored %s results in the %d commits from --good to --bad; ingest some, or bisect with --run", sp.name, len(shas))
+	}
+	return known, nil
+}
+
+func labelsMatch(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// identityKey renders the labels that identify a series (as the gate
+// compares them), sorted.
+func identityKey(labels map[string]string) string {
+	skip := map[string]bool{}
+	for _, l := range gate.DescriptiveLabels {
+		skip[l] = true
+	}
+	var parts []string
+	for k, v := range labels {
+		if !skip[k] {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// commitMeasurer runs the benchmark at a commit of the range in a
+// temporary checkout, stores what it printed and returns the metric.
+type commitMeasurer struct {
+	c            *cli.Context
+	e            *env
+	repo         *gitrepo.Repo
+	wt           *bisect.Worktree
+	sp           bisectSpec
+	commits      []bisect.Commit
+	cmdline      string
+	live         io.Writer
+	skipFailures bool
+}
+
+func (m *commitMeasurer) Measure(ctx context.Context, i int) ([]float64, error) {
+	cm := m.commits[i]
+	where := fmt.Sprintf("%s (commit %d of %d)", cm.Short, i, len(m.commits)-1)
+	res, err := m.wt.Run(ctx, cm.SHA, m.cmdline, m.live)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, envError(fmt.Errorf("bisect: at %s: %v", where, err))
+	}
+	if res.ExitCode == 125 {
+		return nil, &bisect.SkipError{Reason: "exit code 125"}
+	}
+	if res.ExitCode != 0 {
+		if m.skipFailures {
+			return nil, &bisect.SkipError{Reason: fmt.Sprintf("exit code %d", res.ExitCode)}
+		}
+		return nil, envError(fmt.Errorf("bisect: --run failed at %s with exit code %d; its output ended with:\n%s\n"+
+			"fix the command, make it exit 125 where a commit cannot be tested, or pass --skip-failures", where, res.ExitCode, tail(res.Output, 15)))
+	}
+	results, err := parseOutput(res.Output, "output of --run at "+cm.Short, m.sp.format)
+	if err == nil && len(results) == 0 {
+		err = usageErrorf("the output of --run at %s has no benchmark result", where)
+	}
+	if err != nil {
+		if m.skipFailures {
+			return nil, &bisect.SkipError{Reason: "no result in the output"}
+		}
+		return nil, usageErrorf("bisect: %v\nits output ended with:\n%s\ncheck that --run prints the benchmark's result (or pass --format), or pass --skip-failures", err, tail(res.Output, 15))
+	}
+	runs, chosen, err := m.toRuns(results, cm.SHA, where)
+	if err != nil {
+		return nil, err
+	}
+	var values []float64
+	var invalid string
+	have := map[string]bool{}
+	for _, r := range chosen {
+		for k := range r.Metrics {
+			have[k] = true
+		}
+		v, ok := r.Metrics[m.sp.metric.Name]
+		switch {
+		case !ok:
+		case r.Invalid != "":
+			invalid = r.Invalid
+		default:
+			values = append(values, v)
+		}
+	}
+	if len(values) == 0 && invalid == "" {
+		return nil, m.sp.unknownMetric("the output of --run at "+where, have)
+	}
+	if err := m.store(runs); err != nil {
+		return nil, err
+	}
+	if len(values) == 0 {
+		return nil, &bisect.SkipError{Reason: "invalid result: " + invalid}
+	}
+	return values, nil
+}
+
+// toRuns turns the parsed output into runs, stored as ingest would store
+// them, and picks those of the benchmark: named --name, or, for output
+// whose results carry names of their own (--name PREFIX/RESULT), those
+// stored under that full name.
+func (m *commitMeasurer) toRuns(results []ingest.Result, sha, where string) (all, chosen []store.Run, err error) {
+	name := m.sp.name
+	candidates := []string{name}
+	if i := strings.LastIndex(name, "/"); i > 0 {
+		candidates = append(candidates, name[:i])
+	}
+	var names []string
+	for _, prefix := range candidates {
+		runs, err := toRuns(results, runSpec{name: prefix, labels: m.sp.labels, commit: sha, time: time.Now(),
+			command: []string{"sh", "-c", m.cmdline}})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range runs {
+			if r.Benchmark == name {
+				chosen = append(chosen, r)
+			}
+			if prefix == name {
+				names = append(names, strconv.Quote(r.Benchmark))
+			}
+		}
+		if len(chosen) > 0 {
+			return runs, chosen, nil
+		}
+	}
+	return nil, nil, usageErrorf("the output of --run at %s has no result for --name %q; it has %s: pass one of those as --name",
+		where, name, strings.Join(names, ", "))
+}
+
+func (m *commitMeasurer) store(runs []store.Run) error {
+	s, err := openStore(m.c, m.repo, false)
+	if err != nil {
+		return err
+	}
+	_, err = s.Put(runs)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	return storeError(err)
+}
+
+func parseOutput(out []byte, name, format string) ([]ingest.Result, error) {
+	r := ingest.NewReader(bytes.NewReader(out), name, ingest.Options{Format: format})
+	var res []ingest.Result
+	for r.Scan() {
+		res = append(res, r.Result())
+	}
+	return res, r.Err()
+}
+
+// tail returns the last n lines of out, indented.
+func tail(out []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	for i, l := range lines {
+		lines[i] = "  | " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// progressPrinter reports each run on stderr: which commit, run n of the
+// budget, the time spent, then what it measured.
+func progressPrinter(e *env, commits []bisect.Commit, sp bisectSpec, start time.Time) func(bisect.Progress) {
+	n := len(commits) - 1
+	return func(p bisect.Progress) {
+		elapsed := time.Since(start).Round(time.Second)
+		cm := commits[p.Index]
+		what := fmt.Sprintf("commit %d of %d", p.Index, n)
+		switch p.Index {
+		case 0:
+			what = "the good end"
+		case n:
+			what = "the bad end"
+		}
+		if !p.Done {
+			fmt.Fprintf(e.stderr, "perfgate: bisect: run %d of %d (%s elapsed): %s %s %q\n", p.Run, p.Budget, elapsed, what, cm.Short, oneLineSubject(cm.Subject))
+			return
+		}
+		if p.Skip != "" {
+			fmt.Fprintf(e.stderr, "perfgate: bisect:   %s skipped: %s\n", cm.Short, p.Skip)
+			return
+		}
+		vals := make([]string, len(p.Values))
+		for i, v := range p.Values {
+			vals[i] = strconv.FormatFloat(v, 'g', 6, 64)
+		}
+		unit := ""
+		if sp.metric.Unit != "" {
+			unit = " " + sp.metric.Unit
+		}
+		msg := fmt.Sprintf("perfgate: bisect:   %s: %s %s%s", cm.Short, sp.metric.Name, strings.Join(vals, " "), unit)
+		if !p.Ends {
+			msg += fmt.Sprintf("; P(bad) %.3f, best candidate %.1f%%", p.PBad, 100*p.Confidence)
+		}
+		fmt.Fprintln(e.stderr, msg)
+	}
+}
+
+func oneLineSubject(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:59]) + "…"
+	}
+	return s
+}
+
+// Exit codes of bisect-step, the contract of git bisect run.
+const (
+	stepGood  = 0
+	stepBad   = 1
+	stepSkip  = 125
+	stepAbort = 255 // above 127: git bisect run stops
+)
+
+func bisectStepCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "bisect-step",
+		Usage:     "run the benchmark once and exit 0 good, 1 bad, 125 skip: a helper for git bisect run",
+		ArgsUsage: "[-- CMD [ARGS...]]",
+		Description: "For those who prefer git's own bisect. It runs the benchmark in the current directory (the\n" +
+			"commit git bisect checked out), compares the metric with a reference and exits 0 when it is\n" +
+			"not worse by more than --threshold, 1 when it is, 125 when the commit cannot be tested (the\n" +
+			"command exited 125, or its result is invalid; any failure with --skip-failures), and 255,\n" +
+			"which stops git bisect, on any other error. The result is stored under HEAD unless --no-store.\n\n" +
+			"  git bisect start BAD GOOD\n" +
+			"  git bisect run perfgate bisect-step --name serving --metric mean_ttft_ms \\\n" +
+			"      --baseline GOOD --threshold 6% --run 'vllm bench serve --model M ...'",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` (required)"},
+			&cli.StringFlag{Name: "metric", Usage: "the `METRIC` to judge, by name or label (required)"},
+			&cli.StringFlag{Name: "threshold", Usage: "how much worse than the reference is bad, in `PERCENT`, e.g. 6% (required; half the regression you chase is a good choice)"},
+			&cli.StringFlag{Name: "reference", Usage: "the good `VALUE` of the metric"},
+			&cli.StringFlag{Name: "baseline", Usage: "take the reference from the stored results of this `REV` (their median)"},
+			&cli.StringFlag{Name: "direction", Usage: "which way is better, lower or higher (default: the metric's own)"},
+			&cli.StringFlag{Name: "run", Usage: "shell command `CMD` that runs the benchmark (or give it after --)"},
+			&cli.BoolFlag{Name: "skip-failures", Usage: "exit 125 instead of 255 when the command fails or prints no result"},
+			&cli.BoolFlag{Name: "no-store", Usage: "do not store the result in the history"},
+			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of the command: " + strings.Join(ingest.Formats(), ", ")},
+		},
+		OnUsageError: func(cc *cli.Context, err error, _ bool) error {
+			return &exitError{code: stepAbort, err: fmt.Errorf("bisect-step: %v (see perfgate bisect-step --help)", err)}
+		},
+		Action: func(c *cli.Context) error {
+			code, err := runBisectStep(c, e)
+			if err != nil {
+				if errors.Is(err, context.Canceled) {
+					err = errors.New("interrupted")
+				}
+				if !strings.HasPrefix(err.Error(), "bisect-step") {
+					err = fmt.Errorf("bisect-step: %w", err)
+				}
+				fmt.Fprintf(e.stderr, "perfgate: %v\n", err)
+				if c.Bool("skip-failures") && errors.Is(err, errStepFailure) {
+					return &exitError{code: stepSkip, err: errQuiet}
+				}
+				return &exitError{code: stepAbort, err: errQuiet}
+			}
+			if code == stepGood {
+				return nil
+			}
+			return &exitError{code: code, err: errQuiet}
+		},
+	}
+}
+
+// errQuiet marks an exit whose message was already printed.
+var errQuiet = errGateFailed
+
+// errStepFailure marks a benchmark that failed at this commit, which
+// --skip-failures turns into a skip; every other error (flags, git, the
+// history) stops git bisect, since it would repeat at every commit.
+var errStepFailure = errors.New("the benchmark failed")
+
+type stepFailure struct{ err error }
+
+func (f stepFailure) Error() string        { return f.err.Error() }
+func (f stepFailure) Unwrap() error        { return f.err }
+func (f stepFailure) Is(target error) bool { return target == errStepFailure }
+
+func stepConfigErrorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+func runBisectStep(c *cli.Context, e *env) (int, error) {
+	sp, err := parseSpec(c)
+	if err != nil {
+		return 0, stepConfigErrorf("%v", err)
+	}
+	if c.String("threshold") == "" {
+		return 0, stepConfigErrorf("--threshold is required: how much worse than the reference counts as bad, e.g. --threshold 6%% (half the regression you are chasing)")
+	}
+	threshold, err := parsePercent("--threshold", c.String("threshold"))
+	if err != nil {
+		return 0, stepConfigErrorf("%v", err)
+	}
+	dir := sp.metric.Direction
+	if d := c.String("direction"); d != "" {
+		if dir, err = metric.ParseDirection(d); err != nil {
+			return 0, stepConfigErrorf("--direction: %v", err)
+		}
+	}
+	if dir != metric.LowerIsBetter && dir != metric.HigherIsBetter {
+		return 0, stepConfigErrorf("perfgate does not know whether lower or higher %s is better; pass --direction lower or --direction higher", sp.metric.Name)
+	}
+	var argv []string
+	switch {
+	case c.String("run") != "" && c.NArg() > 0:
+		return 0, stepConfigErrorf("give the command either as --run CMD or after --, not both")
+	case c.String("run") != "":
+		argv = []string{"sh", "-c", c.String("run")}
+	case c.NArg() > 0:
+		argv = c.Args().Slice()
+	default:
+		return 0, stepConfigErrorf("no command: pass --run CMD, or the command after --")
+	}
+	if (c.String("reference") == "") == (c.String("baseline") == "") {
+		return 0, stepConfigErrorf("pass exactly one of --reference VALUE (the good value of %s) or --baseline REV (a commit with stored results)", sp.metric.Name)
+	}
+	repo, err := openRepo(c)
+	if err != nil {
+		return 0, err
+	}
+	defer repo.Close()
+	ref, err := stepReference(c, repo, sp)
+	if err != nil {
+		return 0, err
+	}
+	head, dirty, err := resolveCommit(c, repo, "HEAD", true)
+	if err != nil {
+		return 0, err
+	}
+	// Run the benchmark here, its output shown as git bisect run shows it.
+	var buf bytes.Buffer
+	cmd := exec.CommandContext(c.Context, argv[0], argv[1:]...)
+	cmd.Stdout = io.MultiWriter(&buf, e.stderr)
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return 0, fmt.Errorf("cannot run %q: %v", argv[0], err)
+		}
+		if ee.ExitCode() == 125 {
+			fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s: the command exited 125: skip\n", short(head))
+			return stepSkip, nil
+		}
+		return 0, stepFailure{fmt.Errorf("the benchmark failed at %s with exit code %d; make it exit 125 where a commit cannot be tested, or pass --skip-failures", short(head), ee.ExitCode())}
+	}
+	results, err := parseOutput(buf.Bytes(), "output of "+argv[0], sp.format)
+	if err == nil && len(results) == 0 {
+		err = errors.New("the command printed no benchmark result")
+	}
+	if err != nil {
+		return 0, stepFailure{err}
+	}
+	runs, err := toRuns(results, runSpec{name: sp.name, labels: sp.labels, commit: head, dirty: dirty, time: time.Now(), command: argv})
+	if err != nil {
+		return 0, err
+	}
+	var values []float64
+	invalid := ""
+	have := map[string]bool{}
+	for _, r := range runs {
+		if r.Benchmark != sp.name {
+			continue
+		}
+		for k := range r.Metrics {
+			have[k] = true
+		}
+		if v, ok := r.Metrics[sp.metric.Name]; ok {
+			if r.Invalid != "" {
+				invalid = r.Invalid
+				continue
+			}
+			values = append(values, v)
+		}
+	}
+	if len(values) == 0 && invalid == "" {
+		return 0, stepConfigErrorf("%v", sp.unknownMetric("the benchmark's output", have))
+	}
+	if !c.Bool("no-store") {
+		if err := storeStep(c, repo, runs); err != nil {
+			fmt.Fprintf(e.stderr, "perfgate: warning: bisect-step: the result was not stored: %v\n", err)
+		}
+	}
+	if len(values) == 0 {
+		fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s: the result is invalid (%s): skip\n", short(head), invalid)
+		return stepSkip, nil
+	}
+	v := medianOf(values)
+	change := v/ref - 1
+	worse := change
+	if dir == metric.HigherIsBetter {
+		worse = -change
+	}
+	verdict, code := "good", stepGood
+	if worse > threshold {
+		verdict, code = "bad", stepBad
+	}
+	fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s: %s %s against %s (%+.1f%%; bad beyond %.3g%% worse): %s\n",
+		short(head), sp.metric.Name, strconv.FormatFloat(v, 'g', 6, 64), strconv.FormatFloat(ref, 'g', 6, 64), 100*change, 100*threshold, verdict)
+	return code, nil
+}
+
+// stepReference is the good value bisect-step compares with.
+func stepReference(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec) (float64, error) {
+	if s := c.String("reference"); s != "" {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || v <= 0 || math.IsInf(v, 0) {
+			return 0, stepConfigErrorf("--reference %q is not a positive number; give the good value of %s, e.g. --reference 512.3", s, sp.metric.Name)
+		}
+		return v, nil
+	}
+	rev := c.String("baseline")
+	sha, err := repo.Resolve(rev)
+	if err != nil {
+		return 0, stepConfigErrorf("--baseline: %v", err)
+	}
+	known, err := loadStored(c, repo, sp, []string{sha}, false)
+	if err != nil {
+		return 0, stepConfigErrorf("%v", err)
+	}
+	if len(known[0]) == 0 {
+		return 0, stepConfigErrorf("--baseline %s has no stored %s results with %s; run or ingest the benchmark there first, or pass --reference VALUE", rev, sp.name, sp.metric.Name)
+	}
+	return medianOf(known[0]), nil
+}
+
+func storeStep(c *cli.Context, repo *gitrepo.Repo, runs []store.Run) error {
+	s, err := openStore(c, repo, false)
+	if err != nil {
+		return err
+	}
+	_, err = s.Put(runs)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func medianOf(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
