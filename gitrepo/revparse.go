@@ -13,13 +13,15 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-const revSyntax = "a branch, tag, HEAD or a commit SHA (full or at least 4 hex digits), optionally followed by ~N or ^N, e.g. main~3 or HEAD^2"
+const revSyntax = "a branch, tag, HEAD, @{u} or a commit SHA (full or at least 4 hex digits), optionally followed by ~N or ^N, e.g. main~3 or HEAD^2"
 
 // Resolve returns the full SHA of the commit a revision names: HEAD (or @),
 // FETCH_HEAD, a branch, a remote-tracking branch (origin/main), a tag
 // (annotated tags are peeled to their commit), a full or abbreviated SHA, any
-// of them followed by ~N, ^N, ^{} or ^{commit}. Refs win over abbreviated
-// SHAs, as in git. Errors are *RevisionError (bad or unknown revision),
+// of them followed by ~N, ^N, ^{} or ^{commit}, and the upstream of a branch
+// (@{u}, @{upstream}, BRANCH@{u}, from branch.NAME.remote and .merge).
+// Reflog selectors (@{1}, @{yesterday}, @{-1}) are refused with advice.
+// Refs win over abbreviated SHAs, as in git. Errors are *RevisionError (bad or unknown revision),
 // *ShallowError or *MissingObjectError.
 func (r *Repo) Resolve(rev string) (string, error) {
 	r.mu.Lock()
@@ -96,8 +98,11 @@ func (r *Repo) resolve(rev string) (plumbing.Hash, error) {
 	if rev == "" {
 		return plumbing.ZeroHash, &RevisionError{Rev: orig, Reason: "empty revision; name " + revSyntax}
 	}
-	if strings.Contains(rev, "..") || strings.Contains(rev, "@{") || strings.ContainsAny(rev, ": \t\n") {
-		return plumbing.ZeroHash, &RevisionError{Rev: orig, Reason: "unsupported revision syntax (ranges, reflog @{...} and :path are not commits); name " + revSyntax}
+	if strings.Contains(rev, "..") || strings.ContainsAny(rev, ": \t\n") {
+		return plumbing.ZeroHash, &RevisionError{Rev: orig, Reason: "unsupported revision syntax (ranges and :path are not commits); name " + revSyntax}
+	}
+	if i := strings.Index(rev, "@{"); i >= 0 {
+		return r.resolveAtBrace(orig, rev, i)
 	}
 	cut := strings.IndexAny(rev, "~^")
 	base, suffix := rev, ""
@@ -410,4 +415,88 @@ func readFetchHead(gitDir string) (plumbing.Hash, bool) {
 		return plumbing.ZeroHash, false
 	}
 	return plumbing.NewHash(f), true
+}
+
+// resolveAtBrace resolves a revision with an @{...} selector at index i:
+// the upstream of a branch (@{u}, @{upstream}), optionally followed by ~N
+// or ^N. Reflog selectors name what a ref pointed to earlier on this
+// machine, which CI clones do not have: they are refused with advice.
+func (r *Repo) resolveAtBrace(orig, rev string, i int) (plumbing.Hash, error) {
+	end := strings.IndexByte(rev[i:], '}')
+	if end < 0 {
+		return plumbing.ZeroHash, &RevisionError{Rev: orig, Reason: "unterminated @{...}; name " + revSyntax}
+	}
+	base, sel, suffix := rev[:i], rev[i+2:i+end], rev[i+end+1:]
+	switch strings.ToLower(sel) {
+	case "u", "upstream":
+	default:
+		return plumbing.ZeroHash, &RevisionError{Rev: orig, Reason: fmt.Sprintf(
+			"the reflog selector @{%s} is unsupported: perfgate resolves commits, not this machine's reflog; only @{u} (@{upstream}) is supported, or name the commit with ~N/^N or its SHA (`git rev-parse %s` prints it)", sel, rev)}
+	}
+	if strings.Contains(suffix, "@{") || (suffix != "" && suffix[0] != '~' && suffix[0] != '^') {
+		return plumbing.ZeroHash, &RevisionError{Rev: orig, Reason: fmt.Sprintf("unexpected %q after @{%s}; only ~N or ^N may follow, e.g. @{u}~1", suffix, sel)}
+	}
+	id, err := r.upstream(orig, base)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.applySuffix(orig, id, suffix)
+}
+
+// upstream returns the commit of the upstream branch of a local branch
+// (HEAD's branch when branch is "", "@" or "HEAD"), as git's @{u}.
+func (r *Repo) upstream(orig, branch string) (plumbing.Hash, error) {
+	fail := func(format string, args ...any) (plumbing.Hash, error) {
+		return plumbing.ZeroHash, &RevisionError{Rev: orig, Reason: fmt.Sprintf(format, args...)}
+	}
+	if branch == "" || branch == "@" || branch == "HEAD" {
+		ref, err := r.st.Reference(plumbing.HEAD)
+		if err != nil {
+			return fail("cannot read HEAD: %v", err)
+		}
+		if ref.Type() != plumbing.SymbolicReference || !ref.Target().IsBranch() {
+			return fail("HEAD is detached (as in CI checkouts), so it has no upstream branch; name the base branch instead, e.g. origin/main")
+		}
+		branch = ref.Target().Short()
+	}
+	branch = strings.TrimPrefix(branch, "refs/heads/")
+	if err := validRefName(branch); err != nil {
+		return fail("%q is not a valid branch name (%v); @{u} follows a local branch, e.g. main@{u}", branch, err)
+	}
+	if _, ok := r.refTarget(plumbing.NewBranchReferenceName(branch)); !ok {
+		return fail("there is no local branch %q, so it has no upstream; `git branch` lists the local branches, or name the remote branch itself, e.g. origin/%s", branch, branch)
+	}
+	bc := r.cfg.Branches[branch]
+	if bc == nil || bc.Merge == "" {
+		return fail("branch %q has no upstream branch configured; set one with `git branch --set-upstream-to=origin/%s %s`, or name the base branch, e.g. origin/main", branch, branch, branch)
+	}
+	target := bc.Merge
+	remote := bc.Remote
+	if remote == "" {
+		remote = "origin"
+	}
+	if remote != "." {
+		rc := r.cfg.Remotes[remote]
+		if rc == nil {
+			return fail("branch %q tracks remote %q (branch.%s.remote), which is not configured; `git remote -v` lists the remotes", branch, remote, branch)
+		}
+		target = ""
+		for _, spec := range rc.Fetch {
+			if spec.Match(bc.Merge) {
+				target = spec.Dst(bc.Merge)
+				break
+			}
+		}
+		if target == "" {
+			return fail("the upstream of branch %q, %s on remote %q, is not fetched into a remote-tracking branch (remote.%s.fetch has no matching refspec); name the commit instead, or fix the refspec", branch, bc.Merge, remote, remote)
+		}
+	}
+	h, ok := r.refTarget(target)
+	if !ok && remote == "." {
+		return fail("the upstream of branch %q is the local branch %s, which does not exist; set another with `git branch --set-upstream-to=BRANCH %s`", branch, target, branch)
+	}
+	if !ok {
+		return fail("the upstream of branch %q is %s, which does not exist in this clone; run `git fetch %s`", branch, target, remote)
+	}
+	return r.peelRev(orig, h)
 }

@@ -68,6 +68,69 @@ func TestResolveRemoteAndBranch(t *testing.T) {
 	}
 }
 
+// TestResolveUpstream resolves @{u} in a clone whose branches track
+// origin's, and a branch that tracks a local one, as git does; and checks
+// the errors for a branch without upstream, a detached HEAD and reflog
+// selectors.
+func TestResolveUpstream(t *testing.T) {
+	t.Parallel()
+	s := newSample(t)
+	cloneDir := filepath.Join(filepath.Dir(s.dir), "clone")
+	s.gitIn(filepath.Dir(s.dir), "clone", "-q", s.dir, cloneDir)
+	c := s.at(cloneDir)
+	c.git("branch", "-q", "--track", "work", "origin/feature")
+	c.git("branch", "-q", "--no-track", "loc", "main")
+	c.git("branch", "-q", "--set-upstream-to=main", "loc")
+	c.git("branch", "-q", "--no-track", "nou", "main")
+	// Move the local main away from its upstream, so @{u} != main.
+	c.commit("local only", map[string]string{"local": "1"})
+	r := c.open()
+	for _, rev := range []string{"@{u}", "@{upstream}", "@{U}", "HEAD@{u}", "main@{u}", "main@{upstream}^", "work@{u}", "work@{u}~1", "loc@{u}"} {
+		want := c.revParse(rev)
+		if got, err := r.Resolve(rev); err != nil || got != want {
+			t.Errorf("Resolve(%q) = %q, %v; git says %q", rev, got, err, want)
+		}
+	}
+	if got, _ := r.Resolve("@{u}"); got == c.revParse("main") {
+		t.Fatalf("setup: main and its upstream are the same commit")
+	}
+	errs := []struct {
+		rev  string
+		want []string
+	}{
+		{"nou@{u}", []string{`branch "nou" has no upstream`, "git branch --set-upstream-to=origin/nou nou", "origin/main"}},
+		{"nosuch@{u}", []string{`no local branch "nosuch"`, "origin/nosuch"}},
+		{"@{u}x", []string{`unexpected "x" after @{u}`}},
+		{"@{yesterday}", []string{"reflog selector @{yesterday} is unsupported", "only @{u}"}},
+		{"main@{push}", []string{"reflog selector @{push} is unsupported"}},
+		{"main@{u", []string{"unterminated @{"}},
+	}
+	for _, tt := range errs {
+		_, err := r.Resolve(tt.rev)
+		if !errors.Is(err, ErrUnknownRevision) {
+			t.Errorf("Resolve(%q) error = %v, want ErrUnknownRevision", tt.rev, err)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Resolve(%q) error %q does not mention %q", tt.rev, err, w)
+			}
+		}
+	}
+	// Upstream not fetched: the remote-tracking branch is gone.
+	c.git("update-ref", "-d", "refs/remotes/origin/feature")
+	r = c.open()
+	if _, err := r.Resolve("work@{u}"); err == nil || !strings.Contains(err.Error(), "refs/remotes/origin/feature, which does not exist in this clone; run `git fetch origin`") {
+		t.Errorf("Resolve(work@{u}) without origin/feature: %v", err)
+	}
+	// Detached HEAD, as CI checks out.
+	c.git("checkout", "-q", "--detach", "HEAD")
+	r = c.open()
+	if _, err := r.Resolve("@{u}"); err == nil || !strings.Contains(err.Error(), "HEAD is detached") || !strings.Contains(err.Error(), "origin/main") {
+		t.Errorf("Resolve(@{u}) on a detached HEAD: %v", err)
+	}
+}
+
 func TestResolveFetchHead(t *testing.T) {
 	t.Parallel()
 	s := newSample(t)
@@ -96,7 +159,8 @@ func TestResolveErrors(t *testing.T) {
 		{"c8^2", []string{`"c8^2"`}},
 		{"main^3", []string{`"main^3"`, "1 parent(s)", "^1"}},
 		{"main..feature", []string{"unsupported revision syntax"}},
-		{"main@{1}", []string{"unsupported revision syntax"}},
+		{"main@{1}", []string{"reflog selector @{1} is unsupported", "git rev-parse main@{1}"}},
+		{"@{-1}", []string{"reflog selector @{-1} is unsupported"}},
 		{"HEAD:README.md", []string{"unsupported revision syntax"}},
 		{"~3", []string{"missing the branch"}},
 		{tree, []string{"names a tree", "not a commit"}},
