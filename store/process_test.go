@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -86,6 +88,16 @@ func helper(mode string, args []string) error {
 			Progress: func(added, skipped int) { fmt.Printf("committed %d %d\n", added, skipped) },
 		})
 		return err
+	case "hold":
+		// hold DB: open the history for writing, say so, and keep it open
+		// until stdin closes.
+		s, err := Open(args[0], Options{Timeout: time.Minute})
+		if err != nil {
+			return err
+		}
+		fmt.Println("held")
+		io.Copy(io.Discard, os.Stdin)
+		return s.Close()
 	}
 	return fmt.Errorf("unknown helper mode %q", mode)
 }
@@ -283,4 +295,69 @@ func TestKillDuringImport(t *testing.T) {
 		}
 		stored = k
 	}
+}
+
+// TestLockHeldByAnotherProcess: while another process holds the history,
+// a writer and a reader each give up after their timeout with an error
+// that names that process (pid and command line) and says what to do; once
+// it exits, the history opens.
+func TestLockHeldByAnotherProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	db := filepath.Join(t.TempDir(), "history.db")
+	cmd := helperCmd("hold", db)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "held\n" {
+		t.Fatalf("helper said %q, %v\n%s", line, err, stderr.String())
+	}
+	pid := cmd.Process.Pid
+	for _, opts := range []Options{{Timeout: 300 * time.Millisecond}, {Timeout: 300 * time.Millisecond, ReadOnly: true}} {
+		start := time.Now()
+		s, err := Open(db, opts)
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open(%+v) succeeded while pid %d holds the history", opts, pid)
+		}
+		if waited := time.Since(start); waited < 250*time.Millisecond {
+			t.Errorf("Open(%+v) gave up after %s, before its timeout", opts, waited)
+		}
+		var le *LockedError
+		if !errors.As(err, &le) {
+			t.Fatalf("Open(%+v) = %v, want a *LockedError", opts, err)
+		}
+		msg := err.Error()
+		for _, want := range []string{db, "gave up waiting for it after 300ms", "wait until that perfgate command finishes and retry", "--db"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("message %q lacks %q", msg, want)
+			}
+		}
+		if runtime.GOOS == "linux" {
+			if le.PID != pid || !strings.Contains(msg, fmt.Sprintf("(pid %d: %s", pid, os.Args[0])) {
+				t.Errorf("message %q does not name the holder, pid %d running %s", msg, pid, os.Args[0])
+			}
+		}
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("helper: %v\n%s", err, stderr.String())
+	}
+	s, err := Open(db, Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("Open after the holder exited: %v", err)
+	}
+	s.Close()
 }

@@ -581,6 +581,19 @@ func TestMigrateV0(t *testing.T) {
 			if b, _ := s.Benchmarks(); !slices.Equal(b, []string{"serving"}) {
 				t.Errorf("Benchmarks = %v", b)
 			}
+			if !readOnly {
+				// The migrated history takes new runs, reusing the names
+				// the migration interned.
+				r := mkRun(3, "serving", 14)
+				r.Labels = map[string]string{"model": "m"}
+				if n := mustPut(t, s, r); n != 1 {
+					t.Errorf("Put after migration added %d runs", n)
+				}
+				got, err := s.ByBenchmark("serving", []string{sha(1), sha(3)})
+				if err != nil || len(got[sha(1)]) != 1 || len(got[sha(3)]) != 1 || got[sha(3)][0].Labels["model"] != "m" {
+					t.Errorf("ByBenchmark after migration and Put = %v, %v", got, err)
+				}
+			}
 			s.db.View(func(tx *bolt.Tx) error {
 				if v, _ := schemaOf(tx); v != SchemaVersion {
 					t.Errorf("schema after migration = %d", v)
