@@ -165,6 +165,7 @@ func (p *vsParser) flush(emit Emit) {
 	}
 	vsApplyLabels(r, ctx, nil)
 	r.Name = vsName(r, r.Format)
+	p.emitted++
 	emit(*r)
 }
 

@@ -40,7 +40,11 @@ import (
 // the 2023 serving output). In auto mode a single instance emits all four
 // formats (TextFormat.Auto and Covers), so every line of a log is scanned
 // once, however many of these formats it mixes; a forced format gets an
-// instance that emits only that format.
+// instance that emits only that format. The auto instance also reads the
+// markdown results tables of vllmtable.go (format "vllm-table"), and
+// drops their rows when the input held result blocks before the table:
+// benchmark scripts print the blocks of their runs, then a table of the
+// same runs, and each run must be one result.
 //
 // Mapping (DESIGN.md "Metric vocabulary"): Successful requests ->
 // completed, Failed requests -> failed, Benchmark duration (s) -> duration
@@ -129,11 +133,15 @@ import (
 func init() {
 	all := vsVLLM | vsSGLang | vsThroughput | vsLatency
 	RegisterText(TextFormat{
-		Name:   "vllm",
-		Desc:   "vLLM bench serve / benchmark_serving.py console result blocks (every version since 2023)",
-		New:    func(file string) LineParser { return newVSParser(file, vsVLLM) },
-		Auto:   func(file string) LineParser { return newVSParser(file, all) },
-		Covers: []string{"sglang", "vllm-throughput", "vllm-latency"},
+		Name: "vllm",
+		Desc: "vLLM bench serve / benchmark_serving.py console result blocks (every version since 2023)",
+		New:  func(file string) LineParser { return newVSParser(file, vsVLLM) },
+		Auto: func(file string) LineParser {
+			p := newVSParser(file, all)
+			p.table = &vllmTableParser{file: file}
+			return p
+		},
+		Covers: []string{"sglang", "vllm-throughput", "vllm-latency", "vllm-table"},
 	})
 	RegisterText(TextFormat{
 		Name: "sglang",
@@ -178,6 +186,12 @@ type vsParser struct {
 	ctx     benchContext
 	blk     *vsBlock // serving result block being read
 	pending *Result  // 2023 serving, throughput or latency result being read
+	emitted int      // results emitted so far
+	// table, in auto mode, reads the markdown results tables (format
+	// vllm-table) of the same input; their rows are dropped once a block
+	// was read, since a benchmark script's log ends with a table of the
+	// runs whose blocks it printed before.
+	table *vllmTableParser
 }
 
 func newVSParser(file string, want int) *vsParser {
@@ -205,6 +219,15 @@ type vsSection struct {
 }
 
 func (p *vsParser) Line(n int, line string, emit Emit) error {
+	if p.table != nil && (p.table.header != nil || strings.IndexByte(line, '|') >= 0) {
+		if err := p.table.Line(n, line, func(r Result) {
+			if p.emitted == 0 {
+				emit(r)
+			}
+		}); err != nil {
+			return err
+		}
+	}
 	for {
 		i := strings.IndexByte(line, '\r')
 		if i < 0 {
@@ -874,6 +897,7 @@ func (p *vsParser) finish(n int, closed, atEnd bool, emit Emit) error {
 	}
 	vsApplyLabels(&b.res, ctx, b.own)
 	b.res.Name = vsName(&b.res, kind)
+	p.emitted++
 	emit(b.res)
 	return nil
 }
