@@ -250,6 +250,8 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			strings.Join(names, ", "), example))
 	}
 
+	rep.Warnings = c.warnings()
+
 	rep.Verdict = Pass
 	for _, cr := range rep.Checks {
 		rep.Summary.Checks++
@@ -553,16 +555,8 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 		return ratio
 	}
 
-	// 1. Repeated runs on both sides.
-	if len(hv) >= minRepeats && len(bv) >= minRepeats {
-		cr.Method = MethodMannWhitney
-		judge(median(bv))
-		cr.pRaw = mwu(hv, bv, lower)
-		cr.pImp = mwu(hv, bv, !lower)
-		return // settleMWU decides after Holm
-	}
-
-	// 2. A noise band from the window, or from the baseline's repeats.
+	// The window, oldest first: the noise band's data, and the history a
+	// report charts for a failing check.
 	var xs []float64
 	var pts []Point
 	for j := len(sr.window) - 1; j >= 0; j-- {
@@ -575,6 +569,17 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 	if len(pts) > 1 {
 		cr.History = append(pts, Point{Commit: c.headSHA, Value: cur})
 	}
+
+	// 1. Repeated runs on both sides.
+	if len(hv) >= minRepeats && len(bv) >= minRepeats {
+		cr.Method = MethodMannWhitney
+		judge(median(bv))
+		cr.pRaw = mwu(hv, bv, lower)
+		cr.pImp = mwu(hv, bv, !lower)
+		return // settleMWU decides after Holm
+	}
+
+	// 2. A noise band from the window, or from the baseline's repeats.
 	cr.Window = len(xs)
 	var b band
 	var ref float64 // the reference level, a median of raw values
@@ -631,8 +636,8 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 				fmtChange(cr.Change), refDesc, fmtNum(r.Limit), zs, fmtPct(cr.Noise))
 		case cr.worse:
 			cr.Verdict = Inconclusive
-			cr.Reason = fmt.Sprintf("%s against the reference (%s) is beyond the %s%% limit but within the noise band (%s <= %.0f, noise %s); repeat the run (perfgate run --repeat 5) to decide",
-				fmtChange(cr.Change), refDesc, fmtNum(r.Limit), zs, zCritical, fmtPct(cr.Noise))
+			cr.Reason = fmt.Sprintf("%s against the reference (%s) is beyond the %s%% limit but within the noise band (%s <= %s, noise %s); repeat the run (perfgate run --repeat 5) to decide",
+				fmtChange(cr.Change), refDesc, fmtNum(r.Limit), zs, fmtNum(zCritical), fmtPct(cr.Noise))
 		case cr.better && z < -zCritical:
 			cr.Verdict = Improved
 			cr.Reason = fmt.Sprintf("%s against the reference (%s), outside the noise band (%s)", fmtChange(cr.Change), refDesc, zs)
@@ -763,4 +768,88 @@ func (c *checker) mismatch(sr *series) {
 			return
 		}
 	}
+}
+
+// warnings collects the statistical caveats of a report, each a sentence
+// saying what limits the verdict and what to do about it.
+func (c *checker) warnings() []string {
+	rep := c.rep
+	var out []string
+	var unq, inc, cut int
+	for _, cr := range rep.Checks {
+		if cr.Unqualified {
+			unq++
+		}
+		if cr.Verdict == Inconclusive {
+			inc++
+		}
+		if cr.SegmentStart != "" && cr.Verdict != Pass {
+			cut++
+		}
+	}
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return fmt.Sprintf("%d %s", n, one)
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	if unq > 0 {
+		why := fmt.Sprintf("fewer than %d measured base-branch commits in the window and fewer than %d runs at the baseline", minWindow, minRepeats)
+		if c.cfg.Baseline.Window < minWindow {
+			why = fmt.Sprintf("baseline.window is %d, under %d", c.cfg.Baseline.Window, minWindow)
+		}
+		out = append(out, fmt.Sprintf("%s unqualified: no noise estimate (%s), so the literal threshold decided and run-to-run noise alone can fail or pass them; measure more base-branch commits, or repeat the runs (perfgate run --repeat %d)",
+			plural(unq, "check is", "checks are"), why, minRepeats))
+	}
+	if inc > 0 {
+		out = append(out, fmt.Sprintf("%s inconclusive: worse than the threshold, but not clearly beyond the measured noise; repeat the runs (perfgate run --repeat %d) to decide",
+			plural(inc, "check is", "checks are"), minRepeats))
+	}
+	if cut > 0 {
+		out = append(out, fmt.Sprintf("%s compared with the base branch's level since a change point, not with its whole window: the base branch itself moved",
+			plural(cut, "check was", "checks were")))
+	}
+	// Holm over k checks with n and m runs can reach alpha only if the
+	// smallest p-value the rank test can give, 1/C(n+m, n), times k is
+	// under it: say so rather than let "add runs" go unexplained.
+	var mwu []CheckResult
+	for _, cr := range rep.Checks {
+		if cr.Method == MethodMannWhitney {
+			mwu = append(mwu, cr)
+		}
+	}
+	if k := len(mwu); k > 0 {
+		blocked := 0
+		for _, cr := range mwu {
+			if float64(k)*minMWUp(cr.Samples.Current, cr.Samples.Baseline) >= alpha {
+				blocked++
+			}
+		}
+		if blocked > 0 {
+			n := minRepeats
+			for float64(k)*minMWUp(n, n) >= alpha {
+				n++
+			}
+			out = append(out, fmt.Sprintf("%s too few runs to ever be significant: %d Mann-Whitney checks share the Holm correction at alpha %g; repeat %d or more times on both sides",
+				plural(blocked, "check has", "checks have"), k, alpha, n))
+		}
+	}
+	if len(rep.Mismatches) > 0 {
+		out = append(out, fmt.Sprintf("%s not compared: measured under other identity labels than the baseline (see the notes)",
+			plural(len(rep.Mismatches), "benchmark was", "benchmarks were")))
+	}
+	if rep.Dirty {
+		out = append(out, "head's results were measured on a working tree with uncommitted changes, not on a commit")
+	}
+	return out
+}
+
+// minMWUp is the smallest one-sided p-value of a Mann-Whitney test with n
+// and m untied values: 1/C(n+m, n).
+func minMWUp(n, m int) float64 {
+	c := 1.0
+	for i := 1; i <= n; i++ {
+		c = c * float64(m+i) / float64(i)
+	}
+	return 1 / c
 }

@@ -197,7 +197,11 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	}
 	fmt.Fprintf(&b, "head      %s\n", head)
 	fmt.Fprintf(&b, "baseline  %s\n", r.baselineLine(plain))
-	fmt.Fprintf(&b, "rules     %s\n\n", r.rulesLine())
+	fmt.Fprintf(&b, "rules     %s\n", r.rulesLine())
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "%s   %s\n", paint(color, ansiYellow, "warning"), w)
+	}
+	b.WriteString("\n")
 	if len(r.Checks) > 0 {
 		t := &table{
 			header: []string{"BENCHMARK", "METRIC", "BASELINE", "CURRENT", "CHANGE", "RULE", "N", "VERDICT"},
@@ -260,6 +264,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "Head %s against baseline %s.  \n", head, r.baselineLine(func(s string) string { return "`" + s + "`" }))
 	fmt.Fprintf(&b, "Rules: %s.\n\n", mdEscape(r.rulesLine()))
+	for i, w := range r.Warnings {
+		sep := "  \n"
+		if i == len(r.Warnings)-1 {
+			sep = "\n\n"
+		}
+		fmt.Fprintf(&b, "> ⚠️ %s%s", mdEscape(w), sep)
+	}
 
 	names := displayNames(r.Checks)
 	row := func(i int) string {

@@ -621,3 +621,37 @@ func TestCheckNoRuleApplies(t *testing.T) {
 		t.Errorf("ns_per_op +50%%: %s (unqualified %v)", c.Verdict, c.Unqualified)
 	}
 }
+
+// TestCheckWarnsUnreachableSignificance: five runs a side and three
+// Holm-corrected rules can never reach alpha 0.01 (3/252 > 0.01); the
+// report says so and how many runs would do.
+func TestCheckWarnsUnreachableSignificance(t *testing.T) {
+	f := newFakeRepo()
+	mb := f.chain(f.commit("", "root"), 3, "main")[2]
+	head := f.commit(mb, "pr")
+	for k := 0; k < 5; k++ {
+		m := func(s float64) map[string]float64 {
+			return map[string]float64{"mean_ttft_ms": s * (100 + float64(k)), "mean_tpot_ms": s * (20 + float64(k)), "mean_itl_ms": s * (20 + float64(k))}
+		}
+		f.add(mb, "b", nil, m(1))
+		f.add(head, "b", nil, m(1.5))
+	}
+	cfg := DefaultConfig()
+	for _, s := range []string{"mean_ttft_ms:3%", "mean_tpot_ms:3%", "mean_itl_ms:3%"} {
+		r, _ := ParseRuleFlag(s)
+		cfg.Rules = append(cfg.Rules, r)
+	}
+	rep, err := Check(context.Background(), f, f, CheckOptions{Head: head, Base: mb, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "to ever be significant") && strings.Contains(w, "repeat 6 or more") {
+			found = true
+		}
+	}
+	if !found || rep.Summary.Inconclusive != 3 {
+		t.Errorf("warnings %q, %d inconclusive: want the unreachable-significance warning and 3 inconclusive", rep.Warnings, rep.Summary.Inconclusive)
+	}
+}

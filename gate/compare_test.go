@@ -90,11 +90,31 @@ func TestWriteFormats(t *testing.T) {
 
 func TestFmtNum(t *testing.T) {
 	tests := map[float64]string{
-		0: "0", 1000: "1000", 45.234: "45.23", 1234.56: "1235", 0.012345: "0.01235", -3.5: "-3.5", 8.0: "8", 99.95: "99.95", 1e20: "100000000000000000000",
+		0: "0", 1000: "1000", 45.234: "45.234", 1234.56: "1234.56", 1234.567: "1234.57", 0.012345: "0.012345",
+		-3.5: "-3.5", 8.0: "8", 99.95: "99.95", 1e20: "100000000000000000000", 299.96: "299.96", 306.11: "306.11",
+		10233.45: "10233.45", 1.23456: "1.2346", 0.000123456: "0.00012346", 21.975: "21.975",
 	}
 	for v, want := range tests {
 		if got := fmtNum(v); got != want {
 			t.Errorf("fmtNum(%v) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// TestFmtChange: two decimals, and more when the change would otherwise
+// print as a round threshold it is not on (a fail of a 2% rule must not
+// read "-2.00%").
+func TestFmtChange(t *testing.T) {
+	tests := map[float64]string{
+		0: "0.00%", 0.004: "0.00%", -0.3: "-0.30%", 4.123: "+4.12%", 21: "+21.00%", -2: "-2.00%",
+		-2.0012: "-2.001%", 3.0004: "+3.0004%", 2.5031: "+2.503%", -2.0097: "-2.01%", 100 * (299.96/306.11 - 1): "-2.01%",
+	}
+	for v, want := range tests {
+		if got := fmtChange(&v); got != want {
+			t.Errorf("fmtChange(%v) = %q, want %q", v, got, want)
+		}
+	}
+	if got := fmtChange(nil); got != "-" {
+		t.Errorf("fmtChange(nil) = %q", got)
 	}
 }

@@ -48,8 +48,12 @@ func Write(w io.Writer, d Document, format string, color bool) error {
 	return fmt.Errorf("-o %q is not a format of this command; use one of %s", format, strings.Join(Formats(d), ", "))
 }
 
-// fmtNum formats a value with about four significant digits, trimming
-// trailing zeros: 45.23, 1234.6 -> "1235", 0.01234, 1000.
+// fmtNum formats a value with at least two decimals' worth of precision
+// and at least five significant digits, trimming trailing zeros: the
+// benchmark tools print two decimals, and a reader must be able to see
+// why 299.96 against 306.11 failed a 2% rule. 45.234 -> "45.234",
+// 299.96, 10233.45, 1234.567 -> "1234.57", 0.012345, 1000, 1.23456 ->
+// "1.2346".
 func fmtNum(v float64) string {
 	switch {
 	case math.IsNaN(v):
@@ -62,8 +66,8 @@ func fmtNum(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	a := math.Abs(v)
-	digits := 4 - int(math.Floor(math.Log10(a))) - 1
-	digits = max(0, min(digits, 8))
+	digits := 5 - int(math.Floor(math.Log10(a))) - 1
+	digits = max(2, min(digits, 10))
 	s := strconv.FormatFloat(v, 'f', digits, 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
@@ -81,16 +85,27 @@ func fmtPtr(v *float64) string {
 	return fmtNum(*v)
 }
 
-// fmtChange formats a change in percent: "+4.1%", "-0.3%", "-" when unknown.
+// fmtChange formats a change in percent with two decimals: "+4.12%",
+// "-0.30%", "-" when unknown. A change that rounds to a likely threshold
+// (a multiple of 0.5%) without being exactly on it gets up to two more
+// decimals, so that a check failing a 2% rule never shows "-2.00%".
 func fmtChange(v *float64) string {
 	if v == nil {
 		return "-"
 	}
 	x := *v
-	if math.Abs(x) < 0.05 {
-		return "0.0%"
+	if math.Abs(x) < 0.005 {
+		return "0.00%"
 	}
-	return fmt.Sprintf("%+.1f%%", x)
+	dec := 2
+	for ; dec < 4; dec++ {
+		p := math.Pow(10, float64(dec))
+		r := math.Round(x*p) / p
+		if math.Abs(math.Remainder(r, 0.5)) > 1e-9 || math.Abs(x-r) < 1e-9 {
+			break
+		}
+	}
+	return fmt.Sprintf("%+.*f%%", dec, x)
 }
 
 func fmtPct(v *float64) string {

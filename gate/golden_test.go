@@ -173,3 +173,74 @@ func ext(format string) string {
 	}
 	return format
 }
+
+// TestGoldenCheckCaveats renders a check whose verdicts carry caveats:
+// unqualified (two measured commits), inconclusive (a noisy series),
+// Mann-Whitney over repeated runs, an invalid head (failed requests), a
+// label mismatch and a new benchmark, with a rule failing right at its
+// threshold. Every format must show the warnings.
+func TestGoldenCheckCaveats(t *testing.T) {
+	f := newFakeRepo()
+	root := f.commit("", "initial import")
+	main := f.chain(root, 10, "main: change")
+	mb := main[len(main)-1]
+	head := f.commit(mb, "Tune the scheduler")
+	res := func(ttft, tput, completed, failed float64) map[string]float64 {
+		return map[string]float64{"mean_ttft_ms": ttft, "output_throughput": tput, "completed": completed, "failed": failed}
+	}
+	noisy := []float64{100, 108, 93, 104, 97, 110, 91, 102, 99, 106}
+	for i, c := range main {
+		f.add(c, "noisy", labelsWith(), res(noisy[i], 300, 1000, 0))
+		f.add(c, "crashy", labelsWith(), res(100+float64(i%3), 300, 1000, 0))
+		f.add(c, "hw", labelsWith(), res(100+float64(i%3), 300, 1000, 0))
+		if i >= len(main)-2 {
+			f.add(c, "tiny", labelsWith(), res(50, 306.11, 1000, 0))
+		}
+	}
+	for k := 0; k < 5; k++ {
+		f.add(mb, "repeated", labelsWith(), res(100+float64(k), 300-float64(k), 1000, 0))
+		f.add(head, "repeated", labelsWith(), res(112+float64(k), 300-float64(k), 1000, 0))
+	}
+	f.add(head, "noisy", labelsWith(), res(106.5, 300, 1000, 0))
+	f.add(head, "crashy", labelsWith(), res(80, 330, 800, 200))
+	f.add(head, "hw", labelsWith("gpu", "H200"), res(70, 420, 1000, 0))
+	f.add(head, "tiny", labelsWith(), res(50.2, 299.96, 1000, 0))
+	cfg := DefaultConfig()
+	for _, s := range []string{"mean_ttft_ms:3%", "output_throughput:2%", "failed<=0"} {
+		r, err := ParseRuleFlag(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Rules = append(cfg.Rules, r)
+	}
+	rep, err := Check(context.Background(), f, f, CheckOptions{Head: head, Base: mb, BaseRef: "main", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Verdict{}
+	for _, c := range rep.Checks {
+		want[c.Benchmark+" "+c.Metric] = c.Verdict
+	}
+	for k, v := range map[string]Verdict{
+		"repeated mean_ttft_ms": Fail, "noisy mean_ttft_ms": Inconclusive, "crashy failed": Fail,
+		"hw mean_ttft_ms": New, "tiny output_throughput": Fail, "tiny mean_ttft_ms": Pass,
+	} {
+		if want[k] != v {
+			t.Errorf("%s: verdict %q, want %q", k, want[k], v)
+		}
+	}
+	if len(rep.Warnings) < 3 {
+		t.Errorf("warnings %q: want unqualified, inconclusive and mismatch", rep.Warnings)
+	}
+	for f, b := range renderAll(t, rep) {
+		for _, w := range rep.Warnings {
+			if f != "markdown" && !bytes.Contains(b, []byte(w)) {
+				t.Errorf("%s does not carry the warning %q", f, w)
+			}
+		}
+		if !bytes.Contains(b, []byte("-2.01%")) {
+			t.Errorf("%s does not show the failing change at its precision (-2.01%%)", f)
+		}
+		golden(t, "check-caveats."+ext(f), b)
+	}
+}

@@ -42,7 +42,11 @@ type Report struct {
 	Summary    Summary       `json:"summary"`
 	Checks     []CheckResult `json:"checks"`
 	Mismatches []Mismatch    `json:"mismatches,omitempty"`
-	Notes      []string      `json:"notes,omitempty"`
+	// Warnings are the statistical caveats of the verdict (unqualified or
+	// inconclusive checks, a cut window, a dirty head, label mismatches),
+	// shown in every format.
+	Warnings []string `json:"warnings,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
 }
 
 // BaselineRef names the baseline most checks used.

@@ -69,6 +69,7 @@ func (r Rule) matches(benchmark string) bool {
 // BaselineConfig is the baseline section of the rules file.
 type BaselineConfig struct {
 	Branch      string // base branch; default "main"
+	BranchSet   bool   // the rules file named the branch (no fallback to master or origin/HEAD)
 	MaxDistance int    // how far back from the merge-base to look for a measured ancestor; default 50
 	Window      int    // earlier base-branch results used for noise; default 20
 }
@@ -275,7 +276,7 @@ func (p *ruleParser) baseline(n *yaml.Node, b *BaselineConfig) error {
 			if strings.TrimSpace(v.Value) == "" {
 				return p.errf(v, "baseline branch is empty; name the base branch, e.g. main")
 			}
-			b.Branch = v.Value
+			b.Branch, b.BranchSet = v.Value, true
 		case "max_distance", "window":
 			x, err := strconv.Atoi(v.Value)
 			if err != nil || x < 0 {

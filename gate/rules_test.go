@@ -112,7 +112,7 @@ missing: warn
 			t.Errorf("rule %d = %+v, want %+v", i, cfg.Rules[i], want[i])
 		}
 	}
-	if cfg.Baseline != (BaselineConfig{Branch: "main", MaxDistance: 50, Window: 20}) {
+	if cfg.Baseline != (BaselineConfig{Branch: "main", BranchSet: true, MaxDistance: 50, Window: 20}) {
 		t.Errorf("baseline = %+v", cfg.Baseline)
 	}
 	if cfg.MissingFails {

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/aclements/go-moremath/stats"
@@ -26,8 +27,9 @@ func median(xs []float64) float64 {
 	if n == 0 {
 		return math.NaN()
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	var buf [32]float64 // small inputs (most windows) stay on the stack
+	s := append(buf[:0], xs...)
+	slices.Sort(s)
 	if n%2 == 1 {
 		return s[n/2]
 	}

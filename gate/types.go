@@ -32,7 +32,8 @@ type Graph interface {
 	MergeBase(a, b string) (string, error)
 	// FirstParents returns up to n commits of the first-parent chain
 	// starting at from (inclusive), newest first. Fewer than n means the
-	// chain ended.
+	// chain ended. Check uses only the ids; ReadTrend shows Subject and
+	// Time.
 	FirstParents(from string, n int) ([]Commit, error)
 }
 

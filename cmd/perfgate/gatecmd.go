@@ -17,8 +17,12 @@ import (
 
 func init() { commandSet = append(commandSet, checkCommand, compareCommand, historyCommand) }
 
-// graph adapts the repository to gate.Graph.
-type graph struct{ r *gitrepo.Repo }
+// graph adapts the repository to gate.Graph. Subjects and dates are read
+// only when info is set: check needs commit ids only, history shows them.
+type graph struct {
+	r    *gitrepo.Repo
+	info bool
+}
 
 func (g graph) MergeBase(a, b string) (string, error) { return g.r.MergeBase(a, b) }
 
@@ -26,6 +30,10 @@ func (g graph) FirstParents(from string, n int) ([]gate.Commit, error) {
 	shas, err := g.r.FirstParentAncestors(from, n)
 	out := make([]gate.Commit, 0, len(shas))
 	for _, sha := range shas {
+		if !g.info {
+			out = append(out, gate.Commit{SHA: sha})
+			continue
+		}
 		c, cerr := g.r.Commit(sha)
 		if cerr != nil {
 			return out, cerr
@@ -107,9 +115,25 @@ func loadConfig(c *cli.Context, repo *gitrepo.Repo) (*gate.Config, error) {
 	return cfg, nil
 }
 
-// resolveBase resolves the base branch as CI checkouts have it.
-func resolveBase(repo *gitrepo.Repo, name string) (string, string, error) {
+// resolveBase resolves the base branch as CI checkouts have it: a local
+// branch, else origin's (a CI clone often has only origin/main). When the
+// name is only the default (neither --base nor baseline.branch gave it)
+// and there is no main, the base is master, else the branch origin/HEAD
+// points to (the remote's default branch), and perfgate says which it
+// took on stderr.
+func resolveBase(c *cli.Context, repo *gitrepo.Repo, name string, fallback bool) (string, string, error) {
 	sha, ref, err := repo.ResolveBranch(name)
+	if err != nil && fallback && errors.Is(err, gitrepo.ErrUnknownRevision) {
+		for _, alt := range []string{"master", "origin/HEAD"} {
+			s, r, aerr := repo.ResolveBranch(alt)
+			if aerr != nil {
+				continue
+			}
+			used := shortRef(r, alt)
+			fmt.Fprintf(c.App.ErrWriter, "perfgate: no branch %q; using %s as the base branch (set baseline.branch in .perfgate.yml or pass --base to choose)\n", name, used)
+			return s, r, nil
+		}
+	}
 	if err != nil {
 		return "", "", gitError(fmt.Errorf("base branch: %w (pass --base REV, or set baseline.branch in .perfgate.yml; in CI fetch it with fetch-depth: 0)", err))
 	}
@@ -198,13 +222,14 @@ func checkCommand(e *env) *cli.Command {
 				return gitError(fmt.Errorf("--head: %w", err))
 			}
 			baseName := c.String("base")
+			fallback := baseName == "" && !cfg.Baseline.BranchSet
 			if baseName == "" {
 				baseName = cfg.Baseline.Branch
 			}
 			if baseName == "" {
-				baseName = "main"
+				baseName = gate.DefaultBranch
 			}
-			base, ref, err := resolveBase(repo, baseName)
+			base, ref, err := resolveBase(c, repo, baseName, fallback)
 			if err != nil {
 				return err
 			}
@@ -220,7 +245,7 @@ func checkCommand(e *env) *cli.Command {
 					opts.HeadSamples = samples
 				}
 				var cerr error
-				rep, cerr = gate.Check(c.Context, graph{repo}, h, opts)
+				rep, cerr = gate.Check(c.Context, graph{r: repo}, h, opts)
 				return cerr
 			})
 			if err != nil {
@@ -318,7 +343,7 @@ func historyCommand(e *env) *cli.Command {
 			var tr *gate.Trend
 			err = withHistory(c, repo, func(h history) error {
 				var terr error
-				tr, terr = gate.ReadTrend(c.Context, graph{repo}, h, gate.TrendOptions{
+				tr, terr = gate.ReadTrend(c.Context, graph{r: repo, info: true}, h, gate.TrendOptions{
 					From: from, Ref: shortRef(ref, c.String("branch")), Benchmark: c.String("name"),
 					Metric: c.String("metric"), Labels: labels, Limit: c.Int("limit"),
 				})
