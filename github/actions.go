@@ -53,13 +53,18 @@ func (e *Env) WriteOutputs(outputs map[string]string) error {
 // delimiter returns a heredoc delimiter that does not occur in v.
 func delimiter(v string) string {
 	for {
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		d := "ghadelimiter_" + hex.EncodeToString(b[:])
+		d := "ghadelimiter_" + randomHex(12)
 		if !strings.Contains(v, d) {
 			return d
 		}
 	}
+}
+
+// randomHex is n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func appendFile(variable, path, text string) error {

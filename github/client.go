@@ -16,6 +16,7 @@ import (
 // Transport under it and the token redacted from its errors.
 type Client struct {
 	gh          *gh.Client
+	tr          *Transport
 	owner, repo string
 	token       string
 	pageSize    int
@@ -26,7 +27,9 @@ type ClientOptions struct {
 	// Transport is the retry policy; nil: a Transport with the defaults.
 	// Its Base is the HTTP transport (nil: http.DefaultTransport).
 	Transport *Transport
-	// Timeout bounds one HTTP attempt; 0: 30 s.
+	// Timeout bounds one HTTP attempt (Transport.AttemptTimeout, unless
+	// that is set); 0: DefaultAttemptTimeout. The waits between attempts
+	// are bounded by Transport.MaxElapsed and the context.
 	Timeout time.Duration
 	// PageSize is the number of comments per page when listing; 0: 100,
 	// GitHub's maximum.
@@ -46,22 +49,33 @@ func NewClient(env *Env, opts ClientOptions) (*Client, error) {
 		return nil, fmt.Errorf("no token: set %s (in a workflow: env: GITHUB_TOKEN: ${{ github.token }})", strings.Join(TokenVars, " or "))
 	}
 	base, err := url.Parse(env.APIURL)
-	if err != nil || base.Scheme == "" || base.Host == "" {
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("GITHUB_API_URL %q is not a URL; on github.com leave it unset, on GitHub Enterprise Server use https://HOST/api/v3", env.APIURL)
 	}
-	tr := opts.Transport
-	if tr == nil {
-		tr = &Transport{}
+	tr := &Transport{}
+	if opts.Transport != nil {
+		copied := *opts.Transport
+		tr = &copied
 	}
-	timeout := opts.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
+	if tr.AttemptTimeout <= 0 {
+		tr.AttemptTimeout = opts.Timeout
 	}
-	c := gh.NewClient(&http.Client{Transport: tr, Timeout: timeout}).WithAuthToken(env.token)
-	c.BaseURL = base
+	// No http.Client Timeout: it would bound all of a request's attempts
+	// and the waits between them; the Transport bounds each attempt.
+	c := gh.NewClient(&http.Client{Transport: tr}).WithAuthToken(env.token)
+	if env.APIURL != DefaultAPIURL {
+		// GitHub Enterprise Server: go-github's rules, which add /api/v3
+		// to a bare host (https://HOST) and keep api.* hosts as they are.
+		if c, err = c.WithEnterpriseURLs(env.APIURL, env.APIURL); err != nil {
+			return nil, fmt.Errorf("GITHUB_API_URL %q: %v; use https://HOST/api/v3", env.APIURL, err)
+		}
+	}
 	c.UserAgent = UserAgent
-	return &Client{gh: c, owner: env.Owner, repo: env.Repo, token: env.token, pageSize: orInt(opts.PageSize, 100)}, nil
+	return &Client{gh: c, tr: tr, owner: env.Owner, repo: env.Repo, token: env.token, pageSize: orInt(opts.PageSize, 100)}, nil
 }
+
+// BaseURL is the API root the client calls.
+func (c *Client) BaseURL() string { return c.gh.BaseURL.String() }
 
 // APIError is a failed GitHub call, with the token redacted and a hint
 // for the common causes.
@@ -129,35 +143,23 @@ type CommentResult struct {
 // creates it. body is shortened to GitHub's limit and the marker is put
 // first. Only create=false with no existing comment does nothing (a
 // comment mode that creates only on failure); the result then has ID 0.
+//
+// Creating a comment is not idempotent: a create whose response was lost
+// (a 5xx, a timeout) may have posted it. So a create is never retried
+// blindly: after such a failure the comments are listed again, and the
+// comment is created again only when the marker is still absent.
 func (c *Client) UpsertComment(ctx context.Context, pr int, gateID, body string, create bool) (CommentResult, error) {
 	marker := Marker(gateID)
 	full := Shorten(marker+"\n"+body, MaxCommentLen, shortenedNote)
-	var found []*gh.IssueComment
-	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: c.pageSize}}
-	for {
-		page, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, pr, opts)
-		if err != nil {
-			return CommentResult{}, c.wrap(fmt.Sprintf("list the comments of pull request #%d", pr), resp, err)
-		}
-		for _, cm := range page {
-			if strings.HasPrefix(cm.GetBody(), marker) {
-				found = append(found, cm)
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
+	found, err := c.findSticky(ctx, pr, marker)
+	if err != nil {
+		return CommentResult{}, err
 	}
 	if len(found) == 0 {
 		if !create {
 			return CommentResult{}, nil
 		}
-		cm, resp, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, pr, &gh.IssueComment{Body: &full})
-		if err != nil {
-			return CommentResult{}, c.wrap(fmt.Sprintf("comment on pull request #%d", pr), resp, err)
-		}
-		return CommentResult{URL: cm.GetHTMLURL(), ID: cm.GetID(), Created: true}, nil
+		return c.createSticky(ctx, pr, marker, full)
 	}
 	keep := found[0]
 	res := CommentResult{ID: keep.GetID(), URL: keep.GetHTMLURL()}
@@ -169,13 +171,93 @@ func (c *Client) UpsertComment(ctx context.Context, pr int, gateID, body string,
 		res.URL = cm.GetHTMLURL()
 	}
 	for _, dup := range found[1:] {
+		// Only perfgate's own duplicates: a comment by someone else that
+		// happens to start with the marker is left alone.
+		if dup.GetUser().GetLogin() != keep.GetUser().GetLogin() {
+			continue
+		}
 		resp, err := c.gh.Issues.DeleteComment(ctx, c.owner, c.repo, dup.GetID())
+		if resp != nil && resp.StatusCode == http.StatusNotFound {
+			continue // deleted meanwhile, e.g. by a concurrent run
+		}
 		if err != nil {
 			return res, c.wrap(fmt.Sprintf("delete duplicate comment %d on pull request #%d", dup.GetID(), pr), resp, err)
 		}
 		res.Deleted++
 	}
 	return res, nil
+}
+
+// findSticky lists every page of pr's comments and returns those that
+// start with marker, oldest first.
+func (c *Client) findSticky(ctx context.Context, pr int, marker string) ([]*gh.IssueComment, error) {
+	var found []*gh.IssueComment
+	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: c.pageSize}}
+	for {
+		page, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, pr, opts)
+		if err != nil {
+			return nil, c.wrap(fmt.Sprintf("list the comments of pull request #%d", pr), resp, err)
+		}
+		for _, cm := range page {
+			if strings.HasPrefix(cm.GetBody(), marker) {
+				found = append(found, cm)
+			}
+		}
+		if resp.NextPage == 0 {
+			return found, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// maxCreates bounds the attempts to create one comment or check run after
+// failures that leave it unknown whether it was created.
+const maxCreates = 3
+
+// createSticky posts the sticky comment, looking for it before posting
+// again after an ambiguous failure.
+func (c *Client) createSticky(ctx context.Context, pr int, marker, full string) (CommentResult, error) {
+	for attempt := 1; ; attempt++ {
+		cm, resp, err := c.gh.Issues.CreateComment(NoBlindRetry(ctx), c.owner, c.repo, pr, &gh.IssueComment{Body: &full})
+		if err == nil {
+			return CommentResult{URL: cm.GetHTMLURL(), ID: cm.GetID(), Created: true}, nil
+		}
+		werr := c.wrap(fmt.Sprintf("comment on pull request #%d", pr), resp, err)
+		if !c.mayRetryCreate(ctx, werr, attempt, "POST", fmt.Sprintf("/repos/%s/%s/issues/%d/comments", c.owner, c.repo, pr)) {
+			return CommentResult{}, werr
+		}
+		found, ferr := c.findSticky(ctx, pr, marker)
+		if ferr != nil {
+			return CommentResult{}, werr
+		}
+		if len(found) > 0 { // the lost create did post it
+			cm := found[0]
+			res := CommentResult{URL: cm.GetHTMLURL(), ID: cm.GetID(), Created: true}
+			if cm.GetBody() != full { // another run's comment, meanwhile
+				ecm, resp, err := c.gh.Issues.EditComment(ctx, c.owner, c.repo, cm.GetID(), &gh.IssueComment{Body: &full})
+				if err != nil {
+					return res, c.wrap(fmt.Sprintf("update comment %d on pull request #%d", cm.GetID(), pr), resp, err)
+				}
+				res.URL, res.Created = ecm.GetHTMLURL(), false
+			}
+			return res, nil
+		}
+	}
+}
+
+// mayRetryCreate reports whether a create that failed with err may have
+// been lost rather than refused (a 5xx or a network error) and may be
+// tried again after a look, and waits the backoff before it.
+func (c *Client) mayRetryCreate(ctx context.Context, err error, attempt int, method, path string) bool {
+	var ae *APIError
+	if ctx.Err() != nil || attempt >= maxCreates || !errors.As(err, &ae) || (ae.Status != 0 && ae.Status < 500) {
+		return false
+	}
+	wait := c.tr.backoff(attempt)
+	if c.tr.Notify != nil {
+		c.tr.Notify(method, path, ae.Status, nil, wait)
+	}
+	return c.tr.sleep(ctx, wait) == nil
 }
 
 // Status is a commit status or check run outcome.
@@ -206,6 +288,8 @@ func (c *Client) SetStatus(ctx context.Context, sha string, s Status) error {
 }
 
 // CreateCheckRun creates a completed check run on sha and returns its URL.
+// Like a comment, a check run is created again after an ambiguous
+// failure only when a look finds no check run with its external id.
 func (c *Client) CreateCheckRun(ctx context.Context, sha string, s Status) (string, error) {
 	conclusion := "failure"
 	if s.Success {
@@ -214,19 +298,36 @@ func (c *Client) CreateCheckRun(ctx context.Context, sha string, s Status) (stri
 	status := "completed"
 	title := cutRunes(s.Title, 1000)
 	summary := Shorten(s.Summary, MaxCheckRunText, shortenedNote)
+	externalID := "perfgate-" + randomHex(8)
 	opts := gh.CreateCheckRunOptions{
-		Name: s.Name, HeadSHA: sha, Status: &status, Conclusion: &conclusion,
+		Name: s.Name, HeadSHA: sha, Status: &status, Conclusion: &conclusion, ExternalID: &externalID,
 		CompletedAt: &gh.Timestamp{Time: time.Now()},
 		Output:      &gh.CheckRunOutput{Title: &title, Summary: &summary},
 	}
 	if s.DetailsURL != "" {
 		opts.DetailsURL = &s.DetailsURL
 	}
-	cr, resp, err := c.gh.Checks.CreateCheckRun(ctx, c.owner, c.repo, opts)
-	if err != nil {
-		return "", c.wrap(fmt.Sprintf("create the check run %q on %s", s.Name, short(sha)), resp, err)
+	for attempt := 1; ; attempt++ {
+		cr, resp, err := c.gh.Checks.CreateCheckRun(NoBlindRetry(ctx), c.owner, c.repo, opts)
+		if err == nil {
+			return cr.GetHTMLURL(), nil
+		}
+		werr := c.wrap(fmt.Sprintf("create the check run %q on %s", s.Name, short(sha)), resp, err)
+		if !c.mayRetryCreate(ctx, werr, attempt, "POST", fmt.Sprintf("/repos/%s/%s/check-runs", c.owner, c.repo)) {
+			return "", werr
+		}
+		name := s.Name
+		list, _, lerr := c.gh.Checks.ListCheckRunsForRef(ctx, c.owner, c.repo, sha,
+			&gh.ListCheckRunsOptions{CheckName: &name, Filter: gh.String("all"), ListOptions: gh.ListOptions{PerPage: 100}})
+		if lerr != nil {
+			return "", werr
+		}
+		for _, cr := range list.CheckRuns {
+			if cr.GetExternalID() == externalID { // the lost create did make it
+				return cr.GetHTMLURL(), nil
+			}
+		}
 	}
-	return cr.GetHTMLURL(), nil
 }
 
 // FindPR returns the open pull request whose head is headRepo:branch at

@@ -24,15 +24,21 @@
 //
 // GITHUB_API_URL is the API root as Actions sets it: https://api.github.com
 // on github.com, https://HOST/api/v3 on GitHub Enterprise Server, so the
-// same workflow works on both.
+// same workflow works on both. Any other root is read as go-github's
+// WithEnterpriseURLs does: a bare https://HOST gets /api/v3, api.* hosts
+// (GHE.com) are kept as they are.
 //
 // # Sticky comments
 //
 // A comment carries the hidden marker <!-- perfgate:gate=ID -->. Publishing
-// lists every page of the pull request's comments, edits the first comment
-// that carries the marker and deletes later duplicates (left by an earlier
-// run whose create was retried after a lost response), or creates the
-// comment when none exists. A body over GitHub's limit of 65,536
+// lists every page of the pull request's comments (following the Link
+// headers), edits the first comment that carries the marker and deletes
+// later duplicates by the same author (left by two runs that raced), or
+// creates the comment when none exists. Creating is not idempotent: a
+// create that fails with a 5xx or a network error may have posted the
+// comment, so it is never retried blindly; the comments are listed again
+// and the create repeated only when the marker is still absent. A check
+// run carries a random external_id for the same look before a repeat. A body over GitHub's limit of 65,536
 // characters is shortened at a line boundary, open <details> and code
 // fences are closed, and a note says so: it is never rejected.
 //
@@ -47,4 +53,8 @@
 // waits a minute for a secondary limit that names no time, as GitHub asks.
 // Attempts and total time are bounded (MaxAttempts, MaxElapsed); when the
 // next wait would exceed the budget, the last response is returned as is.
+// Each attempt has its own timeout (AttemptTimeout); the http.Client has
+// none, as it would bound the waits too. Requests marked NoBlindRetry
+// (creating a comment or a check run) are retried only after rate limits,
+// which GitHub refuses before acting.
 package github

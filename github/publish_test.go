@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -388,4 +389,125 @@ func readOutputs(t *testing.T, path string) map[string]string {
 		out[name] = strings.Join(val, "\n")
 	}
 	return out
+}
+
+// echo is a response body computed when the call is served, from what an
+// earlier call of the script received.
+type echo func() any
+
+func (e echo) MarshalJSON() ([]byte, error) { return json.Marshal(e()) }
+
+// TestLostCreateIsNotPostedTwice: GitHub posts the comment but answers
+// 502. perfgate does not post it again blindly: it lists the comments,
+// finds its marker and is done. When the marker is not there, the create
+// was really lost and is made again.
+func TestLostCreateIsNotPostedTwice(t *testing.T) {
+	var posted string
+	srv := githubtest.New(t, testToken,
+		githubtest.Call{Method: "GET", Path: commentsPath, Body: []any{}},
+		githubtest.Call{Method: "POST", Path: commentsPath, Status: http.StatusBadGateway, Body: "<html>502</html>",
+			Check: func(t testing.TB, _ *http.Request, body []byte) {
+				posted = fmt.Sprint(githubtest.DecodeBody(t, body)["body"])
+			}},
+		// It was posted after all: found on the second look, not posted again.
+		githubtest.Call{Method: "GET", Path: commentsPath, Body: echo(func() any { return []any{githubtest.Comment(5, "hi"), githubtest.Comment(42, posted)} })},
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/statuses/" + headSHA},
+		// Second publication: the create times out at the gateway and was lost.
+		githubtest.Call{Method: "GET", Path: "/repos/o/r/issues/2/comments", Body: []any{}},
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/issues/2/comments", Status: http.StatusGatewayTimeout},
+		githubtest.Call{Method: "GET", Path: "/repos/o/r/issues/2/comments", Body: []any{githubtest.Comment(5, "hi")}},
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/issues/2/comments", Body: githubtest.Comment(43, "x")},
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/statuses/" + headSHA},
+	)
+	env, c, sl := setup(t, srv, "pull_request", sameRepoPR)
+	o := Publish(context.Background(), env, c, nil, Publication{Pass: true, Title: "ok", Markdown: report("pass"), Comment: CommentAuto, API: true})
+	checkOutcome(t, o, 0, "commented on pull request #1: https://github.example/o/r/pull/1#issuecomment-42")
+	o = Publish(context.Background(), env, c, nil, Publication{PR: 2, Pass: true, Title: "ok", Markdown: report("pass"), Comment: CommentAuto, API: true})
+	checkOutcome(t, o, 0, "commented on pull request #2: https://github.example/o/r/pull/1#issuecomment-43")
+	if len(sl.d) != 2 {
+		t.Errorf("waits %v, want one backoff before each second look", sl.d)
+	}
+}
+
+// TestLostCheckRunIsNotCreatedTwice: a check run carries an external id;
+// after a 502 perfgate looks for it before creating another.
+func TestLostCheckRunIsNotCreatedTwice(t *testing.T) {
+	var externalID string
+	srv := githubtest.New(t, testToken,
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/check-runs", Status: http.StatusBadGateway,
+			Check: func(t testing.TB, _ *http.Request, body []byte) {
+				externalID = fmt.Sprint(githubtest.DecodeBody(t, body)["external_id"])
+			}},
+		githubtest.Call{Method: "GET", Path: "/repos/o/r/commits/" + headSHA + "/check-runs", Query: map[string]string{"check_name": "perfgate", "filter": "all"},
+			Body: echo(func() any {
+				return map[string]any{"total_count": 2, "check_runs": []any{
+					map[string]any{"id": 1, "external_id": "perfgate-earlier", "html_url": "https://github.example/o/r/runs/1"},
+					map[string]any{"id": 2, "external_id": externalID, "html_url": "https://github.example/o/r/runs/2"},
+				}}
+			})},
+	)
+	env, c, _ := setup(t, srv, "pull_request", sameRepoPR)
+	o := Publish(context.Background(), env, c, nil, Publication{Pass: true, Title: "ok", Markdown: report("pass"), Comment: CommentNever, CheckRun: true, API: true})
+	checkOutcome(t, o, 0, "https://github.example/o/r/runs/2")
+	if !strings.HasPrefix(externalID, "perfgate-") {
+		t.Errorf("external_id %q", externalID)
+	}
+}
+
+// TestDuplicatesOfOthersAreKept: only the kept comment's author's
+// duplicates are deleted; a 404 on delete (a concurrent run deleted it)
+// is not an error.
+func TestDuplicatesOfOthersAreKept(t *testing.T) {
+	marker := Marker(DefaultGateID)
+	by := func(id int64, body, login string) map[string]any {
+		m := githubtest.Comment(id, body)
+		m["user"] = map[string]any{"login": login}
+		return m
+	}
+	srv := githubtest.New(t, testToken,
+		githubtest.Call{Method: "GET", Path: commentsPath, Body: []any{
+			by(1, marker+"\nold", "github-actions[bot]"), by(2, marker+"\nquoted by hand", "alice"), by(3, marker+"\ndup", "github-actions[bot]")}},
+		githubtest.Call{Method: "PATCH", Path: "/repos/o/r/issues/comments/1", Body: githubtest.Comment(1, "x")},
+		githubtest.Call{Method: "DELETE", Path: "/repos/o/r/issues/comments/3", Status: http.StatusNotFound, Body: `{"message":"Not Found"}`},
+	)
+	_, c, _ := setup(t, srv, "pull_request", sameRepoPR)
+	res, err := c.UpsertComment(context.Background(), 1, DefaultGateID, "new", true)
+	if err != nil || res.ID != 1 || res.Deleted != 0 {
+		t.Errorf("UpsertComment = %+v, %v", res, err)
+	}
+}
+
+// TestEnterpriseBareHost: GITHUB_API_URL without /api/v3 (a GitHub
+// Enterprise Server host as a user may write it) gets it, as go-github's
+// WithEnterpriseURLs does; api.* hosts are kept as they are.
+func TestEnterpriseBareHost(t *testing.T) {
+	srv := githubtest.New(t, testToken, githubtest.Call{Method: "POST", Path: "/repos/o/r/statuses/" + headSHA})
+	for _, tt := range []struct{ in, want string }{
+		{srv.URL, srv.URL + "/api/v3/"},
+		{srv.URL + "/api/v3", srv.URL + "/api/v3/"},
+		{"https://ghe.example.com/", "https://ghe.example.com/api/v3/"},
+		{"https://api.github.com", "https://api.github.com/"},
+		{"https://api.octo.ghe.com", "https://api.octo.ghe.com/"},
+	} {
+		env, err := FromEnv(mapEnv(map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_TOKEN": testToken, "GITHUB_API_URL": tt.in}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewClient(env, ClientOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.BaseURL(); got != tt.want {
+			t.Errorf("GITHUB_API_URL=%s: API root %s, want %s", tt.in, got, tt.want)
+		}
+		if tt.in == srv.URL {
+			if err := c.SetStatus(context.Background(), headSHA, Status{Name: "perfgate", Success: true}); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	env, _ := FromEnv(mapEnv(map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_TOKEN": testToken, "GITHUB_API_URL": "ghe.example.com"}))
+	if _, err := NewClient(env, ClientOptions{}); err == nil || !strings.Contains(err.Error(), `GITHUB_API_URL "ghe.example.com/" is not a URL`) {
+		t.Errorf("a URL without a scheme: %v", err)
+	}
 }

@@ -21,6 +21,11 @@ type Transport struct {
 	MaxElapsed  time.Duration     // total time per request, waits included; 0: DefaultMaxElapsed
 	BaseDelay   time.Duration     // first backoff; 0: DefaultBaseDelay
 	MaxDelay    time.Duration     // longest backoff without a server-given time; 0: DefaultMaxDelay
+	// AttemptTimeout bounds one attempt, from sending the request to
+	// closing the response body; 0: DefaultAttemptTimeout. (An
+	// http.Client's Timeout would bound all attempts and the waits
+	// between them, and cut a Retry-After wait short.)
+	AttemptTimeout time.Duration
 
 	// Sleep waits d or until ctx is done; nil: a timer. Tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -36,6 +41,8 @@ const (
 	DefaultMaxElapsed  = 3 * time.Minute
 	DefaultBaseDelay   = time.Second
 	DefaultMaxDelay    = 30 * time.Second
+	// DefaultAttemptTimeout bounds one attempt.
+	DefaultAttemptTimeout = 30 * time.Second
 	// secondaryWait is what GitHub asks for after a secondary rate limit
 	// that names no time: "wait for at least one minute".
 	secondaryWait = time.Minute
@@ -43,6 +50,19 @@ const (
 
 // maxPeek bounds how much of an error body is read to classify it.
 const maxPeek = 64 << 10
+
+// noBlindRetryKey marks a request's context: see NoBlindRetry.
+type noBlindRetryKey struct{}
+
+// NoBlindRetry marks the requests made with ctx as not idempotent (a POST
+// that creates a comment or a check run): Transport retries them only when
+// GitHub certainly did not act on them (429 and rate-limit 403s), never
+// after a 5xx, a timeout or a network error, after which the object may
+// exist although its response was lost. The caller looks before creating
+// again.
+func NoBlindRetry(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noBlindRetryKey{}, true)
+}
 
 // RoundTrip sends req, retrying transient failures.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -56,28 +76,43 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	maxAttempts := orInt(t.MaxAttempts, DefaultMaxAttempts)
 	maxElapsed := orDur(t.MaxElapsed, DefaultMaxElapsed)
+	attemptTimeout := orDur(t.AttemptTimeout, DefaultAttemptTimeout)
 	start := now()
 	ctx := req.Context()
+	blind := ctx.Value(noBlindRetryKey{}) == nil
 	// A body must be replayable to be retried: go-github's requests are
 	// (http.NewRequest sets GetBody for a bytes.Buffer); others are sent
 	// once.
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 1; ; attempt++ {
-		r := req
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		r := req.Clone(actx)
 		if attempt > 1 && req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {
+				cancel()
 				return nil, err
 			}
-			r = req.Clone(ctx)
 			r.Body = body
 		}
 		resp, err := base.RoundTrip(r)
 		if ctx.Err() != nil {
+			if resp != nil {
+				resp.Body = &cancelBody{resp.Body, cancel}
+			} else {
+				cancel()
+			}
 			return resp, err
 		}
-		wait, retry := t.classify(resp, err, attempt, now())
-		if !retry || !replayable || attempt >= maxAttempts || now().Sub(start)+wait > maxElapsed {
+		wait, retry, ambiguous := t.classify(resp, err, attempt, now())
+		if !retry || !replayable || (ambiguous && !blind) || attempt >= maxAttempts || now().Sub(start)+wait > maxElapsed {
+			if resp != nil {
+				// The attempt's context lives until the caller has read
+				// the body.
+				resp.Body = &cancelBody{resp.Body, cancel}
+			} else {
+				cancel()
+			}
 			return resp, err
 		}
 		if resp != nil {
@@ -85,6 +120,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxPeek))
 			resp.Body.Close()
 		}
+		cancel()
 		if t.Notify != nil {
 			status := 0
 			if resp != nil {
@@ -98,22 +134,37 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// cancelBody ends an attempt's context when the body is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
 // classify decides whether a response or error is transient and how long
-// to wait before the next attempt. A response it keeps has its body
-// restored for the caller.
-func (t *Transport) classify(resp *http.Response, err error, attempt int, now time.Time) (time.Duration, bool) {
+// to wait before the next attempt, and whether GitHub may have acted on
+// the request all the same (ambiguous: a 5xx, a timeout, a network error;
+// a rate limit is not). A response it keeps has its body restored for the
+// caller. The caller has checked that the request's own context is not
+// done, so a deadline here is the attempt's timeout.
+func (t *Transport) classify(resp *http.Response, err error, attempt int, now time.Time) (wait time.Duration, retry, ambiguous bool) {
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return 0, false
+		if errors.Is(err, context.Canceled) {
+			return 0, false, true
 		}
-		return t.backoff(attempt), true // connection reset, EOF, timeouts
+		return t.backoff(attempt), true, true // connection reset, EOF, the attempt's timeout
 	}
 	switch resp.StatusCode {
 	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		if d, ok := retryAfter(resp.Header, now); ok {
-			return d, true
+			return d, true, true
 		}
-		return t.backoff(attempt), true
+		return t.backoff(attempt), true, true
 	case http.StatusTooManyRequests, http.StatusForbidden:
 		body := peekBody(resp)
 		limited := resp.StatusCode == http.StatusTooManyRequests ||
@@ -121,23 +172,23 @@ func (t *Transport) classify(resp *http.Response, err error, attempt int, now ti
 			resp.Header.Get("X-Ratelimit-Remaining") == "0" ||
 			isSecondaryLimit(body)
 		if !limited {
-			return 0, false // a permission error: not transient
+			return 0, false, false // a permission error: not transient
 		}
 		if d, ok := retryAfter(resp.Header, now); ok {
-			return d, true
+			return d, true, false
 		}
 		if resp.Header.Get("X-Ratelimit-Remaining") == "0" {
 			if reset, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
 				d := time.Unix(reset, 0).Sub(now) + time.Second
-				return max(d, time.Second), true
+				return max(d, time.Second), true, false
 			}
 		}
 		if isSecondaryLimit(body) {
-			return secondaryWait, true
+			return secondaryWait, true, false
 		}
-		return t.backoff(attempt), true
+		return t.backoff(attempt), true, false
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // backoff is the exponential wait before attempt+1, with full jitter in

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -64,14 +65,21 @@ func TestTransportClassify(t *testing.T) {
 		{"403 secondary limit", response(403, nil, `{"message":"You have exceeded a secondary rate limit"}`), nil, true, time.Minute},
 		{"403 permission", response(403, nil, `{"message":"Resource not accessible by integration"}`), nil, false, 0},
 		{"network error", nil, errors.New("connection reset by peer"), true, 0},
+		{"the attempt's timeout", nil, context.DeadlineExceeded, true, 0},
 		{"canceled", nil, context.Canceled, false, 0},
 	}
 	tr := &Transport{BaseDelay: time.Second}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wait, retry := tr.classify(tt.resp, tt.err, 1, now)
+			wait, retry, ambiguous := tr.classify(tt.resp, tt.err, 1, now)
 			if retry != tt.retry {
 				t.Fatalf("retry %v, want %v", retry, tt.retry)
+			}
+			// A rate limit was refused before GitHub acted; a 5xx or a
+			// network error may have been acted on.
+			wantAmbiguous := tt.err != nil || tt.resp.StatusCode >= 500
+			if retry && ambiguous != wantAmbiguous {
+				t.Errorf("ambiguous %v, want %v", ambiguous, wantAmbiguous)
 			}
 			if !retry {
 				return
@@ -144,4 +152,76 @@ func TestTransportStopsOnCancel(t *testing.T) {
 	if base.n != 1 {
 		t.Errorf("%d attempts after cancel", base.n)
 	}
+}
+
+// TestTransportNoBlindRetry: a request marked NoBlindRetry is retried
+// after a rate limit, which GitHub refused before acting, and returned as
+// is after a 502 or a network error, which it may have acted on.
+func TestTransportNoBlindRetry(t *testing.T) {
+	sleep := func(context.Context, time.Duration) error { return nil }
+	post := func() *http.Request {
+		req, _ := http.NewRequestWithContext(NoBlindRetry(context.Background()), "POST", "https://api.github.com/x", strings.NewReader(`{}`))
+		return req
+	}
+	base := &scripted{t: t,
+		resps: []*http.Response{response(429, map[string]string{"Retry-After": "1"}, ""), response(502, nil, "")},
+		errs:  []error{nil, nil}}
+	tr := &Transport{Base: base, Sleep: sleep}
+	if resp, err := tr.RoundTrip(post()); err != nil || resp.StatusCode != 502 || base.n != 2 {
+		t.Errorf("got %v %v after %d attempts, want the 502 after 2", resp, err, base.n)
+	}
+	base = &scripted{t: t, resps: []*http.Response{nil}, errs: []error{errors.New("connection reset by peer")}}
+	tr.Base = base
+	if _, err := tr.RoundTrip(post()); err == nil || base.n != 1 {
+		t.Errorf("a network error on a NoBlindRetry request: %v after %d attempts", err, base.n)
+	}
+}
+
+// TestTransportWaitsBeyondAttemptTimeout: the attempt timeout bounds each
+// attempt, not the waits between them: a Retry-After longer than the
+// timeout is waited for (an http.Client Timeout would have cut it).
+func TestTransportWaitsBeyondAttemptTimeout(t *testing.T) {
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n++
+		if n == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	hc := &http.Client{Transport: &Transport{AttemptTimeout: 300 * time.Millisecond}}
+	resp, err := hc.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body) // the attempt's context lives until Close
+	resp.Body.Close()
+	if err != nil || string(b) != "ok" || n != 2 {
+		t.Errorf("body %q, %v after %d attempts", b, err, n)
+	}
+
+	// A server slower than the attempt timeout: the attempt is abandoned
+	// and retried.
+	slow := 0
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slow++
+		if slow == 1 {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv2.Close()
+	hc = &http.Client{Transport: &Transport{AttemptTimeout: 200 * time.Millisecond, BaseDelay: 10 * time.Millisecond}}
+	resp, err = hc.Get(srv2.URL)
+	if err != nil || resp.StatusCode != 200 || slow != 2 {
+		t.Fatalf("slow server: %v %v after %d attempts", resp, err, slow)
+	}
+	resp.Body.Close()
 }
