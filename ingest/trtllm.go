@@ -1,0 +1,385 @@
+package ingest
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/perfgate/perfgate/metric"
+)
+
+// TensorRT-LLM's `trtllm-bench throughput` (and `latency`) prints a report
+// of '='-ruled sections, each "Label: value" lines:
+//
+//	===========================================================
+//	= ENGINE DETAILS                       (or = PYTORCH BACKEND, = REQUEST DETAILS)
+//	===========================================================
+//	Model:                  meta-llama/Llama-3.1-8B
+//	...
+//	===========================================================
+//	= PERFORMANCE OVERVIEW
+//	===========================================================
+//	Request Throughput (req/sec):                     1.4439
+//	Total Output Throughput (tokens/sec):             185.8351
+//	Total Latency (ms):                               6925.4963
+//	Average request latency (ms):                     3671.8441
+//
+//	-- Request Latency Breakdown (ms) -----------------------
+//	[Latency] P50    : 3936.3022
+//	[Latency] MINIMUM: 2397.1047
+//	===========================================================
+//
+// Format "trtllm-bench": one result per report, from its PERFORMANCE
+// OVERVIEW and the sections around it. Mapping: Request Throughput ->
+// request_throughput; Total Output Throughput (0.17 and before: Token
+// Throughput) -> output_throughput; Total Token Throughput ->
+// total_token_throughput; Total Latency (the run's wall time, in ms) ->
+// duration in seconds; Average request latency -> mean_e2el_ms; Average
+// time-to-first-token [TTFT] and time-per-output-token [TPOT] ->
+// mean_ttft_ms, mean_tpot_ms; Number of requests -> completed; Number of
+// concurrent requests (the measured average) -> concurrency. Breakdown
+// lines "[Latency|TTFT|TPOT|ITL] STAT: v" give {stat}_{e2el|ttft|tpot|itl}_ms
+// (MINIMUM, MAXIMUM, AVERAGE, P50 -> min, max, mean, median), in the unit
+// their "-- ... (ms)" heading states; other tags ([GTPS]) {stat}_{tag}.
+// Other numeric lines of the overview and request sections keep their
+// sanitized names without the unit (per_user_output_throughput), time
+// units converted to _ms. Labels: Model -> model, TensorRT-LLM Version ->
+// engine_version, Dtype, KV Cache Dtype, Quantization, TP/PP/EP Size ->
+// tp/pp/ep, Max Runtime Batch Size -> max_batch_size, Max Runtime Tokens ->
+// max_num_tokens, Scheduling Policy, Dataset Path -> dataset (its base
+// name), a PYTORCH BACKEND section -> backend=pytorch. Absent values
+// ("None") are left out.
+//
+// Log prefixes ("[01/18/2025-01:01:42] [TRT-LLM] [I] ") are dropped. A
+// report ends at a line that is not part of it or at a repeated section
+// title (the next run). A report whose overview lacks the request
+// throughput, an output or total throughput, or a latency — or whose last
+// breakdown is empty — and that ends without its closing rule was cut off:
+// an error naming the line. Sections without an overview (a configuration
+// printed alone) are no result.
+
+func init() {
+	RegisterText(TextFormat{
+		Name: "trtllm-bench",
+		Desc: "TensorRT-LLM trtllm-bench throughput/latency report (= PERFORMANCE OVERVIEW)",
+		New:  func(file string) LineParser { return &trtParser{file: file} },
+	})
+}
+
+type trtParser struct {
+	file    string
+	prevEq  bool // the previous line was a '=' rule
+	in      bool
+	res     Result
+	start   int
+	last    int
+	section string          // upper-case title of the current section
+	seen    map[string]bool // section titles of this report
+	sub     string          // "-- ... --" heading, as printed
+	subN    int             // statistics read under sub
+	subMax  int             // most statistics under an earlier heading
+	perf    bool
+	closed  bool // the last report line was a '=' rule
+}
+
+var trtMetrics = map[string]struct {
+	name  string
+	scale float64
+}{
+	"request throughput (req/sec)":              {"request_throughput", 1},
+	"total output throughput (tokens/sec)":      {"output_throughput", 1},
+	"token throughput (tokens/sec)":             {"output_throughput", 1},
+	"total token throughput (tokens/sec)":       {"total_token_throughput", 1},
+	"total latency (ms)":                        {"duration", 1e-3},
+	"average request latency (ms)":              {"mean_e2el_ms", 1},
+	"average time-to-first-token [ttft] (ms)":   {"mean_ttft_ms", 1},
+	"average time-to-first-token (ms)":          {"mean_ttft_ms", 1},
+	"average time-per-output-token [tpot] (ms)": {"mean_tpot_ms", 1},
+	"average time-per-output-token (ms)":        {"mean_tpot_ms", 1},
+	"number of requests":                        {"completed", 1},
+	"number of concurrent requests":             {"concurrency", 1},
+}
+
+var trtLabels = map[string]string{
+	"model": "model", "tensorrt-llm version": "engine_version", "dtype": "dtype", "kv cache dtype": "kv_cache_dtype",
+	"quantization": "quantization", "tp size": "tp", "pp size": "pp", "ep size": "ep",
+	"max runtime batch size": "max_batch_size", "max runtime tokens": "max_num_tokens",
+	"scheduling policy": "scheduling_policy", "dataset path": "dataset", "backend": "backend",
+}
+
+// trtBreakdownStats is how many statistics a breakdown prints: MINIMUM,
+// MAXIMUM, AVERAGE, P50, P90, P95, P99.
+const trtBreakdownStats = 7
+
+var trtKinds = map[string]string{"latency": "e2el", "ttft": "ttft", "tpot": "tpot", "itl": "itl"}
+
+// trtStrip drops a "[date] [TRT-LLM] [I] " log prefix and blanks.
+func trtStrip(line string) string {
+	s := strings.TrimSpace(line)
+	if len(s) > 0 && s[0] == '[' {
+		if i := strings.Index(s, "] [TRT-LLM] ["); i > 0 {
+			if j := strings.IndexByte(s[i+len("] [TRT-LLM] ["):], ']'); j >= 0 {
+				s = strings.TrimSpace(s[i+len("] [TRT-LLM] [")+j+1:])
+			}
+		}
+	}
+	return s
+}
+
+// trtTitle returns the title of a "= TITLE" line.
+func trtTitle(s string) (string, bool) {
+	if len(s) < 4 || s[0] != '=' || s[1] != ' ' {
+		return "", false
+	}
+	t := strings.TrimSpace(s[2:])
+	if t == "" || strings.ToUpper(t) != t || strings.Trim(t, "=") == "" {
+		return "", false
+	}
+	return t, true
+}
+
+func trtRule(s string, c byte) bool {
+	return len(s) >= 10 && strings.Trim(s, string(c)) == ""
+}
+
+func (p *trtParser) Line(n int, line string, emit Emit) error {
+	s := trtStrip(line)
+	prevEq := p.prevEq
+	p.prevEq = trtRule(s, '=')
+	if !p.in {
+		if title, ok := trtTitle(s); ok && prevEq {
+			p.begin(n - 1)
+			p.enter(title)
+		}
+		return nil
+	}
+	switch {
+	case s == "":
+		return nil
+	case p.prevEq:
+		p.closed, p.last = true, n
+		return nil
+	}
+	if title, ok := trtTitle(s); ok {
+		if p.seen[title] {
+			// The same section again: the next run's report.
+			if err := p.finish(n, emit); err != nil {
+				return err
+			}
+			p.begin(n - 1)
+		}
+		p.enter(title)
+		p.last = n
+		return nil
+	}
+	if strings.HasPrefix(s, "--") {
+		p.closed = false
+		if err := p.checkSub(n); err != nil {
+			return err
+		}
+		p.subMax = max(p.subMax, p.subN)
+		p.sub = strings.TrimSpace(strings.Trim(s, "- "))
+		p.subN = 0
+		p.last = n
+		return nil
+	}
+	if s[0] == '[' {
+		if ok := p.stat(s); ok {
+			p.last, p.closed = n, false
+			return nil
+		}
+	} else if p.item(n, s) {
+		p.last, p.closed = n, false
+		return nil
+	}
+	if p.section == "DATASET DETAILS" && !strings.Contains(s, "[") {
+		p.last, p.closed = n, false // the dataset's percentile table
+		return nil
+	}
+	// Other output: the report ended on the previous line.
+	return p.finish(n, emit)
+}
+
+func (p *trtParser) End(n int, emit Emit) error {
+	if p.in {
+		return p.finish(n, emit)
+	}
+	return nil
+}
+
+func (p *trtParser) begin(n int) {
+	p.in, p.start, p.last = true, n, n
+	p.res = NewResult("trtllm-bench", n)
+	p.seen = map[string]bool{}
+	p.perf, p.closed, p.sub, p.subN, p.subMax = false, false, "", 0, 0
+}
+
+func (p *trtParser) enter(title string) {
+	p.seen[title] = true
+	p.section = title
+	p.subMax = max(p.subMax, p.subN)
+	p.sub, p.subN = "", 0
+	switch {
+	case title == "PERFORMANCE OVERVIEW":
+		p.perf = true
+	case strings.Contains(title, "PYTORCH"):
+		p.res.SetLabel("backend", "pytorch")
+	}
+}
+
+// item reads a "Label: value" line.
+func (p *trtParser) item(n int, s string) bool {
+	colon := strings.IndexByte(s, ':')
+	if colon <= 0 {
+		return false
+	}
+	label := strings.TrimSpace(s[:colon])
+	if !vsLooksLikeLabel(strings.NewReplacer("[", "", "]", "").Replace(label)) {
+		return false
+	}
+	value := strings.TrimSpace(s[colon+1:])
+	key := vsNormLabel(label)
+	if lbl, ok := trtLabels[key]; ok {
+		if lbl == "dataset" {
+			value = path.Base(value)
+		}
+		if !IsAbsent(value) {
+			p.res.SetLabel(lbl, value)
+		}
+		return true
+	}
+	switch p.section {
+	case "PERFORMANCE OVERVIEW", "REQUEST DETAILS", "STREAMING STATISTICS", "LATENCY STATISTICS":
+	default:
+		return true // configuration the vocabulary has no label for
+	}
+	if IsAbsent(value) {
+		return true
+	}
+	v, unit, ok := ParseQuantity(value)
+	if !ok {
+		return true
+	}
+	if m, ok := trtMetrics[key]; ok {
+		docSetScaled(&p.res, m.name, v, m.scale)
+		return true
+	}
+	name, lunit := docSplitUnit(label)
+	if i := strings.IndexByte(name, '['); i > 0 {
+		name = strings.TrimSpace(name[:i])
+	}
+	if lunit == "" {
+		lunit = unit
+	}
+	base := metric.Sanitize(name)
+	if base == "" {
+		return true
+	}
+	if lunit != "" && lunit != "%" {
+		if scale, ok := docTimeScale(lunit); ok {
+			docSetScaled(&p.res, base+"_ms", v, scale)
+			return true
+		}
+	}
+	p.res.Set(base, v)
+	return true
+}
+
+// stat reads a "[Latency] P50    : 3936.3022" line.
+func (p *trtParser) stat(s string) bool {
+	end := strings.IndexByte(s, ']')
+	colon := strings.LastIndexByte(s, ':')
+	if end < 2 || colon < end {
+		return false
+	}
+	tag := strings.TrimSpace(s[1:end])
+	word, ok := docStatWord(strings.TrimSpace(s[end+1 : colon]))
+	if !ok {
+		return false
+	}
+	value := strings.TrimSpace(s[colon+1:])
+	p.subN++
+	if IsAbsent(value) {
+		return true
+	}
+	v, vunit, ok := ParseQuantity(value)
+	if !ok {
+		return false
+	}
+	_, unit := docSplitUnit(p.sub)
+	if unit == "" {
+		unit = vunit
+	}
+	scale, isTime := docTimeScale(unit)
+	if kind, ok := trtKinds[strings.ToLower(tag)]; ok && isTime {
+		docSetScaled(&p.res, metric.Latency(word, kind), v, scale)
+		return true
+	}
+	base := metric.Sanitize(tag)
+	if base == "" {
+		return false
+	}
+	if isTime && unit != "" {
+		docSetScaled(&p.res, word+"_"+base+"_ms", v, scale)
+	} else {
+		p.res.Set(word+"_"+base, v)
+	}
+	return true
+}
+
+// checkSub reports a breakdown heading with no statistics under it,
+// followed by more of the report: the output was damaged.
+func (p *trtParser) checkSub(n int) error {
+	if p.sub != "" && p.subN == 0 && strings.Contains(strings.ToLower(p.sub), "breakdown") {
+		return &Error{File: p.file, Line: n, Msg: fmt.Sprintf("trtllm-bench report that starts at line %d has an empty %s; copy the complete report", p.start, Quote(p.sub))}
+	}
+	return nil
+}
+
+func (p *trtParser) finish(n int, emit Emit) error {
+	p.in = false
+	if !p.perf {
+		return nil
+	}
+	r := p.res
+	has := func(names ...string) bool {
+		for _, k := range names {
+			if _, ok := r.Metrics[k]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	var miss []string
+	if !has("request_throughput") {
+		miss = append(miss, `"Request Throughput"`)
+	}
+	if !has("output_throughput", "total_token_throughput") {
+		miss = append(miss, "an output or total token throughput")
+	}
+	if !has("duration", "mean_e2el_ms") {
+		miss = append(miss, "a latency")
+	}
+	if p.sub != "" && p.subN == 0 && strings.Contains(strings.ToLower(p.sub), "breakdown") {
+		miss = append(miss, "the statistics under "+Quote(p.sub))
+	}
+	if !p.closed && p.subN > 0 && p.subN < max(p.subMax, trtBreakdownStats) {
+		miss = append(miss, "part of "+Quote(p.sub))
+	}
+	if !p.closed && has("total_token_throughput") && !has("median_e2el_ms", "max_e2el_ms") {
+		// Reports with the newer label set print the breakdown after the overview.
+		miss = append(miss, `the "Request Latency Breakdown"`)
+	}
+	if len(miss) > 0 {
+		return &Error{File: p.file, Line: n, Msg: fmt.Sprintf("trtllm-bench report that starts at line %d is cut off: it lacks %s; copy the complete report or re-run the benchmark", p.start, strings.Join(miss, ", "))}
+	}
+	if !p.closed {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("trtllm-bench report that starts at line %d has no closing \"=====\" line after line %d; it looks complete and was kept", p.start, p.last))
+	}
+	r.Name = r.Labels["model"]
+	if r.Name == "" {
+		r.Name = "trtllm-bench"
+	}
+	emit(r)
+	return nil
+}
