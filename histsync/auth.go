@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ func (s *syncer) initialAuth(ctx context.Context) transport.AuthMethod {
 	if err != nil || (ep.Protocol != "http" && ep.Protocol != "https") || ep.User != "" {
 		return nil // go-git uses credentials in the URL by itself
 	}
-	if s.opts.Token != "" && strings.EqualFold(ep.Host, s.opts.TokenHost) {
+	if s.opts.Token != "" && sameHost(ep, s.opts.TokenHost) {
 		return &githttp.BasicAuth{Username: "x-access-token", Password: s.opts.Token}
 	}
 	if h := s.extraHeader(ctx); h != "" {
@@ -32,6 +33,33 @@ func (s *syncer) initialAuth(ctx context.Context) transport.AuthMethod {
 		}
 	}
 	return nil
+}
+
+// sameHost reports whether the endpoint is host ("name" or "name:port",
+// a default port being the same as none).
+func sameHost(ep *transport.Endpoint, host string) bool {
+	name, port, ok := strings.Cut(host, ":")
+	if !ok || port == defaultPort(ep.Protocol) {
+		port = ""
+	}
+	epPort := ""
+	if ep.Port != 0 {
+		epPort = strconv.Itoa(ep.Port)
+	}
+	if epPort == defaultPort(ep.Protocol) {
+		epPort = ""
+	}
+	return name != "" && strings.EqualFold(ep.Host, name) && epPort == port
+}
+
+func defaultPort(protocol string) string {
+	switch protocol {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
 }
 
 // extraHeader returns the http.extraheader git would send to the remote's

@@ -409,6 +409,9 @@ func TestInitialAuth(t *testing.T) {
 	}{
 		{"token for its host", "https://github.example/o/r.git", Options{Token: "tok", TokenHost: "github.example"}, "x-access-token:tok"},
 		{"token never sent to another host", "https://gitlab.example/o/r.git", Options{Token: "tok", TokenHost: "github.example"}, ""},
+		{"a host with a port", "http://127.0.0.1:8080/o/r.git", Options{Token: "tok", TokenHost: "127.0.0.1:8080"}, "x-access-token:tok"},
+		{"the default port", "https://github.example:443/o/r.git", Options{Token: "tok", TokenHost: "github.example"}, "x-access-token:tok"},
+		{"another port", "http://127.0.0.1:9090/o/r.git", Options{Token: "tok", TokenHost: "127.0.0.1:8080"}, ""},
 		{"actions/checkout's header", "https://github.example/o/r.git", Options{}, "x-access-token:from-checkout"},
 		{"credentials in the URL", "https://u:p@github.example/o/r.git", Options{Token: "tok", TokenHost: "github.example"}, ""},
 		{"ssh", "git@github.example:o/r.git", Options{Token: "tok", TokenHost: "github.example"}, ""},

@@ -219,6 +219,9 @@ func TestPublishForkWorkflow(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, "fail") {
 		t.Fatalf("check --out: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	// What check itself would have published: publish must re-render the
+	// same markdown from the JSON report alone.
+	checkMarkdown, _, _ := runCLI(t, "", "--repo", repo, "check", "-o", "markdown", "--rule", "mean_ttft_ms:3%")
 	run := `{"workflow_run": {"head_sha": "` + head + `", "head_branch": "feature", "head_repository": {"full_name": "fork/r"}, "pull_requests": []}}`
 	srv := githubtest.New(t, secretToken,
 		githubtest.Call{Method: "GET", Path: "/repos/o/r/pulls", Query: map[string]string{"head": "fork:feature"},
@@ -248,6 +251,9 @@ func TestPublishForkWorkflow(t *testing.T) {
 	if b, _ := os.ReadFile(output); !strings.Contains(string(b), "\nfail\n") {
 		t.Errorf("outputs:\n%s", b)
 	}
+	if got := readOutput(t, output, "report"); got != strings.TrimSuffix(checkMarkdown, "\n") {
+		t.Errorf("publish rendered a report other than check's:\n%s\n--- check -o markdown:\n%s", got, checkMarkdown)
+	}
 	noToken(t, "publish's output", stdout, stderr)
 
 	// A --pr that is not this commit's pull request is refused.
@@ -265,4 +271,33 @@ func TestPublishForkWorkflow(t *testing.T) {
 	if code != 3 || !strings.Contains(stderr, "the token is invalid or expired") {
 		t.Errorf("publish refused: exit %d\n%s", code, stderr)
 	}
+}
+
+// readOutput returns the last value of name in a $GITHUB_OUTPUT file, as
+// the runner reads it (NAME<<DELIMITER ... DELIMITER).
+func readOutput(t *testing.T, path, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val, found := "", false
+	lines := strings.Split(string(data), "\n")
+	for i := 0; i < len(lines); i++ {
+		k, delim, ok := strings.Cut(lines[i], "<<")
+		if !ok {
+			continue
+		}
+		var v []string
+		for i++; i < len(lines) && lines[i] != delim; i++ {
+			v = append(v, lines[i])
+		}
+		if k == name {
+			val, found = strings.Join(v, "\n"), true
+		}
+	}
+	if !found {
+		t.Fatalf("%s has no output %q:\n%s", path, name, data)
+	}
+	return val
 }

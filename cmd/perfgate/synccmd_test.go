@@ -2,6 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +108,34 @@ func TestSyncCommandErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(empty, ".perfgate")); err == nil {
 		t.Errorf("push-only created a history")
+	}
+}
+
+// TestSyncTokenNeverShown: a git server on loopback that refuses the
+// push and echoes the credentials it got in its error: neither the token
+// nor the credentials of the remote's URL reach the output.
+func TestSyncTokenNeverShown(t *testing.T) {
+	var gotAuth []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth = append(gotAuth, r.Header.Get("Authorization"))
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, "no: "+r.Header.Get("Authorization")+" "+r.URL.String())
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	repo := gitRepo(t)
+	mainHistory(t, repo, 1)
+	t.Setenv("GITHUB_TOKEN", secretToken)
+	t.Setenv("GITHUB_SERVER_URL", "http://"+u.Host)
+	for _, remote := range []string{srv.URL + "/o/r.git", "http://user:" + secretToken + "@" + u.Host + "/o/r.git"} {
+		git(t, repo, "config", "remote.origin.url", remote)
+		stdout, stderr, code := runCLI(t, "", "--repo", repo, "sync")
+		if code != 3 || !strings.Contains(stderr, "cannot fetch from origin") {
+			t.Errorf("remote %s: exit %d, want 3 with the remote named\n%s", strings.ReplaceAll(remote, secretToken, "***"), code, stderr)
+		}
+		noToken(t, "sync's output", stdout, stderr)
+	}
+	if len(gotAuth) == 0 || gotAuth[0] == "" {
+		t.Errorf("the token was not sent to the GITHUB_SERVER_URL host: %q", gotAuth)
 	}
 }
