@@ -14,7 +14,10 @@ pg=${1:-$root/bin/perfgate}
 seed=$root/testdata/vllm-ascend-multimodal-optimizations.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
+# Results live outside the work tree, as a CI artifact would.
+results=$tmp/results
+mkdir -p "$tmp/repo" "$results"
+cd "$tmp/repo"
 
 git -c init.defaultBranch=main init -q
 git config user.name demo
@@ -23,19 +26,16 @@ git config commit.gpgsign false
 
 # One file per "## " section, named 1.md .. 5.md, with the section title.
 awk '/^## /{n++; print substr($0, 4) > (n ".title")} n{print > (n ".md")}' "$seed"
-mkdir -p ../results-"$$"
 for i in 1 2 3 4 5; do
 	title=$(cat "$i.title")
 	if [ "$i" = 5 ]; then git checkout -q -b pr; fi
 	echo "$title" >change.txt
 	git add change.txt
 	git commit -q -m "$title"
-	# Results live outside the work tree, as a CI artifact would.
-	mv "$i.md" ../results-"$$"/"$i.md"
-	"$pg" ingest --name multimodal "../results-$$/$i.md" >/dev/null
+	mv "$i.md" "$results/$i.md"
+	"$pg" ingest --name multimodal "$results/$i.md" >/dev/null
 	rm -f "$i.title"
 done
-rm -rf ../results-"$$"
 
 echo "\$ perfgate history --branch pr --name multimodal --metric 'Mean TTFT' --label max_concurrency=16"
 "$pg" history --branch pr --name multimodal --metric 'Mean TTFT' --label max_concurrency=16

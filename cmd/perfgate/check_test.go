@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfgate/perfgate/store"
 )
 
 // metricsJSON is a generic-format result.
@@ -172,6 +174,13 @@ func TestCheckLabelMismatchAndNew(t *testing.T) {
 	if strings.Contains(stdout, "+50") {
 		t.Errorf("runs on different hardware were compared:\n%s", stdout)
 	}
+	if code != 0 || !strings.Contains(stdout, `hardware: "910B4" (head) vs "910B3" (baseline)`) || !strings.Contains(stdout, "warning   1 benchmark was not compared") {
+		t.Errorf("mismatch: exit %d (want 0: new checks do not fail), report:\n%s", code, stdout)
+	}
+	cj, _, _ := checkOut(t, repo, "--rule", "mean_ttft_ms:3%")
+	if cj.verdictOf("mean_ttft_ms") != "new" {
+		t.Errorf("mean_ttft_ms on other hardware: %s, want new", cj.verdictOf("mean_ttft_ms"))
+	}
 }
 
 func TestCheckExitCodes(t *testing.T) {
@@ -201,9 +210,21 @@ func TestCheckExitCodes(t *testing.T) {
 			}
 		})
 	}
+	// A history held by another process: environment (3), after the timeout.
+	holder, err := store.Open(filepath.Join(repo, ".perfgate", "history.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PERFGATE_LOCK_TIMEOUT", "200ms")
+	_, stderr, code := runCLI(t, "", "--repo", repo, "check", "--rule", "mean_ttft_ms:3%")
+	holder.Close()
+	if code != 3 || !strings.Contains(stderr, "in use by another process") {
+		t.Errorf("locked store: exit %d (want 3), %q", code, stderr)
+	}
+
 	// HEAD without results: bad input, with what to do.
 	commit(t, repo, "unmeasured", map[string]string{"x": "1"})
-	_, stderr, code := runCLI(t, "", "--repo", repo, "check")
+	_, stderr, code = runCLI(t, "", "--repo", repo, "check")
 	if code != 2 || !strings.Contains(stderr, "perfgate") {
 		t.Errorf("unmeasured head: exit %d, %q", code, stderr)
 	}
@@ -243,5 +264,97 @@ func TestCompareAndHistory(t *testing.T) {
 	_, stderr, code = runCLI(t, "", "--repo", repo, "history", "--name", "serving", "--metric", "mean_tfft_ms")
 	if code != 2 || !strings.Contains(stderr, "mean_ttft_ms") {
 		t.Errorf("unknown metric: exit %d, %q", code, stderr)
+	}
+}
+
+// TestCheckInconclusiveAndInvalid covers the two verdicts that need more
+// than a ratio: a change beyond a tight rule but within main's noise is
+// inconclusive (exit 0, with a warning), and a head that failed a fifth
+// of its requests is invalid (exit 1, with the reason), even though its
+// latency looks better.
+func TestCheckInconclusiveAndInvalid(t *testing.T) {
+	repo := gitRepo(t)
+	mainHistory(t, repo, 8)
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	commit(t, repo, "feature", map[string]string{"f.txt": "x"})
+	ingestAt(t, repo, metricsJSON(101.6, 300))
+	cj, stderr, code := checkOut(t, repo, "--rule", "mean_ttft_ms:1%")
+	if code != 0 || cj.verdictOf("mean_ttft_ms") != "inconclusive" {
+		t.Errorf("within noise: exit %d, %+v; %s", code, cj, stderr)
+	}
+	stdout, _, _ := runCLI(t, "", "--repo", repo, "check", "--rule", "mean_ttft_ms:1%")
+	if !strings.Contains(stdout, "warning   1 check is inconclusive") {
+		t.Errorf("text report lacks the inconclusive warning:\n%s", stdout)
+	}
+
+	commit(t, repo, "feature 2", map[string]string{"f.txt": "y"})
+	ingestAt(t, repo, `{"metrics": {"mean_ttft_ms": 60, "output_throughput": 500, "completed": 400, "failed": 100}}`)
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "check", "--rule", "mean_ttft_ms:3%")
+	if code != 1 || !strings.Contains(stdout, "invalid result: 100 of 500 requests failed") || strings.Contains(stdout, "IMPROVED") {
+		t.Errorf("invalid head: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestCheckMergeBaseNotTip: main moved on (and regressed) after the
+// branch point; the PR is judged against the merge-base, not main's tip.
+func TestCheckMergeBaseNotTip(t *testing.T) {
+	repo := gitRepo(t)
+	shas := mainHistory(t, repo, 8)
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	head := commit(t, repo, "feature", map[string]string{"f.txt": "x"})
+	ingestAt(t, repo, metricsJSON(100.3, 300))
+	git(t, repo, "checkout", "-q", "main")
+	for i := 0; i < 3; i++ {
+		commit(t, repo, fmt.Sprint("main after ", i), map[string]string{"main.txt": fmt.Sprint("after", i)})
+		ingestAt(t, repo, metricsJSON(150, 200))
+	}
+	cj, stderr, code := checkOut(t, repo, "--head", "feature", "--rule", "mean_ttft_ms:3%", "--rule", "output_throughput:3%")
+	if code != 0 || cj.Head != head || cj.Baseline.Commit != shas[7] || cj.Baseline.MergeBase != shas[7] {
+		t.Errorf("exit %d, head %s baseline %+v, want merge-base %s; %s", code, cj.Head, cj.Baseline, shas[7], stderr)
+	}
+	for _, m := range []string{"mean_ttft_ms", "output_throughput"} {
+		if v := cj.verdictOf(m); v != "pass" {
+			t.Errorf("%s: %s, want pass (main's later regression is not the PR's)", m, v)
+		}
+	}
+}
+
+// TestCheckBaseBranchFallback: without --base or baseline.branch, a
+// repository whose default branch is master uses master (and says so);
+// a CI clone with only origin/main uses it; a named branch that does not
+// exist is an error that says what to do.
+func TestCheckBaseBranchFallback(t *testing.T) {
+	repo := t.TempDir()
+	git(t, repo, "-c", "init.defaultBranch=master", "init", "-q")
+	shas := mainHistory(t, repo, 6)
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	commit(t, repo, "feature", map[string]string{"f.txt": "x"})
+	ingestAt(t, repo, metricsJSON(130, 300))
+	cj, stderr, code := checkOut(t, repo, "--rule", "mean_ttft_ms:3%")
+	if code != 1 || cj.Baseline.Commit != shas[5] || !strings.Contains(stderr, `no branch "main"; using master`) {
+		t.Errorf("master: exit %d, baseline %+v, stderr %q", code, cj.Baseline, stderr)
+	}
+	_, stderr, code = checkOut(t, repo, "--base", "main", "--rule", "mean_ttft_ms:3%")
+	if code != 2 || !strings.Contains(stderr, "main") || !strings.Contains(stderr, "fetch-depth") {
+		t.Errorf("--base main on a master repo: exit %d, stderr %q", code, stderr)
+	}
+
+	// A CI clone: the PR branch checked out, main only as origin/main.
+	src := gitRepo(t)
+	shas = mainHistory(t, src, 6)
+	db := filepath.Join(src, ".perfgate", "history.db")
+	clone := filepath.Join(t.TempDir(), "clone")
+	git(t, src, "clone", "-q", src, clone)
+	git(t, clone, "checkout", "-q", "-b", "pr")
+	git(t, clone, "branch", "-q", "-D", "main")
+	commit(t, clone, "pr", map[string]string{"f.txt": "x"})
+	if _, stderr, code := runCLI(t, metricsJSON(100.2, 300), "--repo", clone, "--db", db, "ingest", "--name", "serving", "-"); code != 0 {
+		t.Fatal(stderr)
+	}
+	stdout, stderr, code := runCLI(t, "", "--repo", clone, "--db", db, "check", "-o", "json", "--rule", "mean_ttft_ms:3%")
+	var got checkJSON
+	json.Unmarshal([]byte(stdout), &got)
+	if code != 0 || got.Baseline.Commit != shas[5] || !strings.Contains(stdout, `"base_ref": "origin/main"`) {
+		t.Errorf("origin/main only: exit %d, baseline %+v\n%s\n%s", code, got.Baseline, stdout, stderr)
 	}
 }
