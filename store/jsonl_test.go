@@ -306,6 +306,12 @@ func TestExportFilter(t *testing.T) {
 		{"benchmark", Filter{Benchmark: "latency"}, 2},
 		{"commit", Filter{Commit: strings.Repeat("a", 40)}, 2},
 		{"nothing before", Filter{Until: at("2000-01-01T00:00:00Z")}, 0},
+		// Bounds beyond int64 nanoseconds (years 1677-2262).
+		{"since the far future", Filter{Since: at("2999-01-01T00:00:00Z")}, 0},
+		{"since the far future, one commit", Filter{Since: at("2999-01-01T00:00:00Z"), Commit: strings.Repeat("a", 40)}, 0},
+		{"until the far future", Filter{Until: at("2999-01-01T00:00:00Z")}, 6},
+		{"since the far past", Filter{Since: at("1000-01-01T00:00:00Z")}, 6},
+		{"until the far past", Filter{Until: at("1000-01-01T00:00:00Z")}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -286,6 +286,17 @@ func (s *Store) Each(f Filter, fn func(Run) error) error {
 			return err
 		}
 	}
+	// The store keeps times as int64 nanoseconds (years 1677-2262):
+	// bounds outside that range select everything or nothing.
+	if f.Since.After(maxTime) || (!f.Until.IsZero() && !f.Until.After(minTime)) {
+		return nil
+	}
+	if f.Since.Before(minTime) {
+		f.Since = time.Time{}
+	}
+	if f.Until.After(maxTime) {
+		f.Until = time.Time{}
+	}
 	return s.view(func(t *txn) error {
 		var bench uint32
 		if f.Benchmark != "" {

@@ -1,12 +1,39 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/perfgate/perfgate/store"
 )
+
+// cliHelperEnv makes the test binary act as the perfgate command (its
+// arguments follow on the command line), so tests can start real
+// perfgate processes. Test files' init functions run after those of the
+// package's other files, so every command is registered by then.
+const cliHelperEnv = "PERFGATE_TEST_CLI"
+
+func init() {
+	if os.Getenv(cliHelperEnv) == "1" {
+		os.Exit(run(context.Background(), append([]string{"perfgate"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
+	}
+}
+
+// cliProcess returns a command that runs perfgate as a separate process.
+func cliProcess(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), cliHelperEnv+"=1")
+	return cmd
+}
 
 // servingBlock returns a minimal vLLM bench serve result block.
 func servingBlock(ttft, throughput float64, completed, failed int) string {
@@ -198,6 +225,258 @@ func TestRunCommand(t *testing.T) {
 	exp, _, _ := runCLI(t, "", "--repo", repo, "export")
 	if n := strings.Count(exp, "\n"); n != 3 {
 		t.Errorf("history has %d runs, want 3", n)
+	}
+	// Every run records the command and its exit status; only the last
+	// one the dirty tree.
+	lines := strings.Split(strings.TrimSpace(exp), "\n")
+	for i, line := range lines {
+		var r struct {
+			Commit   string
+			Command  []string
+			ExitCode *int `json:"exit_code"`
+			Dirty    bool
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Commit != c1 || len(r.Command) != 1 || r.Command[0] != script || r.ExitCode == nil || *r.ExitCode != 0 || r.Dirty != (i == 2) {
+			t.Errorf("run %d = %+v, want commit %s, command [%s], exit code 0, dirty %v", i, r, c1, script, i == 2)
+		}
+	}
+}
+
+// TestRunFailures: a repetition that fails, a command killed by a signal
+// and output without a result store nothing and say why.
+func TestRunFailures(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	dir := t.TempDir()
+	block := writeFile(t, dir, "block.txt", servingBlock(100, 300, 500, 0))
+	count := filepath.Join(dir, "count")
+	// Succeeds once, then fails with exit code 5.
+	second := writeFile(t, dir, "second.sh", fmt.Sprintf("#!/bin/sh\nn=$(cat %[1]q 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > %[1]q\n[ $n -ge 2 ] && exit 5\ncat %[2]q\n", count, block))
+	killed := writeFile(t, dir, "killed.sh", "#!/bin/sh\necho started\nkill -9 $$\n")
+	nothing := writeFile(t, dir, "nothing.sh", "#!/bin/sh\necho all good\n")
+	for _, f := range []string{second, killed, nothing} {
+		os.Chmod(f, 0o755)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"second repetition fails", []string{"--repeat", "3", "--", second}, 3, []string{"exited with code 5 (repetition 2); nothing was stored"}},
+		{"killed", []string{"--", killed}, 3, []string{"was killed by signal 9", "nothing was stored"}},
+		{"no result", []string{"--", nothing}, 2, []string{"no result block found", "nothing was stored"}},
+		{"missing command", []string{"--", filepath.Join(dir, "nope")}, 3, []string{"cannot start", "check the command and PATH"}},
+		{"no command", nil, 2, []string{"no command given"}},
+		{"bad repeat", []string{"--repeat", "0", "--", nothing}, 2, []string{"--repeat 0"}},
+	}
+	for _, tt := range tests {
+		_, stderr, code := runCLI(t, "", append([]string{"--repo", repo, "run", "--name", "serving"}, tt.args...)...)
+		if code != tt.code {
+			t.Errorf("%s: exit %d, want %d; stderr %q", tt.name, code, tt.code, stderr)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr %q lacks %q", tt.name, stderr, w)
+			}
+		}
+	}
+	if exp, _, _ := runCLI(t, "", "--repo", repo, "export"); exp != "" {
+		t.Errorf("failed runs stored something:\n%s", exp)
+	}
+}
+
+// watchWriter collects output and closes seen when it first contains want.
+type watchWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, _ := w.buf.Write(p)
+	if w.seen != nil && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+		w.seen = nil
+	}
+	return n, nil
+}
+
+// TestRunStreamsLive: the benchmark's first line reaches perfgate's
+// stderr while the benchmark still runs (it waits for the test to see
+// that line before it prints its result).
+func TestRunStreamsLive(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	dir := t.TempDir()
+	block := writeFile(t, dir, "block.txt", servingBlock(100, 300, 500, 0))
+	goFile := filepath.Join(dir, "go")
+	script := writeFile(t, dir, "bench.sh", fmt.Sprintf("#!/bin/sh\necho warming up\ni=0\nwhile [ ! -f %[1]q ]; do sleep 0.05; i=$((i+1)); [ $i -gt 200 ] && exit 9; done\ncat %[2]q\n", goFile, block))
+	os.Chmod(script, 0o755)
+	stderr := &watchWriter{want: "warming up", seen: make(chan struct{})}
+	seen := stderr.seen
+	go func() {
+		select {
+		case <-seen:
+			os.WriteFile(goFile, nil, 0o644)
+		case <-time.After(20 * time.Second):
+		}
+	}()
+	var stdout bytes.Buffer
+	code := run(context.Background(), []string{"perfgate", "--repo", repo, "run", "--name", "serving", "--", script}, strings.NewReader(""), &stdout, stderr)
+	if code != 0 {
+		t.Fatalf("run exit %d (the output was not streamed while the command ran?): %s", code, stderr.buf.String())
+	}
+	if !strings.Contains(stdout.String(), "stored 1 of 1 results") {
+		t.Errorf("stdout %q", stdout.String())
+	}
+}
+
+// TestIngestConcurrentProcesses runs four perfgate processes at once, each
+// ingesting five results one invocation at a time into the same history:
+// every run is stored.
+func TestIngestConcurrentProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	repo := gitRepo(t)
+	c1 := commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	dir := t.TempDir()
+	const workers, each = 4, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range each {
+				f := writeFile(t, dir, fmt.Sprintf("w%d-%d.txt", w, j), servingBlock(float64(1000*w+j)+0.5, 300, 500, 0))
+				out, err := cliProcess("--repo", repo, "ingest", "--name", fmt.Sprintf("worker-%d", w), f).CombinedOutput()
+				if err != nil || !bytes.Contains(out, []byte("stored 1 of 1 results")) {
+					errs <- fmt.Errorf("worker %d, file %d: %v: %s", w, j, err, out)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	s, err := store.Open(filepath.Join(repo, ".perfgate", "history.db"), store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	runs, err := s.ByCommit(c1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, r := range runs {
+		got[fmt.Sprintf("%s %g", r.Benchmark, r.Metrics["mean_ttft_ms"])] = true
+	}
+	for w := range workers {
+		for j := range each {
+			if k := fmt.Sprintf("worker-%d %g", w, float64(1000*w+j)+0.5); !got[k] {
+				t.Errorf("run %q was lost", k)
+			}
+		}
+	}
+	if len(runs) != workers*each {
+		t.Errorf("%d runs stored, want %d", len(runs), workers*each)
+	}
+}
+
+// TestIngestFromSubdirectory ingests from a subdirectory of the working
+// tree without --repo, under revisions users type: the history is at the
+// repository root and files are recorded relative to it.
+func TestIngestFromSubdirectory(t *testing.T) {
+	repo := gitRepo(t)
+	c1 := commit(t, repo, "first", map[string]string{"sub/a.txt": "1"})
+	git(t, repo, "tag", "-a", "-m", "release", "v1")
+	c2 := commit(t, repo, "second", map[string]string{"sub/a.txt": "2"})
+	commit(t, repo, "third", map[string]string{"sub/a.txt": "3"})
+	writeFile(t, filepath.Join(repo, "sub"), "serve.txt", servingBlock(100, 300, 500, 0))
+	t.Chdir(filepath.Join(repo, "sub"))
+	for rev, want := range map[string]string{"v1": c1, "main~1": c2, c2[:8]: c2} {
+		stdout, stderr, code := runCLI(t, "", "ingest", "--name", "serving", "--commit", rev, "-o", "json", "serve.txt")
+		if code != 0 || !strings.Contains(stdout, `"commit": "`+want+`"`) || !strings.Contains(stdout, `"file": "sub/serve.txt"`) {
+			t.Errorf("ingest --commit %s: exit %d, %s %s; want commit %s, file sub/serve.txt", rev, code, stdout, stderr, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(repo, ".perfgate", "history.db")); err != nil {
+		t.Errorf("history not at the repository root: %v", err)
+	}
+	_, stderr, code := runCLI(t, "", "ingest", "--name", "serving", "--commit", "@{u}", "serve.txt")
+	if code != 2 || !strings.Contains(stderr, `"@{u}"`) || !strings.Contains(stderr, "no upstream") {
+		t.Errorf("ingest --commit @{u} without upstream: exit %d, %q", code, stderr)
+	}
+}
+
+// TestImportStdinAndSince imports an export from stdin into another
+// history, and exports with --since.
+func TestImportStdinAndSince(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	f := writeFile(t, t.TempDir(), "serve.txt", servingBlock(100, 300, 500, 0))
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "ingest", "--name", "serving", f); code != 0 {
+		t.Fatal(stderr)
+	}
+	dump, _, _ := runCLI(t, "", "--repo", repo, "export")
+	db := filepath.Join(t.TempDir(), "h.db")
+	stdout, stderr, code := runCLI(t, dump, "--db", db, "--repo", repo, "import", "-")
+	if code != 0 || !strings.Contains(stdout, "imported 1 runs (0 already stored)") {
+		t.Fatalf("import -: exit %d, %q %q", code, stdout, stderr)
+	}
+	if stdout, _, _ := runCLI(t, dump, "--db", db, "--repo", repo, "import", "-"); !strings.Contains(stdout, "imported 0 runs (1 already stored)") {
+		t.Errorf("re-import: %q", stdout)
+	}
+	if got, _, _ := runCLI(t, "", "--db", db, "export", "--since", "24h"); got != dump {
+		t.Errorf("export --since 24h = %q, want %q", got, dump)
+	}
+	if got, _, code := runCLI(t, "", "--db", db, "export", "--since", "2999-01-01"); code != 0 || got != "" {
+		t.Errorf("export --since 2999-01-01: exit %d, %q", code, got)
+	}
+	if _, stderr, code := runCLI(t, "", "--db", db, "export", "--since", "last week"); code != 2 || !strings.Contains(stderr, `--since "last week"`) {
+		t.Errorf("export --since 'last week': exit %d, %q", code, stderr)
+	}
+	bad := writeFile(t, t.TempDir(), "bad.jsonl", dump+"{\"commit\": 1}\n")
+	if _, stderr, code := runCLI(t, "", "--db", filepath.Join(t.TempDir(), "x.db"), "import", bad); code != 2 || !strings.Contains(stderr, "bad.jsonl:2:") {
+		t.Errorf("import of a bad line: exit %d, %q", code, stderr)
+	}
+}
+
+// TestStoreLocked: while another holder has the history, ingest gives up
+// after PERFGATE_LOCK_TIMEOUT with exit code 3 and says who holds it and
+// what to do.
+func TestStoreLocked(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	f := writeFile(t, t.TempDir(), "serve.txt", servingBlock(100, 300, 500, 0))
+	db := filepath.Join(t.TempDir(), "h.db")
+	holder, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	t.Setenv("PERFGATE_LOCK_TIMEOUT", "200ms")
+	for _, args := range [][]string{{"ingest", "--name", "serving", f}, {"export"}} {
+		_, stderr, code := runCLI(t, "", append([]string{"--db", db, "--repo", repo}, args...)...)
+		if code != 3 {
+			t.Errorf("%s while locked: exit %d, want 3; %q", args[0], code, stderr)
+		}
+		for _, want := range []string{db, "is in use by another process (pid", "after 200ms", "retry", "--db"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s while locked: stderr %q lacks %q", args[0], stderr, want)
+			}
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -95,7 +96,11 @@ func runOnce(c *cli.Context, e *env, argv []string, format string, rep int) ([]i
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return nil, envError(fmt.Errorf("run: the benchmark command exited with code %d (repetition %d); nothing was stored. Fix the command, or run it by hand and use perfgate ingest", ee.ExitCode(), rep))
+			how := fmt.Sprintf("exited with code %d", ee.ExitCode())
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				how = fmt.Sprintf("was killed by signal %d (%v)", ws.Signal(), ws.Signal())
+			}
+			return nil, envError(fmt.Errorf("run: the benchmark command %q %s (repetition %d); nothing was stored. Fix the command, or run it by hand and use perfgate ingest", argv[0], how, rep))
 		}
 		return nil, envError(fmt.Errorf("run: cannot start %q: %v; check the command and PATH", argv[0], err))
 	}
@@ -106,7 +111,7 @@ func runOnce(c *cli.Context, e *env, argv []string, format string, rep int) ([]i
 		res = append(res, r.Result())
 	}
 	if err := r.Err(); err != nil {
-		return nil, err
+		return nil, &exitError{code: exitBad, err: fmt.Errorf("%w; nothing was stored", err)}
 	}
 	return res, nil
 }
