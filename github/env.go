@@ -31,6 +31,9 @@ type Env struct {
 	HeadRepo   string
 	HeadBranch string
 	BaseRef    string // the pull request's base branch
+	// TriggerEvent is, on workflow_run, the event of the run that
+	// triggered this one (pull_request, push, ...).
+	TriggerEvent string
 
 	RunURL      string // the workflow run's page, for links
 	StepSummary string // GITHUB_STEP_SUMMARY
@@ -195,6 +198,7 @@ func (e *Env) readEvent(path string) error {
 			e.HeadSHA = wr.HeadSHA
 		}
 		e.HeadBranch = wr.HeadBranch
+		e.TriggerEvent = wr.Event
 		if wr.HeadRepository != nil {
 			e.HeadRepo = wr.HeadRepository.FullName
 		}

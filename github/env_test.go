@@ -60,6 +60,18 @@ func TestFromEnv(t *testing.T) {
 			pr:    0, headSHA: head, fork: true,
 		},
 		{
+			name:  "pull_request_target from a fork",
+			vars:  map[string]string{"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_SHA": merge},
+			event: `{"number": 5, "pull_request": {"number": 5, "head": {"sha": "` + head + `", "ref": "feat", "repo": {"full_name": "someone/r"}}, "base": {"ref": "main"}}}`,
+			pr:    5, headSHA: head, fork: true, base: "main",
+		},
+		{
+			name:  "workflow_run of a push",
+			vars:  map[string]string{"GITHUB_EVENT_NAME": "workflow_run", "GITHUB_SHA": merge},
+			event: `{"workflow_run": {"event": "push", "head_sha": "` + head + `", "head_branch": "main", "head_repository": {"full_name": "o/r"}, "pull_requests": []}}`,
+			pr:    0, headSHA: head,
+		},
+		{
 			name:  "push",
 			vars:  map[string]string{"GITHUB_EVENT_NAME": "push", "GITHUB_SHA": head},
 			event: `{"after": "` + head + `"}`,

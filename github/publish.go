@@ -132,10 +132,12 @@ func Publish(ctx context.Context, env *Env, client *Client, clientErr error, p P
 	if sha == "" {
 		sha = env.HeadSHA
 	}
-	if pr == 0 && env.EventName == "workflow_run" && env.HeadRepo != "" {
+	if pr == 0 && env.EventName == "workflow_run" && env.HeadRepo != "" && prTrigger(env.TriggerEvent) {
 		n, err := client.FindPR(ctx, env.HeadRepo, env.HeadBranch, sha)
 		if err != nil {
 			o.warn(err)
+		} else if n == 0 {
+			o.note("no open pull request from %s:%s has its head at %s (closed, or pushed to since): not commenting", env.HeadRepo, env.HeadBranch, short(sha))
 		}
 		pr = n
 	}
@@ -192,6 +194,12 @@ func Publish(ctx context.Context, env *Env, client *Client, clientErr error, p P
 		}
 	}
 	return o
+}
+
+// prTrigger reports whether a workflow_run's triggering event is a pull
+// request's (or unknown), whose pull request may be looked up by head.
+func prTrigger(event string) bool {
+	return event == "" || event == "pull_request" || event == "pull_request_target"
 }
 
 // forkPR reports a pull_request event from a fork, whose token is

@@ -322,7 +322,7 @@ func TestForkPullRequest(t *testing.T) {
 	checkOutcome(t, o, 0, "comes from the fork someone/r", "workflow_run")
 
 	// In the workflow_run workflow: the pull request is found by head.
-	run := `{"workflow_run": {"head_sha": "` + headSHA + `", "head_branch": "feat", "head_repository": {"full_name": "someone/r"}, "pull_requests": []}}`
+	run := `{"workflow_run": {"event": "pull_request", "head_sha": "` + headSHA + `", "head_branch": "feat", "head_repository": {"full_name": "someone/r"}, "pull_requests": []}}`
 	srv2 := githubtest.New(t, testToken,
 		githubtest.Call{Method: "GET", Path: "/repos/o/r/pulls", Query: map[string]string{"head": "someone:feat", "state": "open"},
 			Body: []any{map[string]any{"number": 4, "head": map[string]any{"sha": "3333333333333333333333333333333333333333"}},
@@ -510,4 +510,14 @@ func TestEnterpriseBareHost(t *testing.T) {
 	if _, err := NewClient(env, ClientOptions{}); err == nil || !strings.Contains(err.Error(), `GITHUB_API_URL "ghe.example.com/" is not a URL`) {
 		t.Errorf("a URL without a scheme: %v", err)
 	}
+}
+
+// TestWorkflowRunOfAPush: a workflow_run triggered by a push has no pull
+// request to look up: only the status is set, on the pushed commit.
+func TestWorkflowRunOfAPush(t *testing.T) {
+	run := `{"workflow_run": {"event": "push", "head_sha": "` + headSHA + `", "head_branch": "main", "head_repository": {"full_name": "o/r"}, "pull_requests": []}}`
+	srv := githubtest.New(t, testToken, githubtest.Call{Method: "POST", Path: "/repos/o/r/statuses/" + headSHA})
+	env, c, _ := setup(t, srv, "workflow_run", run)
+	o := Publish(context.Background(), env, c, nil, Publication{Pass: true, Title: "ok", Markdown: report("pass"), Comment: CommentAuto, API: true})
+	checkOutcome(t, o, 0, `commit status "perfgate": pass on 111111111111`)
 }
