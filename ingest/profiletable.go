@@ -66,6 +66,10 @@ type profileTableParser struct {
 	title     string // last line that looked like a table title
 	titleLine int
 	t         *profileTable
+	// pend is a result whose table ended, held for the lines genai-perf
+	// before 24.08 printed after it ("Request throughput (per sec): 1.99").
+	pend     *Result
+	pendLine int
 }
 
 type profileTable struct {
@@ -97,6 +101,9 @@ func (p *profileTableParser) errorf(line int, format string, args ...any) error 
 }
 
 func (p *profileTableParser) Line(n int, line string, emit Emit) error {
+	if p.pend != nil && p.after(n, line, emit) {
+		return nil
+	}
 	if p.t == nil {
 		if strings.Contains(line, "Metric") || strings.Contains(line, "Statistic") {
 			if p.header(n, line) {
@@ -151,7 +158,35 @@ func (p *profileTableParser) Line(n int, line string, emit Emit) error {
 	return nil
 }
 
+// after reads a line after a table: a "<Metric> (per sec): <value>" line
+// joins the held result; any other non-blank line (or the third line)
+// releases it. It reports whether it used the line.
+func (p *profileTableParser) after(n int, line string, emit Emit) bool {
+	s := strings.TrimSpace(line)
+	if s == "" && n-p.pendLine < 3 {
+		return true
+	}
+	if label, value, ok := strings.Cut(s, ":"); ok && n-p.pendLine < 6 {
+		name, unit := docSplitUnit(label)
+		key := metric.Sanitize(name)
+		if _, single := profileSingles[key]; single && strings.Contains(strings.ToLower(unit), "per sec") {
+			if v, _, ok, err := docCell(value); err == nil && ok {
+				_ = setProfileMetric(p.pend, key, map[string]any{"avg": v})
+			}
+			p.pendLine = n
+			return true
+		}
+	}
+	emit(*p.pend)
+	p.pend = nil
+	return false
+}
+
 func (p *profileTableParser) End(n int, emit Emit) error {
+	if p.pend != nil {
+		emit(*p.pend)
+		p.pend = nil
+	}
 	if t := p.t; t != nil {
 		p.t = nil
 		return p.errorf(n, "file ends inside the %s table that starts at line %d: the output is cut off; copy the complete table or re-run the benchmark", t.format, t.start)
@@ -250,8 +285,8 @@ func profileRule(s string) (gridKind, bool) {
 		}
 		return gridOther, false
 	}
-	if s[0] == '|' && gridMarkdownRule(s) {
-		return gridRule, true
+	if s[0] == '|' && strings.Contains(s, "--") && strings.Trim(s, "|+-=: ") == "" {
+		return gridRule, true // |----+----| (rich's ASCII box) or a markdown |---|---|
 	}
 	return gridBoxRule(s)
 }
@@ -295,6 +330,9 @@ func (p *profileTableParser) finish(n int, t *profileTable, emit Emit) error {
 	if len(res.Metrics) == 0 {
 		return p.errorf(t.start, "%s table holds no numbers; copy the complete table", t.format)
 	}
-	emit(res)
+	if p.pend != nil {
+		emit(*p.pend)
+	}
+	p.pend, p.pendLine = &res, n
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/perfgate/perfgate/metric"
 )
 
 // vLLM's nightly and per-PR benchmark jobs (.buildkite/nightly-benchmarks,
@@ -90,8 +92,9 @@ func (p *vllmTableParser) Line(n int, line string, emit Emit) error {
 		return &Error{File: p.file, Line: n, Msg: fmt.Sprintf("vLLM results table row is cut off (no closing \"|\"): %s; copy the complete table", Quote(strings.TrimSpace(line)))}
 	}
 	if len(cells) != len(p.header) {
+		want := len(p.header)
 		p.header = nil
-		return &Error{File: p.file, Line: n, Msg: fmt.Sprintf("vLLM results table row has %d cells but its header (line %d) has %d: %s; the table is damaged, copy it whole", len(cells), p.headerAt, len(p.header), Quote(strings.TrimSpace(line)))}
+		return &Error{File: p.file, Line: n, Msg: fmt.Sprintf("vLLM results table row has %d cells but its header (line %d) has %d: %s; the table is damaged, copy it whole", len(cells), p.headerAt, want, Quote(strings.TrimSpace(line)))}
 	}
 	obj := map[string]any{}
 	for j, c := range cells {
@@ -103,6 +106,11 @@ func (p *vllmTableParser) Line(n int, line string, emit Emit) error {
 			if _, err := strconv.ParseFloat(strings.ReplaceAll(c, ",", ""), 64); err == nil {
 				obj[col] = json.Number(strings.ReplaceAll(c, ",", ""))
 				continue
+			}
+			_, known := nightlyColumns[col]
+			if _, ok := metric.Lookup(col); known || ok {
+				p.header = nil
+				return &Error{File: p.file, Line: n, Msg: fmt.Sprintf("vLLM results table row %s, column %s: %s is not a number; fix the cell or write N/A", Quote(cells[0]), Quote(col), Quote(c))}
 			}
 		}
 		obj[col] = c

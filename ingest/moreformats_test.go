@@ -1,0 +1,199 @@
+package ingest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// formatCase is one testdata file and what it must parse to: count
+// results, result idx of format with the metrics and labels given, or an
+// error (at errLine, containing errText).
+type formatCase struct {
+	file, format string // format "" = auto
+	count, idx   int
+	resFormat    string
+	name         string
+	metrics      map[string]float64
+	absent       []string
+	labels       map[string]string
+	errLine      int
+	errText      string
+	unrecognized bool
+}
+
+func runFormatCases(t *testing.T, cases []formatCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.file+"/"+tc.format, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := parseString(t, string(data), tc.file, tc.format)
+			if tc.errText != "" || tc.unrecognized {
+				if err == nil {
+					t.Fatalf("want error, got %d results", len(res))
+				}
+				var pe *Error
+				if !errors.As(err, &pe) {
+					t.Fatalf("error %T is not *Error: %v", err, err)
+				}
+				if tc.errLine != 0 && pe.Line != tc.errLine {
+					t.Errorf("error at line %d, want %d: %v", pe.Line, tc.errLine, err)
+				}
+				if !strings.Contains(err.Error(), tc.errText) {
+					t.Errorf("error %q does not contain %q", err, tc.errText)
+				}
+				if tc.unrecognized && !errors.Is(err, ErrUnrecognized) {
+					t.Errorf("error is not ErrUnrecognized: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != tc.count {
+				t.Fatalf("%d results, want %d", len(res), tc.count)
+			}
+			r := res[tc.idx]
+			if r.Format != tc.resFormat {
+				t.Errorf("format %s, want %s", r.Format, tc.resFormat)
+			}
+			if tc.name != "" && r.Name != tc.name {
+				t.Errorf("name %q, want %q", r.Name, tc.name)
+			}
+			for k, v := range tc.metrics {
+				wantMetric(t, r, k, v)
+			}
+			for _, k := range tc.absent {
+				if v, ok := r.Metrics[k]; ok {
+					t.Errorf("%s = %v, want absent", k, v)
+				}
+			}
+			for k, v := range tc.labels {
+				if r.Labels[k] != v {
+					t.Errorf("label %s = %q, want %q (labels %v)", k, r.Labels[k], v, r.Labels)
+				}
+			}
+		})
+	}
+}
+
+func TestProfileConsoleTables(t *testing.T) {
+	runFormatCases(t, []formatCase{
+		// genai-perf 24.06: title "LLM Metrics", nanoseconds with thousands
+		// separators, throughputs printed as lines after the table.
+		{file: "genai-perf-console/v24.06_ns.txt", count: 1, resFormat: "genai-perf",
+			metrics: map[string]float64{"mean_ttft_ms": 13.266974, "p99_e2el_ms": 527.13704, "min_itl_ms": 0.428021,
+				"mean_num_output_token": 243, "output_throughput": 485.21, "request_throughput": 1.99}},
+		{file: "genai-perf-console/v24.06_ns.txt", format: "genai-perf", count: 1, resFormat: "genai-perf",
+			metrics: map[string]float64{"request_throughput": 1.99}},
+		// aiperf with BOM, CRLF, a wrapped label, p50 (median), goodput,
+		// duration, zeros kept, and a telemetry table that is no result.
+		{file: "genai-perf-console/aiperf_bom_crlf_telemetry.txt", count: 1, resFormat: "aiperf",
+			metrics: map[string]float64{"mean_ttft_ms": 1018.26, "median_ttft_ms": 16.62, "std_e2el_ms": 79.6, "mean_itl_ms": 0,
+				"mean_output_token_throughput_per_user": 89.23, "output_throughput": 10944.03, "completed": 711,
+				"request_goodput": 200.1, "duration": 2.78},
+			absent: []string{"min_output_throughput", "mean_gpu_power_usage"}},
+		{file: "genai-perf-console/aiperf_bom_crlf_telemetry.txt", format: "aiperf", count: 1, resFormat: "aiperf"},
+		{file: "genai-perf-console/aiperf_bom_crlf_telemetry.txt", format: "genai-perf", unrecognized: true, errText: "tried formats: genai-perf"},
+		{file: "genai-perf-console/aiperf_ascii.txt", count: 1, resFormat: "aiperf",
+			metrics: map[string]float64{"mean_ttft_ms": 50.04, "p99_e2el_ms": 5707.95, "request_throughput": 0.27}},
+		{file: "genai-perf-console/truncated.txt", errLine: 6, errText: "cut off"},
+		{file: "genai-perf-console/bad_cell.txt", errLine: 5, errText: `"fast" is not a number`},
+	})
+}
+
+func TestLLMPerf(t *testing.T) {
+	runFormatCases(t, []formatCase{
+		{file: "llmperf/summary_strings.json", count: 1, resFormat: "llmperf", name: "meta-llama-Llama-2-7b-chat-hf_550_150_summary",
+			metrics: map[string]float64{"mean_ttft_ms": 300, "median_ttft_ms": 250, "p99_ttft_ms": 1500, "mean_itl_ms": 21,
+				"median_itl_ms": 20, "mean_e2el_ms": 3500, "max_e2el_ms": 9250, "completed": 98, "failed": 2,
+				"output_throughput": 330, "request_throughput": 2.5, "min_number_output_tokens": 120,
+				"mean_request_output_throughput_token_per_s": 45.5},
+			absent: []string{"std_ttft_ms", "error_code_frequency", "timestamp"},
+			labels: map[string]string{"model": "meta-llama/Llama-2-7b-chat-hf", "max_concurrency": "8", "input_len": "550", "output_len": "150"}},
+		{file: "llmperf/summary_strings.json", format: "llmperf", count: 1, resFormat: "llmperf"},
+		{file: "llmperf/individual_responses.json", unrecognized: true, errText: "_summary.json"},
+	})
+}
+
+func TestTRTLLMBench(t *testing.T) {
+	runFormatCases(t, []formatCase{
+		{file: "trtllm-bench/v0.17_engine.log", count: 1, resFormat: "trtllm-bench", name: "meta-llama/Llama-3.1-8B",
+			metrics: map[string]float64{"completed": 3000, "output_throughput": 28390.4265, "request_throughput": 221.8002, "duration": 13.5256862},
+			absent:  []string{"issue_rate", "total_token_throughput"},
+			labels:  map[string]string{"tp": "2", "engine_version": "0.17.0", "kv_cache_dtype": "FP8", "scheduling_policy": "Guaranteed No Evict"}},
+		{file: "trtllm-bench/pytorch_streaming_two_runs.txt", count: 2, resFormat: "trtllm-bench",
+			metrics: map[string]float64{"completed": 512, "concurrency": 63.8806, "mean_ttft_ms": 310.5521, "p99_ttft_ms": 1150.9988,
+				"median_tpot_ms": 11.8101, "mean_tpot_ms": 11.8832, "min_e2el_ms": 11000.5, "mean_e2el_ms": 12467.305,
+				"median_gtps": 84.67, "per_user_output_throughput": 82.1302, "total_token_throughput": 10492.7222, "duration": 99.9340012},
+			labels: map[string]string{"backend": "pytorch", "dataset": "synthetic_1024_1024.jsonl", "model": "Qwen/Qwen3-8B"}},
+		{file: "trtllm-bench/pytorch_streaming_two_runs.txt", format: "trtllm-bench", count: 2, idx: 1, resFormat: "trtllm-bench",
+			metrics: map[string]float64{"request_throughput": 5.5, "p99_e2el_ms": 12900}},
+		{file: "trtllm-bench/truncated.txt", errLine: 52, errText: "cut off"},
+	})
+}
+
+func TestVLLMTable(t *testing.T) {
+	runFormatCases(t, []formatCase{
+		{file: "vllm-table/nightly_three_tables.md", count: 5, resFormat: "vllm-table", name: "latency_llama8B_tp1",
+			metrics: map[string]float64{"mean_e2el_ms": 1062.35, "p99_e2el_ms": 1065.52}, labels: map[string]string{"gpu": "8xH100"}},
+		{file: "vllm-table/nightly_three_tables.md", count: 5, idx: 2, resFormat: "vllm-table",
+			metrics: map[string]float64{"request_throughput": 22.7417}},
+		{file: "vllm-table/nightly_three_tables.md", count: 5, idx: 4, resFormat: "vllm-table", name: "serving_llama8B_tp1_sharegpt_qps_inf",
+			metrics: map[string]float64{"completed": 200, "median_ttft_ms": 1523.4, "mean_itl_ms": 0, "total_token_throughput": 11953.2},
+			absent:  []string{"mean_ttft_ms"}},
+		{file: "vllm-table/nightly_three_tables.md", format: "vllm-table", count: 5, resFormat: "vllm-table"},
+		{file: "vllm-table/ascend_crlf.md", count: 2, idx: 1, resFormat: "vllm-table",
+			metrics: map[string]float64{"median_ttft_ms": 4120.7, "median_tpot_ms": 40.9, "median_itl_ms": 29.1, "request_throughput": 9.8},
+			labels:  map[string]string{"request_rate": "inf"}},
+		{file: "vllm-table/bad_row.md", errLine: 4, errText: "2 cells but its header (line 1) has 3"},
+		{file: "vllm-table/bad_value.md", errLine: 3, errText: `"fast" is not a number`},
+	})
+}
+
+// TestVLLMTableAfterBlocks: a benchmark script's log prints the blocks of
+// its runs and then a table of the same runs; each run is one result.
+func TestVLLMTableAfterBlocks(t *testing.T) {
+	block, err := os.ReadFile(filepath.Join("testdata", "vllm", "v0.7_goodput_e2el.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := os.ReadFile(filepath.Join("testdata", "vllm-table", "ascend_crlf.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(mustParse(t, string(block), "b.txt", ""))
+	res := mustParse(t, string(block)+"\n"+string(table), "log.txt", "")
+	if len(res) != n {
+		t.Errorf("%d results, want the %d of the blocks only", len(res), n)
+	}
+	res = mustParse(t, string(table)+"\n"+string(block), "log.txt", "")
+	if len(res) != n+2 {
+		t.Errorf("table before blocks: %d results, want %d", len(res), n+2)
+	}
+}
+
+func FuzzGenAIPerfConsole(f *testing.F) {
+	fuzzFormat(f, "genai-perf", docSeeds(f, "genai-perf-console")...)
+}
+
+func FuzzAIPerfConsole(f *testing.F) {
+	fuzzFormat(f, "aiperf", docSeeds(f, "genai-perf-console")...)
+}
+
+func FuzzLLMPerf(f *testing.F) {
+	fuzzFormat(f, "llmperf", docSeeds(f, "llmperf")...)
+}
+
+func FuzzTRTLLMBench(f *testing.F) {
+	fuzzFormat(f, "trtllm-bench", docSeeds(f, "trtllm-bench")...)
+}
+
+func FuzzVLLMTable(f *testing.F) {
+	fuzzFormat(f, "vllm-table", docSeeds(f, "vllm-table")...)
+}
