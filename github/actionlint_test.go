@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -48,7 +49,7 @@ func reportLint(t *testing.T, errs []*actionlint.Error) {
 func TestActionlintWorkflows(t *testing.T) {
 	l, proj := linter(t)
 	var files []string
-	for _, pattern := range []string{".github/workflows/*.yml", ".github/workflows/*.yaml", "docs/workflows/*.yml"} {
+	for _, pattern := range []string{".github/workflows/*.yml", ".github/workflows/*.yaml", "docs/workflows/*.yml", "docs/workflows/*.yaml"} {
 		m, err := filepath.Glob(filepath.Join(repoRoot, pattern))
 		if err != nil {
 			t.Fatal(err)
@@ -64,8 +65,30 @@ func TestActionlintWorkflows(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		reportLint(t, errs)
+		// The examples use the published action (perfgate/perfgate@REF),
+		// whose inputs actionlint cannot see: lint them again with the
+		// reference pointed at this repository's action.yml, so that a
+		// misspelt or removed input in docs/ fails too.
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := publishedAction.ReplaceAll(data, []byte("uses: ./"))
+		if string(local) == string(data) {
+			continue
+		}
+		errs, err = l.Lint(f, local, proj)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, e := range errs {
+			t.Errorf("actionlint, with the action's inputs: %s", e)
+		}
 	}
 }
+
+// publishedAction matches a step's reference to the published action.
+var publishedAction = regexp.MustCompile(`uses: perfgate/perfgate@[^\s#]+`)
 
 // TestActionlintAction checks action.yml: its metadata as actionlint reads
 // it when a workflow uses the action, and its composite steps, linted as
