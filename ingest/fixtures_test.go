@@ -60,7 +60,7 @@ var fixtureWant = map[string]fixtureSpot{
 	"mindie_benchmark/mindie_qwq32b_gsm8k_log_excerpt.txt": {count: 1, format: "mindie",
 		metrics: map[string]float64{"mean_ttft_ms": 106.8642, "p99_e2el_ms": 228628.2242, "mean_queue_wait_time_ms": 246.1830655, "completed": 200, "duration": 2502.9557, "request_throughput": 0.0799, "output_throughput": 35.9032},
 		labels:  map[string]string{"model": "QwQ-32B", "max_concurrency": "10"}},
-	"mindie_benchmark/mindie_qwq32b_gsm8k_tuned_log_excerpt.txt":                 {count: 1, format: "mindie"},
+	"mindie_benchmark/mindie_qwq32b_gsm8k_tuned_log_excerpt.txt": {count: 1, format: "mindie"},
 	"sglang_bench_serving_jsonl/h200-benchmarks_llama_3_3_70b_offline_output.jsonl": {count: 7, format: "sglang-jsonl",
 		metrics: map[string]float64{"completed": 3000, "median_ttft_ms": 91282.20983641222, "mean_e2el_ms": 224918.79882259612}, labels: map[string]string{"request_rate": "inf", "backend": "sglang"}},
 	"sglang_bench_serving_jsonl/h200-benchmarks_llama_3_3_70b_online_output.jsonl": {count: 7, format: "sglang-jsonl",
