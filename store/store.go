@@ -135,7 +135,7 @@ func (e *LockedError) Error() string {
 	if e.Timeout > time.Millisecond {
 		waited = "gave up waiting for it after " + e.Timeout.String()
 	}
-	return fmt.Sprintf("history %s is in use by %s; %s: wait until that perfgate command finishes and retry, or pass --db (or set PERFGATE_DB) to use another history file",
+	return fmt.Sprintf("history %s is in use by %s; %s: wait until that perfgate command finishes and retry (PERFGATE_LOCK_TIMEOUT=2m waits longer), or pass --db (or set PERFGATE_DB) to use another history file",
 		e.Path, holder, waited)
 }
 

@@ -478,6 +478,10 @@ func TestStoreLocked(t *testing.T) {
 			}
 		}
 	}
+	t.Setenv("PERFGATE_LOCK_TIMEOUT", "soon")
+	if _, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "ingest", "--name", "serving", f); code != 2 || !strings.Contains(stderr, `PERFGATE_LOCK_TIMEOUT "soon" is not a duration`) {
+		t.Errorf("bad PERFGATE_LOCK_TIMEOUT: exit %d, %q", code, stderr)
+	}
 }
 
 func itoa(i int) string     { return strings.TrimSpace(formatValue(float64(i))) }

@@ -85,20 +85,30 @@ func openStore(c *cli.Context, repo *gitrepo.Repo, readOnly bool) (*store.Store,
 			}
 		}
 	}
-	s, err := store.Open(path, store.Options{ReadOnly: readOnly, Timeout: lockTimeout(c)})
+	timeout, err := lockTimeout()
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.Open(path, store.Options{ReadOnly: readOnly, Timeout: timeout})
 	if err != nil {
 		return nil, storeError(err)
 	}
 	return s, nil
 }
 
-func lockTimeout(c *cli.Context) time.Duration {
-	if v := os.Getenv("PERFGATE_LOCK_TIMEOUT"); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
+// lockTimeout reads PERFGATE_LOCK_TIMEOUT, how long to wait for another
+// perfgate process to release the history (default 10s; 0 means the
+// default, a negative value means do not wait).
+func lockTimeout() (time.Duration, error) {
+	v := os.Getenv("PERFGATE_LOCK_TIMEOUT")
+	if v == "" {
+		return 0, nil // the store's default
 	}
-	return 0 // the store's default
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, usageErrorf("PERFGATE_LOCK_TIMEOUT %q is not a duration; use for example 30s or 2m, or unset it for the default (%s)", v, store.DefaultTimeout)
+	}
+	return d, nil
 }
 
 // storeError maps store failures: a locked or unreadable history is the
