@@ -55,7 +55,7 @@ func (e *Env) HasToken() bool { return e.token != "" }
 func (e *Env) Redact(s string) string { return redact(s, e.token) }
 
 // String describes the environment without the token.
-func (e *Env) String() string {
+func (e Env) String() string {
 	tok := "no token"
 	if e.token != "" {
 		tok = "token set"
@@ -64,7 +64,7 @@ func (e *Env) String() string {
 }
 
 // GoString keeps %#v from printing the token.
-func (e *Env) GoString() string { return "github.Env{" + e.String() + "}" }
+func (e Env) GoString() string { return "github.Env{" + e.String() + "}" }
 
 // TokenVars are the variables the token is read from, in order.
 var TokenVars = []string{"PERFGATE_GITHUB_TOKEN", "GITHUB_TOKEN"}

@@ -183,3 +183,21 @@ func TestParseCommentModeAndGateID(t *testing.T) {
 		t.Errorf("ParsePR(x) accepted")
 	}
 }
+
+// TestEnvPrintsNoToken: however an Env is formatted, by value or by
+// pointer, the token is not in it.
+func TestEnvPrintsNoToken(t *testing.T) {
+	const tok = "ghp_PRINTtest0123456789abcdef"
+	e, err := FromEnv(mapEnv(map[string]string{"GITHUB_REPOSITORY": "o/r", "PERFGATE_GITHUB_TOKEN": tok, "GITHUB_TOKEN": "other-token"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.HasToken() || e.Redact("x "+tok) != "x ***" {
+		t.Errorf("PERFGATE_GITHUB_TOKEN was not taken first")
+	}
+	for _, s := range []string{fmt.Sprint(e), fmt.Sprint(*e), fmt.Sprintf("%+v %#v %+v %#v", e, e, *e, *e)} {
+		if strings.Contains(s, tok) || !strings.Contains(s, "token set") {
+			t.Errorf("formatted Env: %s", s)
+		}
+	}
+}
