@@ -147,9 +147,12 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		return all[i].key < all[j].key
 	})
 
-	// Walk far enough for every series' baseline and window.
+	// Walk far enough for every series' baseline and window: when every
+	// series is measured near the merge-base (the common case) the first
+	// page suffices; sparse results double the walk until they are found
+	// or max_distance is searched.
 	c.w = newWalker(g, h, c.id, mb, opts.MaxWalk)
-	need := cfg.Baseline.MaxDistance + 1 + max(cfg.Baseline.Window, 1)
+	need := c.skip + 1 + max(cfg.Baseline.Window, 1)
 	for {
 		if err := c.w.extend(ctx, need); err != nil {
 			return nil, err
@@ -163,7 +166,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		if satisfied || c.w.capped() {
 			break
 		}
-		need *= 2
+		need = max(2*need, cfg.Baseline.MaxDistance+1+max(cfg.Baseline.Window, 1))
 	}
 
 	// The report's baseline: the commit most series used.
@@ -360,6 +363,9 @@ func (c *checker) collect(sr *series) bool {
 	if len(valid) > 0 && valid[0].idx <= c.cfg.Baseline.MaxDistance {
 		sr.baseIdx = valid[0].idx
 		sr.window = valid[:min(len(valid), window)]
+	}
+	if sr.baseIdx >= 0 && len(sr.window) >= window {
+		return true // the nearest valid result and a full window: nothing further matters
 	}
 	searched := len(w.commits) > c.cfg.Baseline.MaxDistance || w.capped()
 	if !searched {

@@ -37,6 +37,7 @@ func (f *fakeRepo) commit(parent, subject string) string {
 	sum := sha1.Sum([]byte(fmt.Sprintf("commit %d", f.n)))
 	sha := hex.EncodeToString(sum[:])
 	f.parent[sha] = parent
+	f.depth[sha] = 0
 	if parent != "" {
 		f.depth[sha] = f.depth[parent] + 1
 	}

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -20,9 +23,11 @@ import (
 // request "pr" of 5 commits forked 50 commits behind main's tip) with
 // 100,000 stored runs (10 benchmarks on every main commit), gated with
 // the real command function, next to the git CLI answering the git part
-// of the same question (rev-parse + merge-base).
+// of the same question (rev-parse + merge-base). Check10kProcess runs
+// the same check as its own process, as a user or CI does, and reports
+// its peak resident memory (maxRSS-MiB; the target is under 100 MiB).
 //
-//	go test ./cmd/perfgate -run '^$' -bench 'Check10k|GitCLI' -benchmem
+//	go test ./cmd/perfgate -run '^$' -bench 'Check10k|GitCLI' -benchtime 5x -benchmem
 
 var checkBench struct {
 	once     sync.Once
@@ -174,7 +179,83 @@ func BenchmarkGitCLIRevParseMergeBase(b *testing.B) {
 	}
 }
 
+// childArgsEnv makes the test binary run the CLI with the JSON-encoded
+// arguments instead of the tests (Check10kProcess).
+const childArgsEnv = "PERFGATE_BENCH_CHILD_ARGS"
+
+// BenchmarkCheck10kProcess is the check in its own process: wall time per
+// run, and the peak resident memory of the process.
+func BenchmarkCheck10kProcess(b *testing.B) {
+	dir, db := setupCheckBench(b)
+	args, _ := json.Marshal([]string{"perfgate", "--repo", dir, "--db", db, "check", "--head", "pr", "--base", "main", "-o", "json"})
+	var peak int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), childArgsEnv+"="+string(args))
+		out, err := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 1 {
+			b.Fatalf("check exit %d (want 1: the pr regressed 20%%): %v\n%.2000s", code, err, out)
+		}
+		peak = max(peak, childPeak(out, cmd.ProcessState))
+	}
+	b.StopTimer()
+	if peak > 0 {
+		b.ReportMetric(float64(peak)/(1<<20), "maxRSS-MiB")
+	}
+	if peak > 100<<20 {
+		b.Errorf("check used %.1f MiB at its peak; the budget is 100 MiB", float64(peak)/(1<<20))
+	}
+}
+
+// hwmPrefix starts the line where the child reports its own peak
+// resident set (VmHWM of /proc/self/status) on Linux. The rusage of a
+// child is no use there: Go starts it with vfork semantics, and the
+// kernel carries the parent's high-water mark (the test process, which
+// built the store) into the child's maxrss at exec.
+const hwmPrefix = "perfgate-bench VmHWM kB: "
+
+// childPeak is the child's peak resident set in bytes: its own report
+// where it made one, else the rusage of the finished process (the BSDs in
+// KiB, macOS in bytes), else 0.
+func childPeak(out []byte, ps *os.ProcessState) int64 {
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(l, hwmPrefix); ok {
+			var kb int64
+			if _, err := fmt.Sscan(v, &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	v := reflect.ValueOf(ps.SysUsage())
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		if f := v.Elem().FieldByName("Maxrss"); f.IsValid() && f.CanInt() {
+			if runtime.GOOS == "darwin" {
+				return f.Int()
+			}
+			return f.Int() << 10
+		}
+	}
+	return 0
+}
+
 func TestMain(m *testing.M) {
+	if a := os.Getenv(childArgsEnv); a != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(a), &args); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		code := run(context.Background(), args, os.Stdin, io.Discard, os.Stderr)
+		if status, err := os.ReadFile("/proc/self/status"); err == nil {
+			for _, l := range strings.Split(string(status), "\n") {
+				if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+					fmt.Fprintln(os.Stderr, hwmPrefix+strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+				}
+			}
+		}
+		os.Exit(code)
+	}
 	code := m.Run()
 	if checkBench.dir != "" {
 		os.RemoveAll(filepath.Dir(checkBench.dir))
