@@ -142,8 +142,10 @@ func resolveBase(c *cli.Context, repo *gitrepo.Repo, name string, fallback bool)
 
 // writeReport prints doc in the -o format to stdout, or to --out with a
 // text copy on stdout, so a CI log and a PR comment come from one run.
+// Text is coloured only on a terminal, and not when NO_COLOR is set.
 func writeReport(c *cli.Context, e *env, doc gate.Document) error {
 	format := strings.ToLower(c.String("output"))
+	color := e.isTTY && e.getenv("NO_COLOR") == "" // https://no-color.org
 	valid := gate.Formats(doc)
 	ok := false
 	for _, f := range valid {
@@ -169,9 +171,9 @@ func writeReport(c *cli.Context, e *env, doc gate.Document) error {
 		if format == "text" {
 			return nil
 		}
-		return gate.Write(e.stdout, doc, "text", e.isTTY)
+		return gate.Write(e.stdout, doc, "text", color)
 	}
-	return gate.Write(e.stdout, doc, format, e.isTTY && format == "text")
+	return gate.Write(e.stdout, doc, format, color && format == "text")
 }
 
 func reportFlags() []cli.Flag {
