@@ -52,6 +52,9 @@ var fixtureWant = map[string]fixtureSpot{
 		metrics: map[string]float64{"mean_ttft_ms": 16.26, "p99_itl_ms": 2.02, "max_e2el_ms": 554.61, "output_throughput": 520.87, "request_throughput": 1.99}},
 	"genai_perf_aiperf/genai-perf_analyze_export_genai_perf.csv": {count: 5, format: "genai-perf",
 		metrics: map[string]float64{"request_throughput": 10.12, "output_throughput": 1134.92}, labels: map[string]string{"concurrency": "32"}},
+	"guidellm/benchmarks_stripped_output.txt": {count: 1, format: "guidellm",
+		metrics: map[string]float64{"completed": 46, "failed": 0, "duration": 30, "request_throughput": 1.55, "mean_ttft_ms": 16.8, "p99_e2el_ms": 690, "median_itl_ms": 4.9, "total_input_tokens": 11827},
+		labels:  map[string]string{"strategy": "synchronous", "model": "example_model"}},
 	"guidellm/benchmarks_stripped.json": {count: 1, format: "guidellm",
 		metrics: map[string]float64{"completed": 46, "mean_ttft_ms": 16.792535781860348}, labels: map[string]string{"strategy": "synchronous", "model": "example_model"}},
 	"llmperf/01-ai-Yi-1-5-34B-Chat_550_150_summary.json": {count: 1, format: "llmperf",
@@ -212,12 +215,10 @@ func TestEveryFixture(t *testing.T) {
 
 // knownUnsupported lists fixtures perfgate does not read: lmdeploy's 2023
 // profile_generation.py output (lmdeploy's current benchmark prints the
-// SGLang block, which is read), a wrapper script's digest of llmperf
-// results (not llmperf's own file), and guidellm's console tables (its
-// JSON/YAML report is the supported input).
+// SGLang block, which is read) and a wrapper script's digest of llmperf
+// results (not llmperf's own file).
 func knownUnsupported(rel string) bool {
-	for _, p := range []string{"lmdeploy/", "llmperf/01-ai_Yi-1.5-34B-Chat_cur_1.json",
-		"guidellm/benchmarks_stripped_output.txt"} {
+	for _, p := range []string{"lmdeploy/", "llmperf/01-ai_Yi-1.5-34B-Chat_cur_1.json"} {
 		if strings.HasPrefix(rel, p) {
 			return true
 		}

@@ -325,6 +325,15 @@ func (r *Reader) detect() error {
 			}
 		}
 	}
+	if looksYAML(head) {
+		// guidellm writes YAML and prints console tables under one name.
+		for _, f := range docFormats {
+			if f.Name == name {
+				r.family = "yaml"
+				return nil
+			}
+		}
+	}
 	for _, f := range textFormats {
 		if f.Name == name {
 			r.family = "text"

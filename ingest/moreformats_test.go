@@ -178,6 +178,24 @@ func TestVLLMTableAfterBlocks(t *testing.T) {
 	}
 }
 
+func TestGuidellmConsole(t *testing.T) {
+	runFormatCases(t, []formatCase{
+		{file: "guidellm-console/sweep.txt", count: 3, idx: 1, resFormat: "guidellm", name: "throughput",
+			metrics: map[string]float64{"request_throughput": 20, "request_concurrency": 62.1, "output_throughput": 5120, "total_token_throughput": 15360,
+				"mean_e2el_ms": 3100, "p99_e2el_ms": 4200, "median_ttft_ms": 120.4, "p99_itl_ms": 14.9, "mean_tpot_ms": 11.4,
+				"completed": 600, "failed": 2, "duration": 30, "total_input_tokens": 307200, "total_output_tokens": 153600},
+			labels: map[string]string{"model": "Qwen/Qwen3-8B", "strategy": "throughput", "profile": "sweep", "data": "prompt_tokens=512,output_tokens=256"}},
+		{file: "guidellm-console/sweep.txt", format: "guidellm", count: 3, idx: 2, resFormat: "guidellm", name: "constant@3.25",
+			metrics: map[string]float64{"completed": 97, "duration": 30.1, "mean_ttft_ms": 22},
+			labels:  map[string]string{"strategy": "constant", "rate": "3.25"}},
+		{file: "guidellm-console/truncated.txt", errLine: 24, errText: "cut off"},
+	})
+}
+
+func FuzzGuidellmConsole(f *testing.F) {
+	fuzzFormat(f, "guidellm", docSeeds(f, "guidellm-console")...)
+}
+
 func FuzzGenAIPerfConsole(f *testing.F) {
 	fuzzFormat(f, "genai-perf", docSeeds(f, "genai-perf-console")...)
 }
