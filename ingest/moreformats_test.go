@@ -123,7 +123,7 @@ func TestLLMPerf(t *testing.T) {
 
 func TestTRTLLMBench(t *testing.T) {
 	runFormatCases(t, []formatCase{
-		{file: "trtllm-bench/v0.17_engine.log", count: 1, resFormat: "trtllm-bench", name: "meta-llama/Llama-3.1-8B",
+		{file: "trtllm-bench/v0.17_engine.log", count: 1, resFormat: "trtllm-bench",
 			metrics: map[string]float64{"completed": 3000, "output_throughput": 28390.4265, "request_throughput": 221.8002, "duration": 13.5256862},
 			absent:  []string{"issue_rate", "total_token_throughput"},
 			labels:  map[string]string{"tp": "2", "engine_version": "0.17.0", "kv_cache_dtype": "FP8", "scheduling_policy": "Guaranteed No Evict"}},

@@ -29,7 +29,8 @@ import (
 //	[Latency] MINIMUM: 2397.1047
 //	===========================================================
 //
-// Format "trtllm-bench": one result per report, from its PERFORMANCE
+// Format "trtllm-bench": one unnamed result per report (the model is a
+// label, as for vLLM's blocks), from its PERFORMANCE
 // OVERVIEW and the sections around it. Mapping: Request Throughput ->
 // request_throughput; Total Output Throughput (0.17 and before: Token
 // Throughput) -> output_throughput; Total Token Throughput ->
@@ -375,10 +376,6 @@ func (p *trtParser) finish(n int, emit Emit) error {
 	}
 	if !p.closed {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("trtllm-bench report that starts at line %d has no closing \"=====\" line after line %d; it looks complete and was kept", p.start, p.last))
-	}
-	r.Name = r.Labels["model"]
-	if r.Name == "" {
-		r.Name = "trtllm-bench"
 	}
 	emit(r)
 	return nil

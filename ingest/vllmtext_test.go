@@ -33,6 +33,13 @@ type vsCase struct {
 }
 
 var vsCases = []vsCase{
+	// Byte-order mark, CRLF line ends and tabs between label and value.
+	{file: "sglang_tabs_crlf_bom.txt", want: []vsWant{{
+		format: "sglang", line: 1, nmetrics: 20,
+		metrics: map[string]float64{"completed": 100, "duration": 10.5, "total_input_text_tokens": 1000, "concurrency": 60.1, "accept_length": 2.5,
+			"mean_e2el_ms": 1000.5, "p95_itl_ms": 8, "max_itl_ms": 30.3, "total_token_throughput": 285.7},
+		labels: map[string]string{"backend": "sglang", "request_rate": "inf", "max_concurrency": "64"},
+	}}},
 	{file: "v0.5_input_throughput.txt", want: []vsWant{{
 		format: "vllm", line: 6, nmetrics: 23,
 		metrics: map[string]float64{"completed": 1000, "duration": 31.70, "input_throughput": 6789.03, "output_throughput": 6243.60,
