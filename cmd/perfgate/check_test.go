@@ -196,7 +196,9 @@ func TestCheckExitCodes(t *testing.T) {
 		want string
 	}{
 		{"bad rule shorthand", []string{"--repo", repo, "check", "--rule", "mean_ttft_ms:lots"}, 2, "mean_ttft_ms:lots"},
-		{"unknown metric in rules file", []string{"--repo", repo, "check", "--rules", badRules}, 2, "mean_ttft_ms"},
+		{"unknown metric in rules file", []string{"--repo", repo, "check", "--rules", badRules}, 2, `rules.yml:2: unknown metric "mean_tfft_ms"; did you mean "mean_ttft_ms"?`},
+		{"absent rules file", []string{"--repo", repo, "check", "--rules", "nope.yml"}, 2, `--rules "nope.yml"`},
+		{"bad percentage", []string{"--repo", repo, "check", "--rule", "mean_ttft_ms:-3%"}, 2, "positive percentage"},
 		{"bad -o", []string{"--repo", repo, "check", "-o", "xml"}, 2, `-o "xml"`},
 		{"unknown head", []string{"--repo", repo, "check", "--head", "nope"}, 2, "nope"},
 		{"unknown base", []string{"--repo", repo, "check", "--base", "nope"}, 2, "nope"},

@@ -90,15 +90,19 @@ func gateError(err error) error {
 func loadConfig(c *cli.Context, repo *gitrepo.Repo) (*gate.Config, error) {
 	var cfg *gate.Config
 	path := c.String("rules")
+	name := path // as the user typed it
 	if path == "" && repo.Root() != "" {
 		def := filepath.Join(repo.Root(), ".perfgate.yml")
 		if _, err := os.Stat(def); err == nil {
-			path = def
+			path, name = def, displayPath(def)
 		}
 	}
 	if path != "" {
-		var err error
-		cfg, err = gate.LoadRules(path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usageErrorf("--rules %q: %v; pass an existing rules file, or leave --rules out to use .perfgate.yml at the repo root", path, err)
+		}
+		cfg, err = gate.ParseRules(name, data)
 		if err != nil {
 			return nil, gateError(err)
 		}
@@ -113,6 +117,24 @@ func loadConfig(c *cli.Context, repo *gitrepo.Repo) (*gate.Config, error) {
 		cfg.Rules = append(cfg.Rules, r)
 	}
 	return cfg, nil
+}
+
+// displayPath names a file in messages and reports: relative to the
+// working directory when it is below it (a PR comment should not show a
+// runner's home), else as given.
+func displayPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
 }
 
 // resolveBase resolves the base branch as CI checkouts have it: a local
