@@ -235,7 +235,7 @@ func (s *sample) posterior() (*posterior, bool) {
 	}
 	p.goodN, p.badN = len(ys[0]), len(ys[s.n])
 	p.good, p.bad = median(ys[0]), median(ys[s.n])
-	p.build()
+	p.build(false)
 	// Refine the levels with the commits that are settled on one side by
 	// another commit: one before a commit that is good with 99% is good,
 	// one after a commit that is bad with 99% is bad. The commits next to
@@ -248,8 +248,9 @@ func (s *sample) posterior() (*posterior, bool) {
 		}
 		p.goodN, p.badN = len(good), len(bad)
 		p.good, p.bad = median(good), median(bad)
-		p.build()
+		p.build(false)
 	}
+	p.build(true)
 	return p, true
 }
 
@@ -294,8 +295,11 @@ const (
 	gridPoints    = 41
 )
 
-// build computes the gaps' masses from the levels and the noise.
-func (p *posterior) build() {
+// build computes the gaps' masses from the levels and the noise: with
+// the levels integrated out (marginal, see marginalRow), or, cheaper and
+// used to find the levels that settled commits give, with the levels
+// plugged in.
+func (p *posterior) build(marginal bool) {
 	p.nu = maxNu
 	var measured []int
 	for i, y := range p.ys {
@@ -313,14 +317,22 @@ func (p *posterior) build() {
 	}
 	vg, vb := 1+medianVar(p.goodN), 1+medianVar(p.badN)
 	nGaps := len(measured) - 1
+	points := gridPoints
+	if marginal {
+		points = marginalGridPoints
+	}
 	// logL[g][j]: log-likelihood of gap j under grid noise g.
-	logL := make([][]float64, gridPoints)
-	sigmas := make([]float64, gridPoints)
+	logL := make([][]float64, points)
+	sigmas := make([]float64, points)
 	w := gridHalfWidth + 1.5/math.Sqrt(float64(max(df, 1)))
 	for g := range logL {
-		u := -w + 2*w*float64(g)/float64(gridPoints-1)
+		u := -w + 2*w*float64(g)/float64(points-1)
 		sigma := p.noise.sigma * math.Exp(u)
 		sigmas[g] = sigma
+		if marginal {
+			logL[g] = p.marginalRow(measured, sigma)
+			continue
+		}
 		sg, sb := sigma*math.Sqrt(vg), sigma*math.Sqrt(vb)
 		base := -float64(df)*math.Log(sigma) - ss/(2*sigma*sigma)
 		llr := make([]float64, len(measured))
@@ -345,7 +357,7 @@ func (p *posterior) build() {
 	gaps := make([]gap, nGaps)
 	for j := range gaps {
 		gaps[j] = gap{lo: measured[j], hi: measured[j+1]}
-		col := make([]float64, gridPoints)
+		col := make([]float64, points)
 		for g := range col {
 			col[g] = logL[g][j]
 		}
@@ -377,7 +389,67 @@ func (p *posterior) build() {
 	}
 	if wsum > 0 {
 		p.sigma = math.Exp(sum / wsum)
+		if marginal {
+			// Every value counted with a t density: its scale is not the
+			// standard deviation, which is larger by sqrt(nu/(nu-2)).
+			p.sigma *= math.Sqrt(p.nu / (p.nu - 2))
+		}
 	}
+}
+
+const (
+	marginalGridPoints = 25 // noise grid of the marginal posterior
+	levelPoints        = 25 // grid of each level, +-6 standard errors of its end's median
+)
+
+// marginalRow returns the log-likelihood of each gap under noise sigma,
+// the two levels integrated out (flat priors) on grids around the
+// estimated levels.
+func (p *posterior) marginalRow(measured []int, sigma float64) []float64 {
+	nm := len(measured)
+	logS := math.Log(sigma)
+	side := func(centre float64, nEnd int) (acc [][]float64, step float64) {
+		hw := 6 * sigma * math.Sqrt(medianVar(nEnd))
+		step = 2 * hw / float64(levelPoints-1)
+		acc = make([][]float64, levelPoints)
+		for a := range acc {
+			mu := centre - hw + step*float64(a)
+			row := make([]float64, nm)
+			for j, i := range measured {
+				sum := 0.0
+				for _, v := range p.ys[i] {
+					z := (v - mu) / sigma
+					sum += math.Log1p(z * z / p.nu)
+				}
+				row[j] = -float64(len(p.ys[i]))*logS - (p.nu+1)/2*sum
+			}
+			acc[a] = row
+		}
+		return acc, step
+	}
+	ga, gstep := side(p.good, len(p.ys[0]))
+	ba, bstep := side(p.bad, len(p.ys[p.n]))
+	for a := range ga {
+		for j := 1; j < nm; j++ {
+			ga[a][j] += ga[a][j-1]
+		}
+		for j := nm - 2; j >= 0; j-- {
+			ba[a][j] += ba[a][j+1]
+		}
+	}
+	row := make([]float64, nm-1)
+	col := make([]float64, levelPoints)
+	for j := range row {
+		for a := range col {
+			col[a] = ga[a][j]
+		}
+		lg := logSumExp(col)
+		for a := range col {
+			col[a] = ba[a][j+1]
+		}
+		row[j] = lg + logSumExp(col) + math.Log(gstep) + math.Log(bstep)
+	}
+	return row
 }
 
 func logSumExp(xs []float64) float64 {

@@ -241,7 +241,23 @@ type searcher struct {
 	skip   []string
 	total  int
 	last   *posterior
+	lastOK bool
+	lastN  int     // values behind last
 	endsP  float64 // p-value of the step between the ends
+}
+
+// posterior returns the posterior of the current sample, computed again
+// only when values were added since the last call.
+func (s *searcher) posterior() (*posterior, bool) {
+	n := 0
+	for _, vs := range s.smp.values {
+		n += len(vs)
+	}
+	if s.last == nil || n != s.lastN {
+		s.last, s.lastOK = s.smp.posterior()
+		s.lastN = n
+	}
+	return s.last, s.lastOK
 }
 
 // EndError is returned when an end of the range cannot be measured: it
@@ -270,7 +286,7 @@ func (s *searcher) measure(i int, ends bool) (skipped bool, err error) {
 	s.total++
 	s.runs[i]++
 	pr := Progress{Index: i, Run: s.total, Budget: s.opts.MaxRuns, Ends: ends}
-	if s.last != nil {
+	if s.last != nil && s.lastOK {
 		pr.PBad = s.last.pBad(i)
 		_, pr.Confidence = s.last.best()
 	} else if i == s.smp.n {
@@ -299,8 +315,7 @@ func (s *searcher) measure(i int, ends bool) (skipped bool, err error) {
 	}
 	s.smp.values[i] = append(s.smp.values[i], clean...)
 	pr.Done, pr.Values = true, clean
-	if p, ok := s.smp.posterior(); ok {
-		s.last = p
+	if p, ok := s.posterior(); ok {
 		pr.PBad = p.pBad(i)
 		_, pr.Confidence = p.best()
 	}
@@ -331,7 +346,7 @@ func (s *searcher) run() (*Result, error) {
 		return res, err
 	}
 	for {
-		p, ok := s.smp.posterior()
+		p, ok := s.posterior()
 		if !ok {
 			res.Verdict = NoStep
 			res.Reason = "the noise cannot be estimated: the ends need repeated runs"
@@ -340,7 +355,6 @@ func (s *searcher) run() (*Result, error) {
 			}
 			return res, nil
 		}
-		s.last = p
 		k, pk := p.best()
 		if pk >= s.opts.Confidence {
 			res.Verdict, res.Culprit, res.Confidence = Found, k, pk
@@ -451,7 +465,7 @@ func (s *searcher) measureEnds(res *Result) error {
 		}
 	}
 	for {
-		p, _ := s.smp.posterior()
+		p, _ := s.posterior()
 		good, bad := p.ys[0], p.ys[n]
 		ng, nb := len(s.smp.values[0]), len(s.smp.values[n])
 		diff, se, pv := stepTest(good, bad, p.noise)
