@@ -24,13 +24,15 @@
 //     MaxEndRuns runs each (6; 12 when p < 0.1), or the change is surely
 //     below Threshold, the verdict is NoStep and no commit is named.
 //  2. A posterior over the culprit k (the first commit at the bad level,
-//     uniform prior over 1..n) is kept: each value at an intermediate
-//     commit counts with a Student-t density (4 degrees of freedom) around
-//     the good and the bad level, so a run far from both carries little
-//     evidence. The noise is not plugged in but averaged over: a grid of
-//     noise levels weighted by the spread of the ends' runs and by the
-//     intermediate values themselves. The levels are the medians of the
-//     ends' runs and of the commits another commit settles on one side.
+//     uniform prior over 1..n) is kept: every value counts with a
+//     Student-t density (4 degrees of freedom), so a run far from both
+//     levels carries little evidence. Neither the two levels nor the noise
+//     are plugged in: both levels are integrated out (flat priors, on a
+//     grid of +-6 standard errors around the medians of the ends and of
+//     the commits another commit settles on one side), and so is the
+//     noise (a grid of noise levels, prior 1/sigma). A plug-in level
+//     known from a few runs of the ends shifts every commit's evidence the
+//     same way and made the stated confidence optimistic at small steps.
 //     A run of a commit with three or more runs that lies beyond five
 //     robust standard deviations from its commit's median is ignored as an
 //     outlier (it still shows in the report).
@@ -58,12 +60,9 @@
 // side of the culprit, Bonferroni-corrected for the number of splits the
 // measured commits allow.
 //
-// Measured (go test -run '^$' -bench Search -benchtime 300x ./bisect), with
-// noise of one standard deviation sigma and a budget of 200 runs, over 64
-// commits: a step of 8 sigma is found in 10.9 runs on average (100% right),
-// 4 sigma in 14.8 (100%), 2 sigma in 29.1 (88%); classic bisection with
-// one run per step spends 8 runs and is right 99.7%, 76% and 23% of the
-// time. Over 1024 commits: 14.8, 19.4 and 41.2 runs (100%, 99.7%, 89%)
-// against 12 runs (100%, 62%, 13%). At 2 sigma the stated 95% confidence
-// is slightly optimistic: 4 to 8% of the commits it names are wrong.
+// Measured: docs/bisect.md has the table of the simulation benchmark
+// (BenchmarkSearch: N = 64, 256, 1024 commits, steps of 2, 4 and 8 noise
+// standard deviations, next to classic bisection with one run per step)
+// and the accuracy on the scenario, with the commands that
+// reproduce them.
 package bisect

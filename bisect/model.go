@@ -14,14 +14,18 @@ import (
 // scale (a change is relative) unless some value is zero or negative.
 //
 // The two levels are measured at the ends, then refined with the commits
-// that other commits settle on either side (medians throughout). A value
-// at an intermediate commit counts with a Student-t density around either
-// level (maxNu degrees of freedom, its scale widened by the uncertainty of
-// the level's median): the likelihood ratio of "bad" to "good" of each
-// commit gives the posterior of every k under a uniform prior. The heavy
-// tails mean that one wild run far from both levels carries little
-// evidence, and the commit is measured again instead of deciding the
-// search.
+// that other commits settle on either side (medians throughout), first
+// with a cheap posterior that plugs them in (a value counts with a
+// Student-t density, maxNu degrees of freedom, around either level, its
+// scale widened by the uncertainty of the level's median). The posterior
+// the search acts on then integrates both levels out (marginalRow): the
+// likelihood of culprit k is the integral, over a flat prior on each level,
+// of the t densities of every value before k around the good level and
+// from k on around the bad one. A plugged-in level that is off by its
+// standard error moves every commit's evidence the same way, which the
+// widened scale cannot express. The heavy tails mean that one wild run far
+// from both levels carries little evidence, and the commit is measured
+// again instead of deciding the search.
 //
 // The noise is not plugged in but averaged over (see build), so that a
 // few runs that happen to agree closely do not make the search
