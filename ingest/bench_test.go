@@ -12,7 +12,8 @@ import (
 
 // vsBenchChunks are the result files the mixed log repeats: vLLM and SGLang
 // serving blocks in several shapes, throughput and latency output, and the
-// MindIE and AISBench samples of their parsers' testdata.
+// MindIE, AISBench, genai-perf/aiperf, trtllm-bench and guidellm console
+// samples of their parsers' testdata.
 var vsBenchChunks = []string{
 	"vllm/v0.5_input_throughput.txt",
 	"vllm/v0.7_goodput_e2el.txt",
@@ -30,6 +31,10 @@ var vsBenchChunks = []string{
 	"mindie/v2_output_generate_speed.txt",
 	"aisbench/single_task.txt",
 	"aisbench/multi_stage.txt",
+	"genai-perf-console/v24.06_ns.txt",
+	"genai-perf-console/aiperf_ascii.txt",
+	"trtllm-bench/v0.17_engine.log",
+	"guidellm-console/sweep.txt",
 }
 
 // vsBenchNoise writes n lines of what surrounds results in a serving log:
@@ -137,7 +142,7 @@ func TestMixedLogCounts(t *testing.T) {
 			t.Errorf("result %d (line %d) after result %d (line %d)", i, r.Line, i-1, r.Line)
 		}
 	}
-	for _, f := range []string{"vllm", "sglang", "vllm-throughput", "vllm-latency"} {
+	for _, f := range []string{"vllm", "sglang", "vllm-throughput", "vllm-latency", "mindie", "aisbench", "genai-perf", "aiperf", "trtllm-bench", "guidellm"} {
 		if formats[f] == 0 {
 			t.Errorf("no %s results in the mixed log (formats %v)", f, formats)
 		}
