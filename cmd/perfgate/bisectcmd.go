@@ -167,7 +167,7 @@ func runBisect(c *cli.Context, e *env) error {
 		return err
 	}
 	if c.Int("max-runs") < 0 {
-		return usageErrorf("--max-runs %d: must be positive", c.Int("max-runs"))
+		return usageErrorf("--max-runs %d: the run budget must be positive; omit it for the default, 10 + 3*log2(commits)", c.Int("max-runs"))
 	}
 	if c.Int("end-runs") < 2 {
 		return usageErrorf("--end-runs %d: each end needs at least 2 runs to measure the noise", c.Int("end-runs"))
