@@ -103,8 +103,8 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		}
 	}
 	if len(head) == 0 {
-		return nil, fmt.Errorf("commit %s has no stored results: %w; measure it first (perfgate run --name BENCH -- CMD, or perfgate ingest FILE)",
-			shortSHA(opts.Head), ErrNoResults)
+		return nil, noResultsf("commit %s has no stored results; measure it first (perfgate run --name BENCH -- CMD, or perfgate ingest FILE)",
+			shortSHA(opts.Head))
 	}
 	allDirty := true
 	for _, s := range head {

@@ -79,8 +79,8 @@ func Compare(ctx context.Context, h History, opts CompareOptions) (*Comparison, 
 		s   []Sample
 	}{{opts.A, opts.ASamples}, {opts.B, opts.BSamples}} {
 		if len(side.s) == 0 {
-			return nil, fmt.Errorf("commit %s has no stored results: %w; measure it first (perfgate run or perfgate ingest --commit %s)",
-				shortSHA(side.sha), ErrNoResults, shortSHA(side.sha))
+			return nil, noResultsf("commit %s has no stored results; measure it first (perfgate run or perfgate ingest --commit %s)",
+				shortSHA(side.sha), shortSHA(side.sha))
 		}
 	}
 	return CompareSamples(opts.A, opts.B, opts.ASamples, opts.BSamples, opts.IgnoreLabels), nil

@@ -501,6 +501,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// Closest returns the candidate nearest to s by edit distance, or "" when
+// none is close enough to be a likely typo; the CLI uses it for "did you
+// mean" on commands and flags.
+func Closest(s string, cands []string) string { return closest(s, cands) }
+
 // closest returns the candidate nearest to s by edit distance, or "" when
 // none is close enough to be a likely typo.
 func closest(s string, cands []string) string {

@@ -113,6 +113,13 @@ func ReadTrend(ctx context.Context, g Graph, h History, opts TrendOptions) (*Tre
 		need *= 2
 	}
 	if measured == 0 {
+		if opts.Benchmark == "" {
+			// No --name: a history of one benchmark needs none.
+			if only := onlyBenchmark(w); only != "" {
+				opts.Benchmark = only
+				return ReadTrend(ctx, g, h, opts)
+			}
+		}
 		return nil, trendMiss(w, opts, name)
 	}
 
@@ -190,6 +197,24 @@ func ReadTrend(ctx context.Context, g Graph, h History, opts TrendOptions) (*Tre
 	return tr, nil
 }
 
+// onlyBenchmark returns the benchmark of the walked commits' clean results
+// when there is exactly one, else "".
+func onlyBenchmark(w *walker) string {
+	only := ""
+	for _, c := range w.commits {
+		for _, k := range w.samples[c.SHA] {
+			if k.s.Dirty {
+				continue
+			}
+			if only != "" && k.s.Benchmark != only {
+				return ""
+			}
+			only = k.s.Benchmark
+		}
+	}
+	return only
+}
+
 // trendMiss explains why no point was found: the benchmark, the metric or
 // the labels.
 func trendMiss(w *walker, opts TrendOptions, name string) error {
@@ -216,24 +241,26 @@ func trendMiss(w *walker, opts TrendOptions, name string) error {
 	where := fmt.Sprintf("the last %d first-parent commits of %s", len(w.commits), trendRef(opts))
 	switch {
 	case len(benches) == 0:
-		return fmt.Errorf("no stored results in %s: %w; store some first (perfgate ingest or perfgate run)", where, ErrNoResults)
+		return noResultsf("no stored results in %s; store some first (perfgate ingest or perfgate run)", where)
+	case opts.Benchmark == "":
+		return noResultsf("several benchmarks are stored in %s: %s; pick one with --name", where, strings.Join(quoteAll(sortedKeys(benches)), ", "))
 	case !benches[opts.Benchmark]:
 		list := sortedKeys(benches)
 		msg := fmt.Sprintf("no results of benchmark %q in %s", opts.Benchmark, where)
 		if s := closest(opts.Benchmark, list); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
-		return fmt.Errorf("%s: %w; benchmarks stored there: %s (pick one with --name)", msg, ErrNoResults, strings.Join(quoteAll(list), ", "))
+		return noResultsf("%s; benchmarks stored there: %s (pick one with --name)", msg, strings.Join(quoteAll(list), ", "))
 	case !metrics[name]:
 		list := sortedKeys(metrics)
 		msg := fmt.Sprintf("benchmark %q has no metric %q in %s", opts.Benchmark, opts.Metric, where)
 		if s := closest(name, list); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
-		return fmt.Errorf("%s: %w; its metrics: %s (pick one with --metric)", msg, ErrNoResults, strings.Join(list, ", "))
+		return noResultsf("%s; its metrics: %s (pick one with --metric)", msg, strings.Join(list, ", "))
 	}
-	return fmt.Errorf("no series of benchmark %q has the labels %s in %s: %w; its series: %s",
-		opts.Benchmark, labelString(opts.Labels), where, ErrNoResults, strings.Join(quoteAll(sortedKeys(labelSets)), ", "))
+	return noResultsf("no series of benchmark %q has the labels %s in %s; its series: %s",
+		opts.Benchmark, labelString(opts.Labels), where, strings.Join(quoteAll(sortedKeys(labelSets)), ", "))
 }
 
 func quoteAll(xs []string) []string {

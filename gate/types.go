@@ -48,6 +48,19 @@ type History interface {
 // check; the CLI reports it as bad input (exit 2).
 var ErrNoResults = errors.New("no results")
 
+// noResultsError is an error about missing results whose message stands on
+// its own; errors.Is(err, ErrNoResults) is true.
+type noResultsError struct{ msg string }
+
+func (e *noResultsError) Error() string        { return e.msg }
+func (e *noResultsError) Is(target error) bool { return target == ErrNoResults }
+
+// noResultsf formats an error that matches ErrNoResults without repeating
+// "no results" in its text.
+func noResultsf(format string, args ...any) error {
+	return &noResultsError{msg: fmt.Sprintf(format, args...)}
+}
+
 // DescriptiveLabels are labels that describe a run without identifying
 // its series: two runs that differ only in these are compared.
 var DescriptiveLabels = []string{

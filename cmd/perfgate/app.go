@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/ingest"
 )
 
@@ -74,7 +75,10 @@ type env struct {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, isTTY: isTerminal(stdout)}
 	app := newApp(e)
-	err := app.RunContext(ctx, args)
+	args, err := normalizeArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -99,7 +103,7 @@ func newApp(e *env) *cli.App {
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
-			return usageErrorf("%v (see perfgate %s --help)", err, c.Command.Name)
+			return usageErrorf("%v%s (see perfgate --help)", err, flagSuggestion(err, c.App.Flags))
 		},
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "db", Usage: "history database `PATH` (default .perfgate/history.db at the repo root)", EnvVars: []string{"PERFGATE_DB"}},
@@ -119,7 +123,7 @@ func commands(e *env) []*cli.Command {
 		c := f(e)
 		if c.OnUsageError == nil {
 			c.OnUsageError = func(cc *cli.Context, err error, _ bool) error {
-				return usageErrorf("%s: %v (see perfgate %s --help)", cc.Command.Name, err, cc.Command.Name)
+				return usageErrorf("%s: %v%s (see perfgate %s --help)", cc.Command.Name, err, flagSuggestion(err, cc.Command.Flags), cc.Command.Name)
 			}
 		}
 		out = append(out, c)
@@ -153,4 +157,123 @@ func checkOutput(c *cli.Context, choices ...string) (string, error) {
 		}
 	}
 	return "", usageErrorf("-o %q is not valid for %s; choose one of: %s", c.String("output"), c.Command.Name, strings.Join(choices, ", "))
+}
+
+// cmdArgsCommands take the benchmark command as their arguments: flags after
+// its first word belong to it, not to perfgate.
+var cmdArgsCommands = map[string]bool{"run": true, "bisect-step": true}
+
+// normalizeArgs rejects an unknown command with a suggestion, and moves the
+// flags a user typed after a command's arguments (perfgate compare main HEAD
+// -o json) in front of them, where urfave/cli looks for flags; everything
+// after "--" is left alone.
+func normalizeArgs(app *cli.App, args []string) ([]string, error) {
+	if len(args) < 2 {
+		return args, nil
+	}
+	i := 1
+	for i < len(args) {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := findFlag(app.Flags, name)
+		if f == nil {
+			return args, nil // urfave/cli reports it
+		}
+		i++
+		if !hasValue && !isBoolFlag(f) {
+			i++
+		}
+	}
+	if i >= len(args) || args[i] == "--" {
+		return args, nil
+	}
+	name := args[i]
+	cmd := app.Command(name)
+	if cmd == nil {
+		if name == "help" || name == "h" {
+			// perfgate help CMD is perfgate CMD --help.
+			if i+1 < len(args) && app.Command(args[i+1]) != nil {
+				return append(append(append([]string{}, args[:i]...), args[i+1]), "--help"), nil
+			}
+			return append(append([]string{}, args[:i]...), "--help"), nil
+		}
+		var names []string
+		for _, c := range app.VisibleCommands() {
+			names = append(names, c.Name)
+		}
+		msg := fmt.Sprintf("unknown command %q", name)
+		if s := gate.Closest(name, names); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		}
+		return nil, usageErrorf("%s (commands: %s; see perfgate --help)", msg, strings.Join(names, ", "))
+	}
+	if cmd.SkipFlagParsing {
+		return args, nil
+	}
+	out := append([]string{}, args[:i+1]...)
+	var flags, pos []string
+	rest := args[i+1:]
+	for j := 0; j < len(rest); j++ {
+		a := rest[j]
+		if a == "--" {
+			pos = append(pos, rest[j:]...)
+			break
+		}
+		if a == "-" || !strings.HasPrefix(a, "-") || (cmdArgsCommands[cmd.Name] && len(pos) > 0) {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if f := findFlag(cmd.Flags, name); f != nil && !hasValue && !isBoolFlag(f) && j+1 < len(rest) {
+			j++
+			flags = append(flags, rest[j])
+		}
+	}
+	out = append(out, flags...)
+	return append(out, pos...), nil
+}
+
+func findFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return f
+			}
+		}
+	}
+	if name == "help" || name == "h" {
+		return cli.HelpFlag
+	}
+	return nil
+}
+
+func isBoolFlag(f cli.Flag) bool {
+	_, ok := f.(*cli.BoolFlag)
+	return ok
+}
+
+// flagSuggestion turns urfave/cli's "flag provided but not defined: -rulez"
+// into "; did you mean --rules?".
+func flagSuggestion(err error, flags []cli.Flag) string {
+	_, bad, ok := strings.Cut(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	bad = strings.TrimLeft(strings.TrimSpace(bad), "-")
+	var names []string
+	for _, f := range flags {
+		names = append(names, f.Names()...)
+	}
+	s := gate.Closest(bad, names)
+	if s == "" {
+		return ""
+	}
+	if len(s) == 1 {
+		return fmt.Sprintf("; did you mean -%s?", s)
+	}
+	return fmt.Sprintf("; did you mean --%s?", s)
 }

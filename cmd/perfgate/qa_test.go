@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// Usage mistakes a user makes at the prompt get a suggestion and exit 2.
+func TestUsageSuggestions(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"misspelt command", []string{"chek"}, `unknown command "chek"; did you mean "check"?`},
+		{"misspelt flag", []string{"check", "--rulez", "x"}, "did you mean --rules?"},
+		{"misspelt global flag", []string{"--dbb", "x", "check"}, "did you mean --db?"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, "", tt.args...)
+			if code != exitBad {
+				t.Errorf("exit %d, want 2; stderr:\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr %q does not contain %q", stderr, tt.want)
+			}
+		})
+	}
+}
+
+// perfgate help CMD shows the command's help.
+func TestHelpTopic(t *testing.T) {
+	stdout, stderr, code := runCLI(t, "", "help", "check")
+	if code != 0 || !strings.Contains(stdout, "perfgate check") {
+		t.Errorf("help check: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// Flags typed after the arguments (perfgate compare main HEAD -o json) work
+// as if typed before; run's command keeps its own flags.
+func TestFlagsAfterArguments(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "a", map[string]string{"a": "1"})
+	ingestAt(t, repo, metricsJSON(100, 300))
+	commit(t, repo, "b", map[string]string{"a": "2"})
+	ingestAt(t, repo, metricsJSON(110, 300))
+
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "compare", "HEAD~1", "HEAD", "-o", "json")
+	if code != 0 || !json.Valid([]byte(stdout)) {
+		t.Fatalf("compare REV REV -o json: exit %d, not JSON\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runCLI(t, metricsJSON(1, 2), "parse", "-", "-o", "json")
+	if code != 0 || !json.Valid([]byte(stdout)) {
+		t.Fatalf("parse - -o json: exit %d, not JSON\n%s\n%s", code, stdout, stderr)
+	}
+	args, err := normalizeArgs(newApp(&env{}), []string{"perfgate", "run", "--name", "x", "./bench.sh", "-o", "out", "--", "y"})
+	if err != nil || strings.Join(args, " ") != "perfgate run --name x ./bench.sh -o out -- y" {
+		t.Errorf("run's command flags moved: %q %v", args, err)
+	}
+}
+
+// history without --name uses the only benchmark stored; errors about
+// missing results do not repeat "no results".
+func TestHistoryOnlyBenchmark(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "a", map[string]string{"a": "1"})
+	ingestAt(t, repo, metricsJSON(100, 300))
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "history", "--metric", "Mean TTFT")
+	if code != 0 || !strings.Contains(stdout, "of serving") {
+		t.Errorf("history without --name: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	commit(t, repo, "b", map[string]string{"a": "2"})
+	_, stderr, code = runCLI(t, "", "--repo", repo, "check")
+	if code != exitBad || strings.Contains(stderr, ": no results") {
+		t.Errorf("check without results: exit %d, stderr %q", code, stderr)
+	}
+}
