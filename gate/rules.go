@@ -403,6 +403,8 @@ func resolveMetric(typed, dirText string, relative bool, hint string) (name stri
 	msg = fmt.Sprintf("unknown metric %q", typed)
 	if sug != "" {
 		msg += fmt.Sprintf("; did you mean %q?", sug)
+	} else {
+		msg += "."
 	}
 	return "", 0, msg + " For a metric of your own, " + hint + " (perfgate parse FILE lists the names a result has)"
 }
@@ -416,6 +418,10 @@ func parsePercent(s string) (float64, error) {
 		if _, err := parseNumber(t); err == nil {
 			if strings.HasPrefix(t, "-") {
 				return 0, fmt.Errorf("is negative; write the allowed worsening as a positive percentage, e.g. \"3%%\"")
+			}
+			if x, _ := parseNumber(t); x > 0 && x < 1 {
+				// 0.03 is most likely a fraction: say both readings.
+				return 0, fmt.Errorf("has no %% sign; write it as a percentage: \"%s%%\" if you meant %s percent, \"%s%%\" if you meant a fraction", t, t, strconv.FormatFloat(x*100, 'g', -1, 64))
 			}
 			return 0, fmt.Errorf("has no %% sign; write it as a percentage, e.g. \"%s%%\"", t)
 		}
