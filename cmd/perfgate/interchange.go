@@ -105,15 +105,11 @@ func importCommand(e *env) *cli.Command {
 				return usageErrorf("import: give exactly one FILE (or - for stdin), got %d arguments", c.NArg())
 			}
 			name := c.Args().First()
-			var in io.Reader = e.stdin
-			if name != "-" {
-				f, err := os.Open(name)
-				if err != nil {
-					return usageErrorf("cannot open %q: %v; check the path", name, err)
-				}
-				defer f.Close()
-				in = f
+			in, closeIn, err := openInput(e, name, "a perfgate export (JSONL)", true)
+			if err != nil {
+				return err
 			}
+			defer closeIn()
 			r, rerr := openRepo(c)
 			if rerr != nil && c.String("db") == "" {
 				return rerr

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,18 +62,15 @@ func parseCommand(e *env) *cli.Command {
 // the whole call: bad input stores nothing and prints nothing.
 func parseFiles(e *env, files []string, format string) ([]ingest.Result, error) {
 	results := []ingest.Result{}
+	if f := strings.ToLower(strings.TrimSpace(format)); f != "" && !slices.Contains(ingest.Formats(), f) {
+		return nil, usageErrorf("--format %q is not a known format; valid formats: %s", format, strings.Join(ingest.Formats(), ", "))
+	}
 	for _, name := range files {
-		var r io.Reader
-		if name == "-" {
-			r = e.stdin
-		} else {
-			f, err := os.Open(name)
-			if err != nil {
-				return nil, usageErrorf("cannot open %q: %v; check the path", name, err)
-			}
-			defer f.Close()
-			r = f
+		r, closeFn, err := openInput(e, name, "benchmark output", false)
+		if err != nil {
+			return nil, err
 		}
+		defer closeFn()
 		ir := ingest.NewReader(r, name, ingest.Options{Format: format})
 		for ir.Scan() {
 			results = append(results, ir.Result())
@@ -175,4 +178,53 @@ func metricRank(n string) float64 {
 
 func formatValue(v float64) string {
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", v), "0"), ".")
+}
+
+// openInput opens FILE or "-" (stdin) for reading and rejects what cannot
+// be what, e.g. "benchmark output": a directory, a missing or unreadable
+// file, empty input (unless allowEmpty) and binary data, each with the
+// next step.
+func openInput(e *env, name, what string, allowEmpty bool) (io.Reader, func(), error) {
+	noop := func() {}
+	var r io.Reader = e.stdin
+	closeFn := noop
+	shown := "stdin"
+	if name != "-" {
+		shown = fmt.Sprintf("%q", name)
+		f, err := os.Open(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, noop, usageErrorf("cannot open %q: no such file; check the path", name)
+		case errors.Is(err, fs.ErrPermission):
+			return nil, noop, usageErrorf("cannot open %q: permission denied; check the file's permissions", name)
+		case err != nil:
+			return nil, noop, usageErrorf("cannot open %q: %v; check the path", name, err)
+		}
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			f.Close()
+			return nil, noop, usageErrorf("%q is a directory; give the files in it (e.g. %s)", name, filepath.Join(name, "*.txt"))
+		}
+		r, closeFn = f, func() { f.Close() }
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, err := br.Peek(8 << 10)
+	if len(head) == 0 && !allowEmpty {
+		closeFn()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, noop, usageErrorf("cannot read %s: %v", shown, err)
+		}
+		if name == "-" {
+			return nil, noop, usageErrorf("stdin is empty: pipe %s in (e.g. vllm bench serve ... | perfgate ingest -) or give a FILE", what)
+		}
+		return nil, noop, usageErrorf("%s is empty: it holds no %s; check that the benchmark finished and wrote it", shown, what)
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		closeFn()
+		next := "give the text or JSON the benchmark printed"
+		if what != "benchmark output" {
+			next = "check the file name"
+		}
+		return nil, noop, usageErrorf("%s looks like a binary file, not %s; %s", shown, what, next)
+	}
+	return br, closeFn, nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -75,5 +77,51 @@ func TestHistoryOnlyBenchmark(t *testing.T) {
 	_, stderr, code = runCLI(t, "", "--repo", repo, "check")
 	if code != exitBad || strings.Contains(stderr, ": no results") {
 		t.Errorf("check without results: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Inputs that cannot be benchmark output are refused with what to do,
+// exit 2, and nothing stored.
+func TestBadInputFiles(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "a", map[string]string{"a": "1"})
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.txt")
+	bin := filepath.Join(dir, "bench.bin")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("\x7fELF\x02\x01\x01\x00\x00\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"empty file", "", []string{empty}, `"` + empty + `" is empty`},
+		{"binary file", "", []string{bin}, "looks like a binary file"},
+		{"directory", "", []string{dir}, `"` + dir + `" is a directory; give the files in it`},
+		{"missing file", "", []string{filepath.Join(dir, "nope.txt")}, "no such file; check the path"},
+		{"empty stdin", "", []string{"-"}, "stdin is empty: pipe benchmark output in"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--repo", repo, "ingest", "--name", "serving"}, tt.args...)
+			_, stderr, code := runCLI(t, tt.stdin, args...)
+			if code != exitBad || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tt.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(repo, ".perfgate", "history.db")); err == nil {
+		stdout, _, _ := runCLI(t, "", "--repo", repo, "export")
+		if stdout != "" {
+			t.Errorf("bad input stored runs:\n%s", stdout)
+		}
+	}
+	// An empty export imports as nothing.
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "import", empty); code != 0 {
+		t.Errorf("import of an empty export: exit %d: %s", code, stderr)
 	}
 }
