@@ -163,7 +163,7 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("open history: %w", err)
 		}
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("create the history's directory: %w", err)
+		return nil, fmt.Errorf("history %s: cannot create its directory (%v): pass --db (or set PERFGATE_DB) to a path in a writable directory", path, unwrapPath(err))
 	}
 	s, version, err := open(path, timeout, opts.ReadOnly)
 	if err != nil {
@@ -243,7 +243,21 @@ func openError(path string, timeout time.Duration, err error) error {
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
 		return fmt.Errorf("history %s is not a perfgate history or is damaged (%v): pass --db to name the right file, or move this one away to start a new history", path, err)
 	}
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("history %s: permission denied: make it writable, or pass --db (or set PERFGATE_DB) to a history in a writable directory: %w", path, err)
+	}
 	return fmt.Errorf("open history %s: %w", path, err)
+}
+
+// unwrapPath drops the operation and path of an *fs.PathError, which the
+// message already names: "not a directory" rather than "mkdir x: not a
+// directory".
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
 }
 
 // schemaOf returns the schema version of an open file: -1 when it holds

@@ -513,7 +513,7 @@ func TestOpenErrors(t *testing.T) {
 		{"newer schema, read-only", newer, Options{ReadOnly: true}, ErrSchema, "upgrade perfgate"},
 		{"foreign buckets", foreign, Options{}, nil, "holds buckets perfgate does not know (widgets): it is not a perfgate history"},
 		{"not a database", text, Options{}, nil, "is not a perfgate history or is damaged"},
-		{"directory in the way", filepath.Join(text, "h.db"), Options{}, nil, "create the history's directory"},
+		{"directory in the way", filepath.Join(text, "h.db"), Options{}, nil, "cannot create its directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -125,3 +125,22 @@ func TestBadInputFiles(t *testing.T) {
 		t.Errorf("import of an empty export: exit %d: %s", code, stderr)
 	}
 }
+
+// A --db that cannot be created names the history and what to do; one that
+// does not exist is named on stderr rather than read silently as empty.
+func TestDBPathMistakes(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "a", map[string]string{"a": "1"})
+	file := filepath.Join(t.TempDir(), "notadir")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, metricsJSON(100, 300), "--repo", repo, "--db", filepath.Join(file, "h.db"), "ingest", "--name", "s", "-")
+	if code != exitEnv || !strings.Contains(stderr, "cannot create its directory") || !strings.Contains(stderr, "pass --db") {
+		t.Errorf("db under a file: exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, _ = runCLI(t, "", "--repo", repo, "--db", filepath.Join(t.TempDir(), "typo.db"), "check")
+	if !strings.Contains(stderr, "typo.db\" (--db or PERFGATE_DB) does not exist") {
+		t.Errorf("missing --db not named: %q", stderr)
+	}
+}

@@ -76,6 +76,10 @@ func openStore(c *cli.Context, repo *gitrepo.Repo, readOnly bool) (*store.Store,
 	}
 	if readOnly {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if c.String("db") != "" {
+				// A typo in --db would otherwise read as "no results".
+				fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: history %q (--db or PERFGATE_DB) does not exist; reading it as empty\n", path)
+			}
 			return nil, nil
 		}
 	} else if c.String("db") == "" && repo != nil {
