@@ -401,7 +401,7 @@ func TestBisectUsageErrors(t *testing.T) {
 		{"good after bad", base("--good", shas[5], "--bad", shas[2], "--metric", "m", "--name", "s", "--stored"), "is not an ancestor"},
 		{"stored without history", full("--stored"), "there is no history"},
 		{"end runs", full("--run", "x", "--end-runs", "1"), "at least 2 runs"},
-		{"metric not printed", full("--run", benchCmd, "--metric", "p99_itl_ms"), `has no metric "p99_itl_ms"`},
+		{"metric not printed", full("--run", benchCmd, "--metric", "p99_itl_ms"), `: no metric "p99_itl_ms"`},
 		{"nothing printed", full("--run", "true"), "no result block found"},
 	}
 	noise(t, 8)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,7 +106,7 @@ func (sp bisectSpec) unknownMetric(where string, have map[string]bool) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	msg := fmt.Sprintf("--metric %q: %s has no metric %q", sp.typed, where, sp.metric.Name)
+	msg := fmt.Sprintf("--metric %q: %s: no metric %q", sp.typed, where, sp.metric.Name)
 	if s := metric.Suggest(sp.typed); s != "" && have[s] {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
@@ -335,6 +336,10 @@ func loadStored(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, shas []string
 		return map[int][]float64{}, nil
 	}
 	runs, err := s.ByBenchmark(sp.name, shas)
+	var benches []string
+	if err == nil && required && len(runs) == 0 {
+		benches, err = s.Benchmarks()
+	}
 	s.Close()
 	if err != nil {
 		return nil, storeError(err)
@@ -376,9 +381,16 @@ func loadStored(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, shas []string
 	}
 	if required && len(known) == 0 {
 		if len(have) > 0 {
-			return nil, sp.unknownMetric(fmt.Sprintf("the stored %s results in this range", sp.name), have)
+			return nil, sp.unknownMetric(fmt.Sprintf("the %s results stored in this range", sp.name), have)
 		}
-		return nil, usageErrorf("--stored: no stored %s results in the %d commits from --good to --bad; ingest some, or bisect with --run", sp.name, len(shas))
+		msg := fmt.Sprintf("--stored: no stored %s results in the %d commits from --good to --bad", sp.name, len(shas))
+		if !slices.Contains(benches, sp.name) && len(benches) > 0 {
+			if sug := gate.Closest(sp.name, benches); sug != "" {
+				msg += fmt.Sprintf("; did you mean --name %q?", sug)
+			}
+			msg += fmt.Sprintf(" (benchmarks in the history: %s)", strings.Join(benches, ", "))
+		}
+		return nil, usageErrorf("%s; ingest some, or bisect with --run", msg)
 	}
 	return known, nil
 }

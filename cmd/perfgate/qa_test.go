@@ -144,3 +144,16 @@ func TestDBPathMistakes(t *testing.T) {
 		t.Errorf("missing --db not named: %q", stderr)
 	}
 }
+
+// bisect --stored with a misspelt --name names the benchmarks stored.
+func TestBisectStoredNameTypo(t *testing.T) {
+	repo := gitRepo(t)
+	good := commit(t, repo, "a", map[string]string{"a": "1"})
+	ingestAt(t, repo, metricsJSON(100, 300))
+	commit(t, repo, "b", map[string]string{"a": "2"})
+	ingestAt(t, repo, metricsJSON(120, 300))
+	_, stderr, code := runCLI(t, "", "--repo", repo, "bisect", "--good", good, "--bad", "HEAD", "--metric", "Mean TTFT", "--name", "servin", "--stored")
+	if code != exitBad || !strings.Contains(stderr, `did you mean --name "serving"?`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
