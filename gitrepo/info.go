@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -71,8 +72,8 @@ func (r *Repo) commitInfo(id plumbing.Hash) (Commit, error) {
 	out := Commit{
 		SHA:         id.String(),
 		Short:       r.short(id),
-		Subject:     subject(c.Message),
-		Author:      c.Author.Name,
+		Subject:     toUTF8(subject(c.Message), string(c.Encoding)),
+		Author:      toUTF8(c.Author.Name, string(c.Encoding)),
 		AuthorEmail: c.Author.Email,
 		AuthorTime:  c.Author.When,
 		CommitTime:  c.Committer.When,
@@ -98,4 +99,23 @@ func subject(msg string) string {
 		parts = append(parts, line)
 	}
 	return strings.Join(parts, " ")
+}
+
+// toUTF8 converts commit text to UTF-8 as git log does: a message whose
+// encoding header names Latin-1 (old histories, imports from other VCSs) is
+// decoded from it, unless it is valid UTF-8 already (a header that lies);
+// any other invalid byte becomes U+FFFD, so reports and JSON stay valid.
+func toUTF8(s, encoding string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	switch strings.ToLower(strings.ReplaceAll(encoding, "_", "-")) {
+	case "iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "cp819", "iso-ir-100":
+		r := make([]rune, len(s))
+		for i := 0; i < len(s); i++ {
+			r[i] = rune(s[i])
+		}
+		return string(r)
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }

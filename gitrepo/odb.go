@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -258,6 +259,9 @@ func (p *pack) open() error {
 		return nil
 	}
 	ra, size, c, err := openPack(p.name + ".pack")
+	if errors.Is(err, fs.ErrNotExist) {
+		return &packGoneError{p: p}
+	}
 	if err != nil {
 		return err
 	}
@@ -265,9 +269,41 @@ func (p *pack) open() error {
 	return nil
 }
 
+// packGoneError: a pack whose index was loaded was deleted before its data
+// was first read (git gc, git repack or a fetch replaced it meanwhile).
+type packGoneError struct{ p *pack }
+
+func (e *packGoneError) Error() string {
+	return fmt.Sprintf("%s.pack was removed while perfgate was reading it (git gc or git repack running?); retry", e.p.name)
+}
+
+// dropPack forgets a pack that no longer exists.
+func (db *odb) dropPack(p *pack) {
+	for i, q := range db.packs {
+		if q == p {
+			db.packs = append(db.packs[:i:i], db.packs[i+1:]...)
+			break
+		}
+	}
+	delete(db.packNames, p.name)
+	p.close()
+}
+
 // read returns an object's type and content, or errObjectMissing.
 func (db *odb) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	t, b, err := db.readOnce(h)
+	// A pack replaced since we loaded its index: forget it, look again.
+	for tries := 0; tries < 8; tries++ {
+		var gone *packGoneError
+		if !errors.As(err, &gone) {
+			break
+		}
+		db.dropPack(gone.p)
+		if err := db.scanPacks(); err != nil {
+			return 0, nil, err
+		}
+		t, b, err = db.readOnce(h)
+	}
 	if err != errObjectMissing {
 		return t, b, err
 	}

@@ -197,9 +197,26 @@ func TestParseCommitHeader(t *testing.T) {
 	if h.tree.String() != tree || len(h.parents) != 2 || h.parents[0].String() != p1 || h.parents[1].String() != p2 || h.commitTime != 1700000123 {
 		t.Errorf("parseCommitHeader = %+v", h)
 	}
+	// Malformed committer lines do not stop git (parse_commit_date reads
+	// the digits after the last '>', else 0): old and imported histories
+	// have them, so they must not stop a walk either.
+	for _, tc := range []struct {
+		hdr  string
+		time int64
+	}{
+		{"tree " + tree + "\n", 0},
+		{"tree " + tree + "\ncommitter C <c@x>\n", 0},
+		{"tree " + tree + "\ncommitter C <c@x> 12a +0000\n", 12},
+		{"tree " + tree + "\ncommitter C <c@x> -100 +0000\n", 0},
+		{"tree " + tree + "\ncommitter C 1700000000 +0000\n", 0},
+		{"tree " + tree + "\ncommitter C <c@x> 1700000000 bogus\n", 1700000000},
+	} {
+		if h, err := parseCommitHeader([]byte(tc.hdr)); err != nil || h.commitTime != tc.time {
+			t.Errorf("parseCommitHeader(%q) = time %d, %v; want %d as git reads it", tc.hdr, h.commitTime, err, tc.time)
+		}
+	}
 	for _, bad := range []string{
 		"", "parent " + p1 + "\ncommitter C <c@x> 1 +0000\n", "tree zz\ncommitter C <c@x> 1 +0000\n",
-		"tree " + tree + "\n", "tree " + tree + "\ncommitter C <c@x>\n", "tree " + tree + "\ncommitter C <c@x> 12a +0000\n",
 		"tree " + tree + "\nparent 123\ncommitter C <c@x> 1 +0000\n",
 	} {
 		if _, err := parseCommitHeader([]byte(bad)); err == nil {

@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -222,6 +224,12 @@ func commonDirOf(gitDir string) (string, error) {
 // checkExtensions refuses repositories whose format go-git cannot read,
 // with the reason, instead of failing later on a confusing error.
 func checkExtensions(cfg *config.Config, commonDir string) error {
+	if cfg.Raw != nil && cfg.Raw.HasSection("core") {
+		v := strings.TrimSpace(cfg.Raw.Section("core").Option("repositoryformatversion"))
+		if n, err := strconv.Atoi(v); v != "" && (err != nil || n < 0 || n > 1) {
+			return fmt.Errorf("%s: core.repositoryformatversion is %q; git and perfgate read versions 0 and 1 only: the repository was made by a newer tool, or the setting is wrong (`git config core.repositoryformatversion 1` if nothing else changed)", commonDir, v)
+		}
+	}
 	if cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
 		return nil
 	}
@@ -281,6 +289,10 @@ func (r *Repo) openGraph() {
 	}
 	info := filepath.Join(r.commonDir, "objects", "info")
 	if data, c, err := mapFile(filepath.Join(info, "commit-graph")); err == nil {
+		if checkGraphFile(data, nil) != nil {
+			c.Close()
+			return
+		}
 		idx, err := commitgraph.OpenFileIndex(memReaderAt{bytes.NewReader(data)})
 		if err != nil {
 			c.Close()
@@ -295,8 +307,10 @@ func (r *Repo) openGraph() {
 	}
 	var idx commitgraph.Index
 	var closers []io.Closer
+	var layers []string // checksums of the layers below, as BASE lists them
 	for _, h := range strings.Fields(string(chain)) {
 		if !plumbing.IsHash(h) {
+			idx = nil
 			break
 		}
 		data, c, err := mapFile(filepath.Join(info, "commit-graphs", "graph-"+h+".graph"))
@@ -305,6 +319,11 @@ func (r *Repo) openGraph() {
 			break
 		}
 		closers = append(closers, c)
+		if checkGraphFile(data, layers) != nil || hex.EncodeToString(data[len(data)-20:]) != h {
+			idx = nil
+			break
+		}
+		layers = append(layers, h)
 		next, err := commitgraph.OpenFileIndexWithParent(memReaderAt{bytes.NewReader(data)}, idx)
 		if err != nil {
 			idx = nil
@@ -319,6 +338,92 @@ func (r *Repo) openGraph() {
 		return
 	}
 	r.graph, r.graphC = idx, closers
+}
+
+// checkGraphFile checks what git checks when it loads a commit-graph file
+// (or one layer of a chain, base being the checksums of the layers below):
+// the header, a terminated chunk table whose offsets stay inside the file,
+// and chunk sizes that agree with the commit count. A truncated or
+// overwritten file is then ignored as a whole, as git ignores it, instead of
+// failing reads halfway through a walk.
+func checkGraphFile(data []byte, base []string) error {
+	const hdr, entry, trailer = 8, 12, 20
+	if len(data) < hdr+entry+trailer || string(data[:4]) != "CGPH" || data[4] != 1 || data[5] != 1 {
+		return errors.New("bad commit-graph header")
+	}
+	nChunks, nBase := int(data[6]), int(data[7])
+	if nBase != len(base) {
+		return errors.New("commit-graph layer lists the wrong number of base layers")
+	}
+	tableEnd := hdr + (nChunks+1)*entry
+	end := len(data) - trailer
+	if tableEnd > end {
+		return errors.New("truncated chunk table")
+	}
+	sizes := map[string]int{}
+	for i := 0; i < nChunks; i++ {
+		e := data[hdr+i*entry:]
+		off := binary.BigEndian.Uint64(e[4:12])
+		next := binary.BigEndian.Uint64(e[entry+4 : entry+12])
+		if off < uint64(tableEnd) || next < off || next > uint64(end) {
+			return errors.New("chunk offset out of range")
+		}
+		if _, dup := sizes[string(e[:4])]; dup {
+			return errors.New("duplicate chunk")
+		}
+		sizes[string(e[:4])] = int(next - off)
+	}
+	if binary.BigEndian.Uint32(data[hdr+nChunks*entry:]) != 0 {
+		return errors.New("unterminated chunk table")
+	}
+	if sizes["OIDF"] != 256*4 {
+		return errors.New("bad fanout chunk")
+	}
+	fanout := data[binary.BigEndian.Uint64(data[hdr+4+entryIndex(data, "OIDF")*entry:]):]
+	n := int(binary.BigEndian.Uint32(fanout[255*4:]))
+	if sizes["OIDL"] != n*20 || sizes["CDAT"] != n*36 {
+		return errors.New("chunk sizes disagree with the commit count")
+	}
+	if g, ok := sizes["GDA2"]; ok && g != n*4 {
+		return errors.New("generation chunk size disagrees with the commit count")
+	}
+	if sizes["BASE"] != nBase*20 {
+		return errors.New("bad base-graphs chunk")
+	}
+	if nBase > 0 {
+		b := data[binary.BigEndian.Uint64(data[hdr+4+entryIndex(data, "BASE")*entry:]):]
+		for i, h := range base {
+			if hex.EncodeToString(b[i*20:i*20+20]) != h {
+				return errors.New("commit-graph chain does not match its layers")
+			}
+		}
+	}
+	return nil
+}
+
+// entryIndex returns the position of a chunk in a checked table.
+func entryIndex(data []byte, id string) int {
+	for i := 0; i < int(data[6]); i++ {
+		if string(data[8+i*12:8+i*12+4]) == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// dropGraph stops using a commit-graph that failed a read (damaged past
+// what checkGraphFile sees). Commits already loaded from it keep their
+// parents and dates, which objects confirm, but lose their generation
+// numbers: without the graph every commit is ordered by date alone, as git
+// orders commits outside a graph.
+func (r *Repo) dropGraph() {
+	for _, c := range r.graphC {
+		c.Close()
+	}
+	r.graph, r.graphC = nil, nil
+	for _, n := range r.nodes {
+		n.gen = genInfinity
+	}
 }
 
 // memReaderAt adapts an in-memory file to go-git's commit-graph reader; the
@@ -384,8 +489,10 @@ func (r *Repo) load(id plumbing.Hash) (*node, error) {
 		return n, nil
 	}
 	if r.graph != nil {
-		if i, err := r.graph.GetIndexByHash(id); err == nil {
-			if cd, err := r.graph.GetCommitDataByIndex(i); err == nil {
+		i, err := r.graph.GetIndexByHash(id)
+		if err == nil {
+			var cd *commitgraph.CommitData
+			if cd, err = r.graph.GetCommitDataByIndex(i); err == nil {
 				n := &node{id: id, parents: cd.ParentHashes, time: cd.When.Unix(), gen: cd.Generation}
 				if r.graph.HasGenerationV2() {
 					n.gen = cd.GenerationV2
@@ -393,6 +500,9 @@ func (r *Repo) load(id plumbing.Hash) (*node, error) {
 				r.nodes[id] = n
 				return n, nil
 			}
+		}
+		if !errors.Is(err, plumbing.ErrObjectNotFound) {
+			r.dropGraph()
 		}
 	}
 	t, data, err := r.odb.read(id)
@@ -465,18 +575,13 @@ func parseCommitHeader(data []byte) (commitHeader, error) {
 			}
 			h.parents = append(h.parents, id)
 		case "committer":
-			t, ok := signatureTime(val)
-			if !ok {
-				return h, fmt.Errorf("bad committer line %q", line)
+			if !seenCommitter {
+				h.commitTime, seenCommitter = signatureTime(val), true
 			}
-			h.commitTime, seenCommitter = t, true
 		}
 	}
 	if !seenTree {
 		return h, errors.New("no tree line")
-	}
-	if !seenCommitter {
-		return h, errors.New("no committer line")
 	}
 	return h, nil
 }
@@ -492,22 +597,28 @@ func parseHex(b []byte) (plumbing.Hash, bool) {
 	return h, true
 }
 
-// signatureTime extracts the Unix time of "Name <email> 1700000000 +0000".
-func signatureTime(b []byte) (int64, bool) {
+// signatureTime extracts the Unix time of "Name <email> 1700000000 +0000"
+// as git's parse_commit_date does: the digits after the last '>', and 0 when
+// there are none (no email, no date, a negative date). Such commits exist in
+// old and imported histories; git walks them, so must we.
+func signatureTime(b []byte) int64 {
 	i := bytes.LastIndexByte(b, '>')
 	if i < 0 {
-		return 0, false
+		return 0
 	}
 	f := bytes.Fields(b[i+1:])
 	if len(f) == 0 {
-		return 0, false
+		return 0
 	}
 	var t int64
 	for _, c := range f[0] {
-		if c < '0' || c > '9' || t > math.MaxInt64/10-10 {
-			return 0, false
+		if c < '0' || c > '9' {
+			break
+		}
+		if t > math.MaxInt64/10-10 {
+			return 0
 		}
 		t = t*10 + int64(c-'0')
 	}
-	return t, true
+	return t
 }
