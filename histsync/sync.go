@@ -193,7 +193,7 @@ func Sync(ctx context.Context, dir string, st *store.Store, opts Options) (*Resu
 				return res, err
 			}
 			res.Tip, res.Pushed, res.OnBranch = commit.String(), len(runs), len(state.files)+len(runs)
-			opts.Log("pushed %d runs to %s %s (%s)", len(runs), opts.Remote, opts.Branch, commit.String()[:12])
+			opts.Log("pushed %d run%s to %s %s (%s)", len(runs), plural(len(runs)), opts.Remote, opts.Branch, commit.String()[:12])
 			return res, nil
 		}
 		if errors.Is(perr, ErrConfig) || isAuthError(perr) {
@@ -415,7 +415,7 @@ func (s *syncer) pull(st *store.Store, state *branchState, res *Result) error {
 		break
 	}
 	if res.Pulled > 0 {
-		s.opts.Log("pulled %d runs from %s %s", res.Pulled, s.opts.Remote, s.opts.Branch)
+		s.opts.Log("pulled %d run%s from %s %s", res.Pulled, plural(res.Pulled), s.opts.Remote, s.opts.Branch)
 	}
 	return nil
 }
@@ -466,4 +466,12 @@ func unpushed(st *store.Store, state *branchState) ([]store.Run, int, error) {
 		return nil, 0, fmt.Errorf("reading the history: %w", err)
 	}
 	return runs, dirty, nil
+}
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

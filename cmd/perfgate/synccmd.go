@@ -130,13 +130,21 @@ func writeSync(e *env, out string, res *histsync.Result) error {
 	if res.Tip != "" {
 		tip = res.Tip[:12]
 	}
-	fmt.Fprintf(e.stdout, "synced with %s %s (%s): pulled %d runs, pushed %d runs; %d runs on the branch at %s\n",
-		res.Remote, res.Branch, res.URL, res.Pulled, res.Pushed, res.OnBranch, tip)
+	fmt.Fprintf(e.stdout, "synced with %s %s (%s): pulled %s, pushed %s; %s on the branch at %s\n",
+		res.Remote, res.Branch, res.URL, nRuns(res.Pulled), nRuns(res.Pushed), nRuns(res.OnBranch), tip)
 	if res.Attempts > 1 {
 		fmt.Fprintf(e.stdout, "other runners pushed first: pushed on attempt %d\n", res.Attempts)
 	}
 	if res.Dirty > 0 {
-		fmt.Fprintf(e.stdout, "%d runs measured on uncommitted changes stay local (never pushed)\n", res.Dirty)
+		fmt.Fprintf(e.stdout, "%s measured on uncommitted changes stay local (never pushed)\n", nRuns(res.Dirty))
 	}
 	return nil
+}
+
+// nRuns is "1 run" or "N runs".
+func nRuns(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }

@@ -63,11 +63,11 @@ func TestSyncCIToDeveloper(t *testing.T) {
 	}
 	// A plain sync shares the developer's run; a second one is a no-op.
 	stdout, _, code = runCLI(t, "", "--repo", dev, "sync")
-	if code != 0 || !strings.Contains(stdout, "pushed 1 runs; 7 runs on the branch") {
+	if code != 0 || !strings.Contains(stdout, "pushed 1 run; 7 runs on the branch") {
 		t.Errorf("dev push: exit %d\n%s", code, stdout)
 	}
 	stdout, _, _ = runCLI(t, "", "--repo", ci, "sync")
-	if !strings.Contains(stdout, "pulled 1 runs, pushed 0 runs") {
+	if !strings.Contains(stdout, "pulled 1 run, pushed 0 runs") {
 		t.Errorf("CI pull: %s", stdout)
 	}
 }
