@@ -420,9 +420,11 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 	// compared.
 	var why []string
 	var bad string
+	invalid := map[int]bool{} // head runs at fault
 	for i := range sr.head {
 		if r := selfInvalid(&sr.head[i]); r != "" {
 			why, bad = append(why, r), "failed"
+			invalid[i] = true
 		}
 	}
 	if len(baseRuns) > 0 {
@@ -434,6 +436,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 					if bad == "" {
 						bad = "completed"
 					}
+					invalid[i] = true
 				}
 			}
 		}
@@ -448,12 +451,25 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		}
 		cr.Origin = "validity"
 		cr.Verdict, cr.Method = Fail, MethodValidity
-		cr.Current = num(median(values(sr.head, bad)))
+		// Current is the value of the runs at fault: the median over
+		// every run would show "0 failed" next to "50 failed" when one
+		// of several repetitions broke.
+		var faulty []Sample
+		for i := range sr.head {
+			if invalid[i] {
+				faulty = append(faulty, sr.head[i])
+			}
+		}
+		cr.Current = num(median(values(faulty, bad)))
 		if bv := pvalues(baseRuns, bad); len(bv) > 0 {
 			cr.Baseline = num(median(bv))
 		}
 		cr.Samples = SampleCounts{Baseline: len(baseRuns), Current: len(sr.head)}
-		cr.Reason = "invalid result: " + strings.Join(dedupe(why), "; ") + "; its other metrics are not compared (fix the failures, then measure again)"
+		which := "invalid result: "
+		if len(faulty) < len(sr.head) {
+			which = fmt.Sprintf("%d of %d runs at head are invalid: ", len(faulty), len(sr.head))
+		}
+		cr.Reason = which + strings.Join(dedupe(why), "; ") + "; its other metrics are not compared (fix the failures, then measure again)"
 		return []CheckResult{cr}
 	}
 

@@ -157,3 +157,27 @@ func TestBisectStoredNameTypo(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// One broken repetition among several: the check fails, and shows the
+// broken run's numbers, not the median of all runs ("0 failed").
+func TestCheckOneInvalidRepetition(t *testing.T) {
+	repo := gitRepo(t)
+	mainHistory(t, repo, 3)
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	commit(t, repo, "feature", map[string]string{"f": "1"})
+	for i := 0; i < 3; i++ {
+		ingestAt(t, repo, metricsJSON(100+float64(i)/10, 300))
+	}
+	ingestAt(t, repo, `{"metrics": {"mean_ttft_ms": 100, "output_throughput": 300, "completed": 450, "failed": 50}}`)
+	cj, stderr, code := checkOut(t, repo)
+	if code != exitFail || len(cj.Checks) != 1 {
+		t.Fatalf("exit %d, checks %+v\n%s", code, cj.Checks, stderr)
+	}
+	if c := cj.Checks[0]; c.Current == nil || *c.Current != 50 || c.Samples.Current != 4 {
+		t.Errorf("current %v of %d runs, want 50 failed of 4", c.Current, c.Samples.Current)
+	}
+	stdout, _, _ := runCLI(t, "", "--repo", repo, "check")
+	if !strings.Contains(stdout, "1 of 4 runs at head are invalid") {
+		t.Errorf("text report does not say which runs are invalid:\n%s", stdout)
+	}
+}
