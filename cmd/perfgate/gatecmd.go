@@ -157,7 +157,17 @@ func resolveBase(c *cli.Context, repo *gitrepo.Repo, name string, fallback bool)
 		}
 	}
 	if err != nil {
-		return "", "", gitError(fmt.Errorf("base branch: %w (pass --base REV, or set baseline.branch in .perfgate.yml; in CI fetch it with fetch-depth: 0)", err))
+		where, hint := "base branch", "pass --base REV, or set baseline.branch in .perfgate.yml"
+		switch {
+		case c.IsSet("base"):
+			where, hint = "--base", "check the spelling: git branch -a lists the branches"
+		case !fallback:
+			where, hint = "baseline.branch of the rules file", "fix baseline.branch, or pass --base REV"
+		}
+		if !strings.Contains(err.Error(), "fetch-depth") {
+			hint += "; in CI fetch it with fetch-depth: 0"
+		}
+		return "", "", gitError(fmt.Errorf("%s: %w (%s)", where, err, hint))
 	}
 	return sha, ref, nil
 }

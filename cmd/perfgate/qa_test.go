@@ -181,3 +181,14 @@ func TestCheckOneInvalidRepetition(t *testing.T) {
 		t.Errorf("text report does not say which runs are invalid:\n%s", stdout)
 	}
 }
+
+// A misspelt --base is named as the flag at fault, without repeating the
+// fetch-depth advice.
+func TestCheckBaseTypo(t *testing.T) {
+	repo := gitRepo(t)
+	mainHistory(t, repo, 2)
+	_, stderr, code := runCLI(t, "", "--repo", repo, "check", "--base", "mian")
+	if code != exitBad || !strings.HasPrefix(stderr, `perfgate: --base: revision "mian"`) || strings.Count(stderr, "fetch-depth") > 1 {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
