@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,7 @@ import (
 //     Go side of starting the process.
 //
 // Run: go test -run '^$' -bench . -benchtime 20x ./gitrepo/
+// (PERFGATE_BENCH_COMMITS=50000 for a 50,000-commit history).
 
 var bench struct {
 	once  sync.Once
@@ -92,7 +94,11 @@ func buildBenchRepos() error {
 	}
 	// pr: a pull request 50 commits behind main; old: a long-lived branch
 	// forked 2,000 commits back.
-	stream := genHistory(10000, branchSpec{"pr", 50, 5}, branchSpec{"old", 2000, 20})
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("PERFGATE_BENCH_COMMITS")); err == nil && v >= 3000 {
+		n = v // e.g. PERFGATE_BENCH_COMMITS=50000
+	}
+	stream := genHistory(n, branchSpec{"pr", 50, 5}, branchSpec{"old", 2000, 20})
 	if _, err := gitc(plain, stream, "fast-import", "--quiet"); err != nil {
 		return err
 	}

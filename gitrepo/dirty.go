@@ -20,10 +20,11 @@ import (
 
 // Dirty reports whether the working tree differs from HEAD in tracked
 // files: a staged change, an unmerged path, or a tracked file that was
-// modified, deleted, or changed type or executable bit. Untracked and
+// modified, deleted, or changed type or executable bit, or a submodule
+// checked out at another commit than the index records. Untracked and
 // ignored files do not count (a benchmark's own output would otherwise mark
-// every run dirty), nor does the content of submodules; this is what
-// `git describe --dirty` means, without submodules.
+// every run dirty), nor do uncommitted changes inside submodules: this is
+// `git status --porcelain --untracked-files=no --ignore-submodules=dirty`.
 //
 // It does what git status does, without go-git's Worktree.Status (which
 // hashes every file): read the index, compare it with HEAD's tree (skipped
@@ -31,9 +32,9 @@ import (
 // every tracked file and hash only those whose size, times or inode differ
 // from what the index recorded, or that were modified in the same second
 // the index was written ("racy" entries). With core.autocrlf set, a file
-// whose only difference is CRLF line endings is clean. Other content
-// filters (.gitattributes filter=, e.g. Git LFS) are not run: a filtered
-// file whose stat data changed counts as dirty.
+// whose only difference is CRLF line endings is clean. Files whose bytes
+// still differ are re-hashed by `git hash-object` when git is installed, so
+// clean filters (Git LFS) and eol/ident attributes apply as in git status.
 //
 // Indexes go-git cannot decode (split or sparse indexes, which carry
 // mandatory extensions) are handed to the git CLI when it is installed:
@@ -150,16 +151,23 @@ func isFalse(v string) bool {
 
 func (r *Repo) worktreeChanges(ctx context.Context, idx *index.Index) (bool, error) {
 	o := r.worktreeOptions(idx)
+	var suspects []*index.Entry
 	for i, e := range idx.Entries {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
 				return false, err
 			}
 		}
-		if e.SkipWorktree || e.Mode == filemode.Submodule {
+		if e.SkipWorktree {
 			continue
 		}
 		p := filepath.Join(r.root, filepath.FromSlash(e.Name))
+		if e.Mode == filemode.Submodule {
+			if submoduleMoved(p, e.Hash) {
+				return true, nil
+			}
+			continue
+		}
 		fi, err := os.Lstat(p)
 		if err != nil {
 			if os.IsNotExist(err) || errors.Is(err, syscall.ENOTDIR) {
@@ -167,63 +175,127 @@ func (r *Repo) worktreeChanges(ctx context.Context, idx *index.Index) (bool, err
 			}
 			return false, err
 		}
-		changed, err := entryChanged(e, fi, p, o)
-		if err != nil || changed {
-			return changed, err
+		changed, content, err := entryChanged(e, fi, p, o)
+		if err != nil {
+			return false, err
+		}
+		if changed && !content {
+			return true, nil
+		}
+		if changed {
+			suspects = append(suspects, e)
 		}
 	}
-	return false, nil
+	if len(suspects) == 0 {
+		return false, nil
+	}
+	return r.contentDiffers(ctx, suspects), nil
 }
 
-func entryChanged(e *index.Entry, fi os.FileInfo, path string, o wtOptions) (bool, error) {
+// contentDiffers double-checks files whose bytes hash differently from
+// the index with `git hash-object`, which applies what this package does
+// not model: clean filters (Git LFS: after every checkout, racily-clean
+// entries are hashed and the working file is the large content, not the
+// pointer git stores), eol and ident attributes. Without git, or if it
+// fails, the files count as changed.
+func (r *Repo) contentDiffers(ctx context.Context, es []*index.Entry) bool {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return true
+	}
+	var in bytes.Buffer
+	for _, e := range es {
+		if strings.ContainsAny(e.Name, "\n\r") {
+			return true // not expressible on --stdin-paths
+		}
+		in.WriteString(e.Name + "\n")
+	}
+	cmd := exec.CommandContext(ctx, git, "hash-object", "--stdin-paths")
+	cmd.Dir = r.root
+	cmd.Env = append(os.Environ(), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		return true
+	}
+	ids := strings.Fields(string(out))
+	if len(ids) != len(es) {
+		return true
+	}
+	for i, e := range es {
+		if ids[i] != e.Hash.String() {
+			return true
+		}
+	}
+	return false
+}
+
+// submoduleMoved reports whether the submodule checked out at dir has a
+// HEAD other than the commit the index records, which git status shows as
+// "M path" (a submodule that is not checked out is not a change).
+func submoduleMoved(dir string, recorded plumbing.Hash) bool {
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
+		return false
+	}
+	sub, err := Open(dir)
+	if err != nil {
+		return false
+	}
+	defer sub.Close()
+	if sub.Root() != dir {
+		return false
+	}
+	head, err := sub.Head()
+	return err == nil && head != recorded.String()
+}
+
+// entryChanged compares a tracked file with its index entry. content is
+// true when only the bytes differ (a regular file of the right type and
+// mode whose hash is not the index's), which filters may explain.
+func entryChanged(e *index.Entry, fi os.FileInfo, path string, o wtOptions) (changed, content bool, err error) {
 	isLink := fi.Mode()&os.ModeSymlink != 0
 	switch e.Mode {
 	case filemode.Symlink:
 		if !isLink && (o.symlinks || !fi.Mode().IsRegular()) {
-			return true, nil
+			return true, false, nil
 		}
 	case filemode.Regular, filemode.Deprecated, filemode.Executable:
 		if !fi.Mode().IsRegular() {
-			return true, nil
+			return true, false, nil
 		}
 		if o.filemode && (e.Mode == filemode.Executable) != (fi.Mode()&0o111 != 0) {
-			return true, nil
+			return true, false, nil
 		}
 	}
 	if statMatches(e, fi, o.indexTime) {
-		return false, nil
+		return false, false, nil
 	}
-	var content []byte
 	var id plumbing.Hash
 	if isLink {
 		target, err := os.Readlink(path)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
-		content = []byte(filepath.ToSlash(target))
-		id = plumbing.ComputeHash(plumbing.BlobObject, content)
-	} else {
-		var err error
-		if id, err = hashFile(path, fi.Size()); err != nil {
-			return false, err
-		}
+		id = plumbing.ComputeHash(plumbing.BlobObject, []byte(filepath.ToSlash(target)))
+	} else if id, err = hashFile(path, fi.Size()); err != nil {
+		return false, false, err
 	}
 	if id == e.Hash {
-		return false, nil
+		return false, false, nil
 	}
 	if o.autocrlf && !isLink {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		if bytes.Contains(b, []byte("\r\n")) {
 			b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
 			if plumbing.ComputeHash(plumbing.BlobObject, b) == e.Hash {
-				return false, nil
+				return false, false, nil
 			}
 		}
 	}
-	return true, nil
+	return true, !isLink && fi.Mode().IsRegular(), nil
 }
 
 // statMatches is git's ie_match_stat: the file is unchanged since the
@@ -275,17 +347,31 @@ func hashFile(path string, size int64) (plumbing.Hash, error) {
 
 func (r *Repo) dirtyByCLI(ctx context.Context, cause error) (bool, error) {
 	indexPath := filepath.Join(r.gitDir, "index")
+	dirty, err := r.gitStatus(ctx)
+	if errors.Is(err, exec.ErrNotFound) {
+		return false, fmt.Errorf("%s: go-git cannot read this index (%v) and no git CLI is installed to ask; run `git update-index --no-split-index` and `git sparse-checkout disable` if they are in use, or install git", indexPath, cause)
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: go-git cannot read this index (%v), and %v", indexPath, cause, err)
+	}
+	return dirty, nil
+}
+
+// gitStatus asks the git CLI whether tracked files differ from HEAD.
+func (r *Repo) gitStatus(ctx context.Context) (bool, error) {
 	git, err := exec.LookPath("git")
 	if err != nil {
-		return false, fmt.Errorf("%s: go-git cannot read this index (%v) and no git CLI is installed to ask; run `git update-index --no-split-index` and `git sparse-checkout disable` if they are in use, or install git", indexPath, cause)
+		return false, err
 	}
 	cmd := exec.CommandContext(ctx, git, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty")
 	cmd.Dir = r.root
+	// The repository is the one opened here, whatever the environment says.
+	cmd.Env = append(os.Environ(), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return false, fmt.Errorf("%s: go-git cannot read this index (%v), and `git status` failed: %v: %s", indexPath, cause, err, strings.TrimSpace(stderr.String()))
+		return false, fmt.Errorf("`git status` failed: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return len(bytes.TrimSpace(out)) > 0, nil
 }

@@ -56,7 +56,9 @@
 // Dirty compares the index with HEAD and the working tree with the index
 // using the index's stat data, hashing only files whose stat data changed,
 // like git status; untracked files do not count. The git CLI is used only as
-// a fallback for indexes go-git cannot decode (split or sparse indexes).
+// a fallback for indexes go-git cannot decode (split or sparse indexes), and
+// to re-hash files whose content looks changed through their filters (Git
+// LFS, eol attributes).
 //
 // go-git v5 has no `git worktree`. Materialize writes a commit's files into
 // a new directory straight from the object database and makes it a small

@@ -234,3 +234,51 @@ func TestRepositoryFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestDirtyLikeGitStatus: a submodule checked out at another commit than
+// the superproject records is a change (git status: "M path"); a file
+// behind a clean/smudge filter (as Git LFS), freshly checked out and so
+// racily clean, is not.
+func TestDirtyLikeGitStatus(t *testing.T) {
+	t.Parallel()
+	s := newSample(t)
+	g := s.testRepo
+	sub := newTestRepo(t)
+	sub.commit("s1", map[string]string{"s": "1"})
+	sub.commit("s2", map[string]string{"s": "2"})
+	g.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.dir, "mods/sub")
+	g.commit("add a submodule", nil)
+	g.git("config", "filter.up.clean", "tr a-z A-Z")
+	g.git("config", "filter.up.smudge", "tr A-Z a-z")
+	g.write(map[string]string{".gitattributes": "*.dat filter=up\n", "x.dat": "hello\n"})
+	g.commit("a filtered file", nil)
+	subDir := filepath.Join(g.dir, "mods", "sub")
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"clean", func() {}},
+		{"filtered file checked out again", func() {
+			os.Remove(filepath.Join(g.dir, "x.dat"))
+			g.git("checkout", "--", "x.dat")
+		}},
+		{"filtered file edited", func() { g.write(map[string]string{"x.dat": "bye\n"}) }},
+		{"filtered file restored", func() { g.git("checkout", "--", "x.dat") }},
+		{"submodule at another commit", func() { g.gitIn(subDir, "checkout", "-q", "HEAD~1") }},
+		{"submodule back", func() { g.gitIn(subDir, "checkout", "-q", "main") }},
+		{"submodule with uncommitted changes", func() { os.WriteFile(filepath.Join(subDir, "s"), []byte("edited"), 0o644) }},
+	}
+	for _, st := range steps {
+		st.do()
+		status := g.git("status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty")
+		r, err := Open(filepath.Join(g.dir, "src"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := r.Dirty(t.Context())
+		r.Close()
+		if err != nil || d != (status != "") {
+			t.Errorf("%s: Dirty() = %v, %v; git status says %q", st.name, d, err, status)
+		}
+	}
+}
