@@ -114,6 +114,51 @@ func newApp(e *env) *cli.App {
 	return app
 }
 
+// examples are shown at the end of each command's --help.
+var examples = map[string]string{
+	"parse": `
+perfgate parse bench.txt                      # what perfgate reads from a vllm bench serve log
+perfgate parse -o json result.json            # --save-result JSON, AISBench CSV/JSON, MindIE logs, ...
+vllm bench serve ... | perfgate parse -`,
+	"ingest": `
+perfgate ingest --name serving bench.txt
+perfgate ingest --name serving --commit $GITHUB_SHA --label hardware=910B result.json
+vllm bench serve ... | perfgate ingest --name serving -`,
+	"run": `
+perfgate run --name serving --repeat 3 -- vllm bench serve --model Qwen/Qwen2.5-7B-Instruct
+perfgate run --name serving -- ./bench.sh && perfgate check`,
+	"check": `
+perfgate check                                 # HEAD against main, rules from .perfgate.yml
+perfgate check --rule 'Mean TTFT:3%' --rule 'failed<=0'
+perfgate check --head feature --base main -o markdown --out report.md
+perfgate check -o json | jq .verdict`,
+	"compare": `
+perfgate compare main HEAD
+perfgate compare v0.9.0 v0.10.0 -o markdown`,
+	"history": `
+perfgate history --name serving --metric 'Mean TTFT'
+perfgate history --name serving --metric output_throughput --branch main --limit 50 -o csv
+perfgate history --name serving --metric p99_ttft_ms --label hardware=910B -o markdown`,
+	"export": `
+perfgate export > history.jsonl
+perfgate export --name serving --since 72h --out recent.jsonl`,
+	"import": `
+perfgate import history.jsonl
+perfgate --db other.db export | perfgate import -`,
+	"bisect": `
+perfgate bisect --good v0.9.0 --bad HEAD --metric 'Mean TTFT' --name serving --run './bench.sh'
+perfgate bisect --good v0.9.0 --bad HEAD --metric output_throughput --name serving --stored -o json`,
+	"bisect-step": `
+git bisect start HEAD v0.9.0
+git bisect run perfgate bisect-step --name serving --metric 'Mean TTFT' --threshold 5% --baseline v0.9.0 --run ./bench.sh`,
+	"sync": `
+perfgate sync                 # in CI, after perfgate ingest: pull, then push the new runs
+perfgate sync --pull-only     # on a laptop: fetch CI's history before perfgate check`,
+	"publish": `
+perfgate check -o json --out report.json      # in the pull_request workflow (upload it as an artifact)
+perfgate publish --report report.json         # in the workflow_run workflow`,
+}
+
 // commands lists the commands that work; each file adds its own.
 var commandSet []func(*env) *cli.Command
 
@@ -121,6 +166,12 @@ func commands(e *env) []*cli.Command {
 	out := make([]*cli.Command, 0, len(commandSet))
 	for _, f := range commandSet {
 		c := f(e)
+		if ex := examples[c.Name]; ex != "" {
+			if c.Description != "" {
+				c.Description += "\n\n"
+			}
+			c.Description += "Examples:\n  " + strings.ReplaceAll(strings.TrimSpace(ex), "\n", "\n  ")
+		}
 		if c.OnUsageError == nil {
 			c.OnUsageError = func(cc *cli.Context, err error, _ bool) error {
 				return usageErrorf("%s: %v%s (see perfgate %s --help)", cc.Command.Name, err, flagSuggestion(err, cc.Command.Flags), cc.Command.Name)

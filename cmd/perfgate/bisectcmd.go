@@ -61,7 +61,7 @@ func bisectCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "workdir", Usage: "`DIR` for the temporary checkouts (default: the system's temporary directory)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show CMD's output on stderr as it runs"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "report format: text, markdown, json"},
-			&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` (a text copy goes to stdout)"},
+			&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` (unless -o text, a text copy also goes to stdout)"},
 		},
 		Action: func(c *cli.Context) error { return runBisect(c, e) },
 	}

@@ -211,7 +211,7 @@ func writeReport(c *cli.Context, e *env, doc gate.Document) error {
 func reportFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "report format: text, markdown, json"},
-		&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` (a text copy goes to stdout)"},
+		&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` (unless -o text, a text copy also goes to stdout)"},
 	}
 }
 
@@ -352,7 +352,7 @@ func historyCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "limit", Value: 30, Usage: "show at most `N` measured commits"},
 			&cli.StringSliceFlag{Name: "label", Usage: "only series with identity label `KEY=VALUE`; repeatable"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, csv, json, markdown"},
-			&cli.StringFlag{Name: "out", Usage: "write to `FILE` (a text copy goes to stdout)"},
+			&cli.StringFlag{Name: "out", Usage: "write to `FILE` (unless -o text, a text copy also goes to stdout)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.String("metric") == "" {

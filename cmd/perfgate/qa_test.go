@@ -192,3 +192,14 @@ func TestCheckBaseTypo(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// Every command's --help ends with examples.
+func TestHelpShowsExamples(t *testing.T) {
+	app := newApp(&env{})
+	for _, c := range app.VisibleCommands() {
+		stdout, _, code := runCLI(t, "", c.Name, "--help")
+		if code != 0 || !strings.Contains(stdout, "Examples:\n     perfgate ") && !strings.Contains(stdout, "Examples:\n     git ") {
+			t.Errorf("perfgate %s --help has no examples:\n%s", c.Name, stdout)
+		}
+	}
+}
