@@ -581,7 +581,7 @@ func (db *odb) withPrefix(hexPrefix string, limit int) ([]plumbing.Hash, error) 
 }
 
 // uniqueLen returns how many hex digits of h are needed to tell it apart
-// from every other packed object (never fewer than min).
+// from every other object, packed or loose (never fewer than min).
 func (db *odb) uniqueLen(h plumbing.Hash, min int) int {
 	best := min
 	common := func(a []byte) int {
@@ -607,6 +607,24 @@ func (db *odb) uniqueLen(h plumbing.Hash, min int) int {
 			}
 			id := p.nameAt(uint32(j))
 			if bytes.Equal(id, h[:]) {
+				continue
+			}
+			if n := common(id) + 1; n > best {
+				best = n
+			}
+		}
+	}
+	// Loose objects count too (git log --oneline abbreviates against them):
+	// those sharing h's first byte live in one fan-out directory.
+	hs := h.String()
+	for _, dir := range db.dirs {
+		entries, err := os.ReadDir(filepath.Join(dir, hs[:2]))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			id, err := hex.DecodeString(hs[:2] + e.Name())
+			if err != nil || len(id) != 20 || bytes.Equal(id, h[:]) {
 				continue
 			}
 			if n := common(id) + 1; n > best {

@@ -1,11 +1,14 @@
 package gitrepo
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // matchGit checks r against the git CLI in g.dir (with the commit-graph
@@ -279,6 +282,36 @@ func TestDirtyLikeGitStatus(t *testing.T) {
 		r.Close()
 		if err != nil || d != (status != "") {
 			t.Errorf("%s: Dirty() = %v, %v; git status says %q", st.name, d, err, status)
+		}
+	}
+}
+
+// TestShortCountsLooseObjects: abbreviations are unique among loose
+// objects too (a repository that was never gc'ed has only loose ones).
+func TestShortCountsLooseObjects(t *testing.T) {
+	t.Parallel()
+	s := newSample(t)
+	// A loose blob sharing c8's first five hex digits.
+	for i := 0; ; i++ {
+		content := fmt.Sprintf("collide %d\n", i)
+		if plumbing.ComputeHash(plumbing.BlobObject, []byte(content)).String()[:5] == s.c["c8"][:5] {
+			s.write(map[string]string{"collide.txt": content})
+			s.git("hash-object", "-w", "collide.txt")
+			break
+		}
+	}
+	r := s.open()
+	if n, want := r.odb.uniqueLen(plumbing.NewHash(s.c["c8"]), 4), s.git("rev-parse", "--short=4", s.c["c8"]); n != len(want) {
+		t.Errorf("uniqueLen(c8) = %d; git rev-parse --short=4 says %q", n, want)
+	}
+	for _, sha := range s.c {
+		n := r.odb.uniqueLen(plumbing.NewHash(sha), 1)
+		ids, err := r.odb.withPrefix(sha[:max(n, 4)], 10)
+		if err != nil || len(ids) != 1 {
+			t.Errorf("uniqueLen(%s) = %d, but %d objects start with %q (%v)", sha, n, len(ids), sha[:max(n, 4)], err)
+		}
+		if want := s.git("rev-parse", "--short=4", sha); len(want) != max(n, 4) {
+			t.Errorf("uniqueLen(%s) = %d; git rev-parse --short=4 says %q", sha, n, want)
 		}
 	}
 }

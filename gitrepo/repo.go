@@ -447,7 +447,7 @@ func (r *Repo) head() (string, error) {
 	res, err := storer.ResolveReference(r.st, plumbing.HEAD)
 	if err != nil {
 		if errors.Is(err, plumbing.ErrReferenceNotFound) && ref.Type() == plumbing.SymbolicReference {
-			return "", fmt.Errorf("HEAD points to branch %q, which has no commits yet; commit first", ref.Target().Short())
+			return "", fmt.Errorf("HEAD points to branch %q, which has no commits yet; commit first, or switch to an existing branch (`git switch NAME`; `git branch` lists them)", ref.Target().Short())
 		}
 		return "", fmt.Errorf("%s: cannot resolve HEAD: %v", r.gitDir, err)
 	}
