@@ -720,6 +720,7 @@ func settleMWU(crs []*CheckResult) {
 				desc, fmtNum(cr.limit), adj[i], len(crs), alpha)
 		case cr.better && cr.pImp < alpha:
 			cr.Verdict = Improved
+			cr.PImproved = num(cr.pImp)
 			cr.Reason = fmt.Sprintf("%s, significant (Mann-Whitney p = %.3g)", desc, cr.pImp)
 		default:
 			cr.Verdict = Pass

@@ -336,6 +336,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			switch {
 			case c.Z != nil:
 				stat = fmt.Sprintf("z = %.1f", *c.Z)
+			case c.PImproved != nil:
+				stat = fmt.Sprintf("p = %.3g (better)", *c.PImproved)
 			case c.P != nil:
 				stat = fmt.Sprintf("p = %.3g", *c.P)
 			}

@@ -94,9 +94,10 @@ type CheckResult struct {
 	Method    string            `json:"method,omitempty"`
 	// Unqualified: no noise estimate was available; the literal threshold decided.
 	Unqualified    bool     `json:"unqualified,omitempty"`
-	Noise          *float64 `json:"noise,omitempty"` // percent, one standard deviation of one run
-	Z              *float64 `json:"z,omitempty"`     // robust z, positive when worse
-	P              *float64 `json:"p,omitempty"`     // Holm-adjusted p-value of "worse"
+	Noise          *float64 `json:"noise,omitempty"`      // percent, one standard deviation of one run
+	Z              *float64 `json:"z,omitempty"`          // robust z, positive when worse
+	P              *float64 `json:"p,omitempty"`          // Holm-adjusted p-value of "worse"
+	PImproved      *float64 `json:"p_improved,omitempty"` // p-value of "better", for an improved check
 	BaselineCommit string   `json:"baseline_commit,omitempty"`
 	Distance       *int     `json:"distance,omitempty"`      // from the merge-base to BaselineCommit
 	Window         int      `json:"window,omitempty"`        // measured commits in the noise window

@@ -203,3 +203,33 @@ func TestHelpShowsExamples(t *testing.T) {
 		}
 	}
 }
+
+// A significant improvement over five runs each reports the p-value of the
+// improvement, not only the p of "worse" (1).
+func TestCheckImprovedPValue(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "a", map[string]string{"a": "1"})
+	for i := 0; i < 5; i++ {
+		ingestAt(t, repo, metricsJSON(100+float64(i)/10, 300))
+	}
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	commit(t, repo, "faster", map[string]string{"a": "2"})
+	for i := 0; i < 5; i++ {
+		ingestAt(t, repo, metricsJSON(80+float64(i)/10, 300))
+	}
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "check", "--rule", "Mean TTFT:3%", "-o", "json")
+	var rep struct {
+		Checks []struct {
+			Metric, Verdict string
+			PImproved       *float64 `json:"p_improved"`
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v\n%s", code, err, stderr)
+	}
+	for _, c := range rep.Checks {
+		if c.Metric == "mean_ttft_ms" && (c.Verdict != "improved" || c.PImproved == nil || *c.PImproved >= 0.01) {
+			t.Errorf("%s: verdict %s, p_improved %v", c.Metric, c.Verdict, c.PImproved)
+		}
+	}
+}
