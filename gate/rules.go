@@ -397,7 +397,7 @@ func resolveMetric(typed, dirText string, relative bool, hint string) (name stri
 	sug := metric.Suggest(typed)
 	if d := metric.Get(san).Direction; san == strings.TrimSpace(typed) && (d == metric.LowerIsBetter || d == metric.HigherIsBetter) &&
 		(strings.HasSuffix(san, "_per_op") || strings.HasSuffix(san, "_per_s")) &&
-		(sug == "" || editDistance(san, sug) > 2) {
+		(sug == "" || metric.EditDistance(san, sug) > 2) {
 		return san, d, ""
 	}
 	msg = fmt.Sprintf("unknown metric %q", typed)
@@ -518,7 +518,7 @@ func closest(s string, cands []string) string {
 	best, bestD := "", math.MaxInt
 	ls := strings.ToLower(s)
 	for _, c := range cands {
-		d := editDistance(ls, c)
+		d := metric.EditDistance(ls, c)
 		if strings.Contains(c, ls) || strings.Contains(ls, c) {
 			d = min(d, 1)
 		}
@@ -530,27 +530,6 @@ func closest(s string, cands []string) string {
 		return ""
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			c := 1
-			if ra[i-1] == rb[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // sortedKeys returns a map's keys in order.

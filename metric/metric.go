@@ -301,7 +301,7 @@ func Suggest(s string) string {
 	t := strings.ToLower(strings.TrimSpace(s))
 	best, bestD := "", math.MaxInt
 	consider := func(cand, name string) {
-		d := editDistance(t, strings.ToLower(cand))
+		d := EditDistance(t, strings.ToLower(cand))
 		if d < bestD || (d == bestD && name < best) {
 			best, bestD = name, d
 		}
@@ -318,7 +318,9 @@ func Suggest(s string) string {
 	return best
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, counted in
+// runes; the "did you mean" suggestions of metrics, rules and commands use it.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
