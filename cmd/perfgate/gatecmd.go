@@ -370,6 +370,13 @@ func historyCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
+			if !c.IsSet("branch") {
+				// HEAD of a repository without commits: say that, not
+				// "no branch HEAD".
+				if _, err := repo.Resolve("HEAD"); err != nil {
+					return gitError(err)
+				}
+			}
 			from, ref, err := repo.ResolveBranch(c.String("branch"))
 			if err != nil {
 				return gitError(fmt.Errorf("--branch: %w", err))

@@ -80,6 +80,9 @@ func resolveCommit(c *cli.Context, repo *gitrepo.Repo, rev string, checkDirty bo
 			fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: commit %s is not in this clone; storing under it anyway\n", rev)
 			return strings.ToLower(rev), false, nil
 		}
+		if !c.IsSet("commit") {
+			return "", false, gitError(err) // HEAD, which the user did not type
+		}
 		return "", false, gitError(fmt.Errorf("--commit: %w", err))
 	}
 	dirty := false

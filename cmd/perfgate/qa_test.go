@@ -233,3 +233,18 @@ func TestCheckImprovedPValue(t *testing.T) {
 		}
 	}
 }
+
+// In a repository without commits, ingest and history say so, without
+// blaming a flag the user did not type.
+func TestNoCommitsYet(t *testing.T) {
+	repo := gitRepo(t)
+	for _, args := range [][]string{
+		{"ingest", "--name", "s", "-"},
+		{"history", "--metric", "mean_ttft_ms"},
+	} {
+		_, stderr, code := runCLI(t, metricsJSON(1, 2), append([]string{"--repo", repo}, args...)...)
+		if code == 0 || !strings.Contains(stderr, "no commits yet") || strings.Contains(stderr, "--commit") || strings.Contains(stderr, "--branch") {
+			t.Errorf("%s: exit %d, stderr %q", args[0], code, stderr)
+		}
+	}
+}
