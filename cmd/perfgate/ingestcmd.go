@@ -214,9 +214,9 @@ func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out
 	}
 	dirty := ""
 	if len(runs) > 0 && runs[0].Dirty {
-		dirty = " (working tree dirty)"
+		dirty = "working tree dirty; "
 	}
-	fmt.Fprintf(e.stdout, "stored %d of %d results at %s%s (%d already stored)\n", added, len(runs), short(commit), dirty, len(runs)-added)
+	fmt.Fprintf(e.stdout, "stored %d of %d results at %s (%s%d already stored)\n", added, len(runs), short(commit), dirty, len(runs)-added)
 	for _, b := range names {
 		fmt.Fprintf(e.stdout, "  %-40s %d\n", b, benches[b])
 	}
