@@ -486,3 +486,22 @@ func TestStoreLocked(t *testing.T) {
 
 func itoa(i int) string     { return strings.TrimSpace(formatValue(float64(i))) }
 func ftoa(f float64) string { return formatValue(f) }
+
+// TestIngestDirtyTree: ingest without --commit on a tree with uncommitted
+// changes stores dirty runs and warns how to store them as HEAD instead;
+// --commit HEAD stores a clean run.
+func TestIngestDirtyTree(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	writeFile(t, repo, "a.txt", "changed")
+	writeFile(t, repo, "serve.txt", servingBlock(100, 300, 500, 0))
+	t.Chdir(repo)
+	stdout, stderr, code := runCLI(t, "", "ingest", "--name", "serving", "-o", "json", "serve.txt")
+	if code != 0 || !strings.Contains(stdout, `"dirty": true`) || !strings.Contains(stderr, "--commit HEAD") {
+		t.Errorf("dirty ingest: exit %d, stdout %s, stderr %q; want a dirty run and a warning naming --commit HEAD", code, stdout, stderr)
+	}
+	stdout, stderr, code = runCLI(t, "", "ingest", "--name", "serving", "--commit", "HEAD", "-o", "json", "serve.txt")
+	if code != 0 || strings.Contains(stdout, `"dirty"`) || strings.Contains(stderr, "warning") {
+		t.Errorf("ingest --commit HEAD: exit %d, stdout %s, stderr %q; want a clean run, no warning", code, stdout, stderr)
+	}
+}

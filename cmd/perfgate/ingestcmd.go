@@ -62,6 +62,11 @@ func ingestCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if dirty {
+				// In CI a build step that touches tracked files would
+				// otherwise leave a main branch without baselines.
+				fmt.Fprintf(e.stderr, "perfgate: warning: the working tree has uncommitted changes, so these results are stored as HEAD's working tree (dirty): check compares them, but they never become a baseline and sync does not share them; if they measure %s as committed, ingest again with --commit HEAD\n", short(commit))
+			}
 			return storeRuns(c, e, repo, runs, out)
 		},
 	}
