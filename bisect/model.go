@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"github.com/aclements/go-moremath/stats"
+
+	"github.com/perfgate/perfgate/internal/robust"
 )
 
 // The model: commits 0..n along the first-parent chain, 0 the good end
@@ -117,7 +119,7 @@ func estimateNoise(ys [][]float64, floor float64) noise {
 			d[i] = math.Abs(means[i+1]-means[i]) / math.Sqrt(1/float64(counts[i])+1/float64(counts[i+1]))
 		}
 		// The MAD is about 37% efficient: count its df accordingly.
-		return noise{sigma: math.Max(madToSigma*median(d), floor), df: max(1, int(0.37*float64(len(d)-1))), from: "neighbours"}
+		return noise{sigma: math.Max(madToSigma*robust.Median(d), floor), df: max(1, int(0.37*float64(len(d)-1))), from: "neighbours"}
 	}
 	if df == 1 {
 		return noise{sigma: math.Max(math.Sqrt(ss), floor), df: 1, from: "repeats"}
@@ -172,7 +174,7 @@ func dropOutliers(ys [][]float64) ([][]float64, [][]bool) {
 	if len(pairs) < 3 {
 		return ys, ignored
 	}
-	sigma := madToSigma * median(pairs)
+	sigma := madToSigma * robust.Median(pairs)
 	if sigma <= 0 {
 		return ys, ignored
 	}
@@ -182,7 +184,7 @@ func dropOutliers(ys [][]float64) ([][]float64, [][]bool) {
 		if len(y) < 3 {
 			continue
 		}
-		m := median(y)
+		m := robust.Median(y)
 		var kept []float64
 		for j, v := range y {
 			if math.Abs(v-m) > outlierZ*sigma {
@@ -208,7 +210,7 @@ func floorFor(sc scale, ys [][]float64) float64 {
 	for _, y := range ys {
 		all = append(all, y...)
 	}
-	m := math.Abs(median(all))
+	m := math.Abs(robust.Median(all))
 	if m == 0 || math.IsNaN(m) {
 		return 1e-12
 	}
@@ -238,7 +240,7 @@ func (s *sample) posterior() (*posterior, bool) {
 		return p, false
 	}
 	p.goodN, p.badN = len(ys[0]), len(ys[s.n])
-	p.good, p.bad = median(ys[0]), median(ys[s.n])
+	p.good, p.bad = robust.Median(ys[0]), robust.Median(ys[s.n])
 	p.build(false)
 	// Refine the levels with the commits that are settled on one side by
 	// another commit: one before a commit that is good with 99% is good,
@@ -251,7 +253,7 @@ func (s *sample) posterior() (*posterior, bool) {
 			break
 		}
 		p.goodN, p.badN = len(good), len(bad)
-		p.good, p.bad = median(good), median(bad)
+		p.good, p.bad = robust.Median(good), robust.Median(bad)
 		p.build(false)
 	}
 	p.build(true)
@@ -319,7 +321,7 @@ func (p *posterior) build(marginal bool) {
 		}
 		df += len(y) - 1
 	}
-	vg, vb := 1+medianVar(p.goodN), 1+medianVar(p.badN)
+	vg, vb := 1+robust.MedianVar(p.goodN), 1+robust.MedianVar(p.badN)
 	nGaps := len(measured) - 1
 	points := gridPoints
 	if marginal {
@@ -413,7 +415,7 @@ func (p *posterior) marginalRow(measured []int, sigma float64) []float64 {
 	nm := len(measured)
 	logS := math.Log(sigma)
 	side := func(centre float64, nEnd int) (acc [][]float64, step float64) {
-		hw := 6 * sigma * math.Sqrt(medianVar(nEnd))
+		hw := 6 * sigma * math.Sqrt(robust.MedianVar(nEnd))
 		step = 2 * hw / float64(levelPoints-1)
 		acc = make([][]float64, levelPoints)
 		for a := range acc {
@@ -476,18 +478,6 @@ func logSumExp(xs []float64) float64 {
 func (p *posterior) logT(x, s float64) float64 {
 	z := x / s
 	return -math.Log(s) - (p.nu+1)/2*math.Log1p(z*z/p.nu)
-}
-
-// medianVar is the variance of the median of n values of unit variance
-// (exact for n <= 2, the asymptotic pi/2n beyond).
-func medianVar(n int) float64 {
-	switch {
-	case n <= 1:
-		return 1
-	case n == 2:
-		return 0.5
-	}
-	return math.Pi / (2 * float64(n))
 }
 
 // gapOf returns the gap holding hypothesis k.
@@ -631,18 +621,4 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
-}
-
-// median returns the median of xs (NaN when empty) without modifying xs.
-func median(xs []float64) float64 {
-	n := len(xs)
-	if n == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

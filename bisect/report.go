@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perfgate/perfgate/internal/mdtext"
 )
 
 // Commit names one commit of the searched range in a report.
@@ -353,11 +355,6 @@ func writeTable(b *strings.Builder, rows [][]string) {
 	}
 }
 
-func mdEscape(s string) string {
-	r := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "'", "[", `\[`, "]", `\]`)
-	return r.Replace(s)
-}
-
 // WriteMarkdown writes the report for an issue or a pull request.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
@@ -366,17 +363,17 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	switch res.Verdict {
 	case Found:
 		c, _ := r.culprit()
-		fmt.Fprintf(&b, "### %s %s at %s\n\n", mdEscape(r.metricName()), r.verb(), code(c.Short))
+		fmt.Fprintf(&b, "### %s %s at %s\n\n", mdtext.Escape(r.metricName()), r.verb(), code(c.Short))
 		fmt.Fprintf(&b, "**%s** %s — confidence %s (commit %d of %d between %s and %s).\n\n",
-			code(c.Short), mdEscape(c.Subject), pctConf(res.Confidence), res.Culprit, r.n(), code(r.Commits[0].Short), code(r.Commits[r.n()].Short))
+			code(c.Short), mdtext.Escape(c.Subject), pctConf(res.Confidence), res.Culprit, r.n(), code(r.Commits[0].Short), code(r.Commits[r.n()].Short))
 	default:
-		fmt.Fprintf(&b, "### perfgate bisect: %s of %s\n\n", mdEscape(r.metricName()), mdEscape(r.Benchmark))
+		fmt.Fprintf(&b, "### perfgate bisect: %s of %s\n\n", mdtext.Escape(r.metricName()), mdtext.Escape(r.Benchmark))
 		h := r.headline()
-		fmt.Fprintf(&b, "%s.\n\n", mdEscape(strings.ToUpper(h[:1])+h[1:]))
+		fmt.Fprintf(&b, "%s.\n\n", mdtext.Escape(strings.ToUpper(h[:1])+h[1:]))
 	}
 	b.WriteString("| | |\n|---|---|\n")
-	fmt.Fprintf(&b, "| benchmark | %s |\n", mdEscape(r.Benchmark))
-	fmt.Fprintf(&b, "| metric | %s (%s) |\n", mdEscape(r.metricName()), code(r.Metric))
+	fmt.Fprintf(&b, "| benchmark | %s |\n", mdtext.Escape(r.Benchmark))
+	fmt.Fprintf(&b, "| metric | %s (%s) |\n", mdtext.Escape(r.metricName()), code(r.Metric))
 	fmt.Fprintf(&b, "| range | %s (good) .. %s (bad), %d first-parent commits |\n", code(r.Commits[0].Short), code(r.Commits[r.n()].Short), r.n())
 	if len(res.Evaluated) > 0 {
 		word := r.changeWord()
@@ -393,14 +390,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "| target confidence | %s |\n", pctConf(r.Target))
 	if a := r.advice(); a != "" {
-		fmt.Fprintf(&b, "\n%s\n", mdEscape(strings.ToUpper(a[:1])+a[1:]+"."))
+		fmt.Fprintf(&b, "\n%s\n", mdtext.Escape(strings.ToUpper(a[:1])+a[1:]+"."))
 	}
 	if len(res.Evaluated) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>%d evaluated commits</summary>\n\n", len(res.Evaluated))
 		b.WriteString("| # | commit | side | P(bad) | runs | values | subject |\n|--:|---|---|--:|--:|---|---|\n")
 		for _, e := range res.Evaluated {
 			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", e.Index, code(r.Commits[e.Index].Short), side(e, r.n()),
-				pBadCell(e, r.n()), runsCell(e), mdEscape(r.values(e)), mdEscape(oneLine(r.Commits[e.Index].Subject, 60)))
+				pBadCell(e, r.n()), runsCell(e), mdtext.Escape(r.values(e)), mdtext.Escape(oneLine(r.Commits[e.Index].Subject, 60)))
 		}
 		b.WriteString("\n</details>\n")
 	}

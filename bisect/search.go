@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/perfgate/perfgate/internal/robust"
 )
 
 // Measurer runs the benchmark at one commit of the searched range.
@@ -544,7 +546,7 @@ func (s *searcher) finish(res *Result) {
 		good, bad := p.ys[0], p.ys[n]
 		if len(good) > 0 && len(bad) > 0 {
 			diff, se, pv := stepTest(good, bad, p.noise)
-			res.Good, res.Bad = p.sc.from(median(good)), p.sc.from(median(bad))
+			res.Good, res.Bad = p.sc.from(robust.Median(good)), p.sc.from(robust.Median(bad))
 			res.Change, res.ChangeSE = change(p.sc, mean(good), diff, se)
 			res.PValue = pv
 		}
@@ -552,7 +554,7 @@ func (s *searcher) finish(res *Result) {
 		// The levels the posterior sorted the commits by, from the ends
 		// and every commit settled on either side.
 		diff := p.bad - p.good
-		se := p.sigma * math.Sqrt(medianVar(p.goodN)+medianVar(p.badN))
+		se := p.sigma * math.Sqrt(robust.MedianVar(p.goodN)+robust.MedianVar(p.badN))
 		res.Good, res.Bad = p.sc.from(p.good), p.sc.from(p.bad)
 		res.Change, res.ChangeSE = change(p.sc, p.good, diff, se)
 		res.PValue = s.endsP

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/metric"
+
+	"github.com/perfgate/perfgate/internal/robust"
 )
 
 // CheckOptions says what to check against what.
@@ -338,7 +340,7 @@ func (c *checker) collect(sr *series) bool {
 		}
 	}
 	if len(comp) >= 3 {
-		ref := median(comp)
+		ref := robust.Median(comp)
 		kept := valid[:0]
 		for _, p := range valid {
 			var ok []*Sample
@@ -429,7 +431,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 	}
 	if len(baseRuns) > 0 {
 		if bc := pvalues(baseRuns, "completed"); len(bc) > 0 {
-			ref := median(bc)
+			ref := robust.Median(bc)
 			for i := range sr.head {
 				if r := completedDrop(&sr.head[i], ref, "baseline"); r != "" {
 					why = append(why, r)
@@ -460,9 +462,9 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 				faulty = append(faulty, sr.head[i])
 			}
 		}
-		cr.Current = num(median(values(faulty, bad)))
+		cr.Current = num(robust.Median(values(faulty, bad)))
 		if bv := pvalues(baseRuns, bad); len(bv) > 0 {
-			cr.Baseline = num(median(bv))
+			cr.Baseline = num(robust.Median(bv))
 		}
 		cr.Samples = SampleCounts{Baseline: len(baseRuns), Current: len(sr.head)}
 		which := "invalid result: "
@@ -488,7 +490,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		cr.limit = r.Limit
 		cr.Samples = SampleCounts{Baseline: len(bv), Current: len(hv)}
 		if len(bv) > 0 {
-			cr.Baseline = num(median(bv))
+			cr.Baseline = num(robust.Median(bv))
 		}
 		if len(hv) == 0 {
 			cr.Verdict = Missing
@@ -496,7 +498,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 			out = append(out, cr)
 			continue
 		}
-		cur := median(hv)
+		cur := robust.Median(hv)
 		cr.Current = num(cur)
 		if r.Bound != Regression {
 			c.absolute(&cr, r, cur)
@@ -560,7 +562,7 @@ func (c *checker) absolute(cr *CheckResult, r Rule, cur float64) {
 // allows.
 func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64) {
 	lower := r.Direction != metric.HigherIsBetter
-	cur := median(hv)
+	cur := robust.Median(hv)
 	judge := func(base float64) (ratio float64) {
 		cr.Baseline = num(base)
 		if base == 0 {
@@ -584,8 +586,8 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 	for j := len(sr.window) - 1; j >= 0; j-- {
 		p := sr.window[j]
 		if v := pvalues(p.runs, r.Metric); len(v) > 0 {
-			xs = append(xs, median(v))
-			pts = append(pts, Point{Commit: c.w.commits[p.idx].SHA, Value: median(v)})
+			xs = append(xs, robust.Median(v))
+			pts = append(pts, Point{Commit: c.w.commits[p.idx].SHA, Value: robust.Median(v)})
 		}
 	}
 	if len(pts) > 1 {
@@ -595,7 +597,7 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 	// 1. Repeated runs on both sides.
 	if len(hv) >= minRepeats && len(bv) >= minRepeats {
 		cr.Method = MethodMannWhitney
-		judge(median(bv))
+		judge(robust.Median(bv))
 		cr.pRaw = mwu(hv, bv, lower)
 		cr.pImp = mwu(hv, bv, !lower)
 		return // settleMWU decides after Holm
@@ -609,14 +611,14 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 	switch {
 	case len(xs) >= minWindow && c.cfg.Baseline.Window >= minWindow && allPositive(xs) && cur > 0:
 		b = noiseBand(logs(xs))
-		ref = median(xs[b.segStart:])
+		ref = robust.Median(xs[b.segStart:])
 		cr.Method = MethodNoiseBand
 		haveBand = true
 		if b.segStart > 0 {
 			cr.SegmentStart = pts[b.segStart].Commit
 		}
 	case len(bv) >= minRepeats && allPositive(bv) && cur > 0:
-		ref = median(bv)
+		ref = robust.Median(bv)
 		b = band{sigma: pooledScale([][]float64{logs(bv)}), segN: len(bv)}
 		cr.Method = MethodRepeats
 		haveBand = true
@@ -626,7 +628,7 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 		judge(ref)
 		cr.Samples.Baseline = b.segN
 		cr.Noise = num(100 * (math.Exp(b.sigma) - 1))
-		se := b.sigma * math.Sqrt(medianVar(len(hv))+medianVar(b.segN))
+		se := b.sigma * math.Sqrt(robust.MedianVar(len(hv))+robust.MedianVar(b.segN))
 		d := math.Log(cur) - b.ref
 		if !lower {
 			d = -d
@@ -672,7 +674,7 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 	// 3. The literal threshold.
 	cr.Method = MethodThreshold
 	cr.Unqualified = true
-	base := median(bv)
+	base := robust.Median(bv)
 	ratio := judge(base)
 	why := fmt.Sprintf("only %d earlier result(s) and %d baseline run(s): no noise estimate, so the verdict is unqualified", len(xs), len(bv))
 	if c.cfg.Baseline.Window < minWindow {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/perfgate/perfgate/internal/mdtext"
 )
 
 // headline is the verdict sentence both renderings start with.
@@ -263,13 +265,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		head += " (with uncommitted changes)"
 	}
 	fmt.Fprintf(&b, "Head %s against baseline %s.  \n", head, r.baselineLine(func(s string) string { return "`" + s + "`" }))
-	fmt.Fprintf(&b, "Rules: %s.\n\n", mdEscape(r.rulesLine()))
+	fmt.Fprintf(&b, "Rules: %s.\n\n", mdtext.Escape(r.rulesLine()))
 	for i, w := range r.Warnings {
 		sep := "  \n"
 		if i == len(r.Warnings)-1 {
 			sep = "\n\n"
 		}
-		fmt.Fprintf(&b, "> ⚠️ %s%s", mdEscape(w), sep)
+		fmt.Fprintf(&b, "> ⚠️ %s%s", mdtext.Escape(w), sep)
 	}
 
 	names := displayNames(r.Checks)
@@ -282,8 +284,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if c.Verdict == Missing && r.missingFails() {
 			v = "❌ missing"
 		}
-		return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCode(names[i]), mdEscape(metricCell(c)),
-			fmtPtr(c.Baseline), fmtPtr(c.Current), fmtChange(c.Change), mdEscape(c.Rule), samplesCell(c), v)
+		return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)),
+			fmtPtr(c.Baseline), fmtPtr(c.Current), fmtChange(c.Change), mdtext.Escape(c.Rule), samplesCell(c), v)
 	}
 	const header = "| Benchmark | Metric | Baseline | Current | Change | Rule | Samples (base/head) | Verdict |\n|---|---|--:|--:|--:|---|--:|---|\n"
 	all := make([]int, len(r.Checks))
@@ -320,7 +322,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 
 	// Details: why, statistics, notes.
 	b.WriteString("<details><summary>Details</summary>\n\n")
-	if why := r.reasons(names, mdEscape); len(why) > 0 {
+	if why := r.reasons(names, mdtext.Escape); len(why) > 0 {
 		for _, l := range why {
 			fmt.Fprintf(&b, "- %s\n", l)
 		}
@@ -356,7 +358,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 					window += fmt.Sprintf(", cut at `%s`", shortSHA(c.SegmentStart))
 				}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdCode(names[i]), mdEscape(metricCell(c)), method, fmtPct(c.Noise), stat, window, commit)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)), method, fmtPct(c.Noise), stat, window, commit)
 		}
 		b.WriteString("\n")
 	}
@@ -366,13 +368,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Mismatches) > 0 {
 		b.WriteString("\n**Not compared (identity labels differ):**\n\n")
 		for _, m := range r.Mismatches {
-			fmt.Fprintf(&b, "- %s at `%s`: %s\n", mdCode(m.Benchmark), shortSHA(m.Commit), mdEscape(m.Diff))
+			fmt.Fprintf(&b, "- %s at `%s`: %s\n", mdtext.Code(m.Benchmark), shortSHA(m.Commit), mdtext.Escape(m.Diff))
 		}
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n**Notes:**\n\n")
 		for _, n := range r.Notes {
-			fmt.Fprintf(&b, "- %s\n", mdEscape(n))
+			fmt.Fprintf(&b, "- %s\n", mdtext.Escape(n))
 		}
 	}
 	b.WriteString("\n</details>\n")
@@ -392,7 +394,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	for _, i := range charts {
 		c := r.Checks[i]
-		fmt.Fprintf(&b, "\n**%s · %s** over the recent base-branch history (last point: head)\n\n", mdEscape(names[i]), mdEscape(metricCell(c)))
+		fmt.Fprintf(&b, "\n**%s · %s** over the recent base-branch history (last point: head)\n\n", mdtext.Escape(names[i]), mdtext.Escape(metricCell(c)))
 		b.WriteString(mermaidChart(names[i]+": "+metricCell(c), metricCell(c), c.History, r.Head))
 	}
 	_, err := io.WriteString(w, b.String())

@@ -11,6 +11,10 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/metric"
+
+	"github.com/perfgate/perfgate/internal/mdtext"
+
+	"github.com/perfgate/perfgate/internal/robust"
 )
 
 // CompareOptions names the two sides of a comparison.
@@ -183,10 +187,10 @@ func CompareSamples(a, b string, as, bs []Sample, ignoreLabels []string) *Compar
 			row := CompareRow{Benchmark: g.bench, Labels: g.labels, Metric: n, Label: metric.Get(n).Label}
 			row.Samples.A, row.Samples.B = len(av), len(bv)
 			if len(av) > 0 {
-				row.A = num(median(av))
+				row.A = num(robust.Median(av))
 			}
 			if len(bv) > 0 {
-				row.B = num(median(bv))
+				row.B = num(robust.Median(bv))
 			}
 			if row.A != nil && row.B != nil {
 				if *row.A != 0 {
@@ -312,13 +316,13 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 			case "worse":
 				ch += " 🔴"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d/%d | %s |\n", mdCode(names[i]), mdEscape(r.Label), fmtPtr(r.A), fmtPtr(r.B), ch, r.Samples.A, r.Samples.B, fmtP(r.P))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d/%d | %s |\n", mdtext.Code(names[i]), mdtext.Escape(r.Label), fmtPtr(r.A), fmtPtr(r.B), ch, r.Samples.A, r.Samples.B, fmtP(r.P))
 		}
 	}
 	if len(c.Notes) > 0 {
 		b.WriteString("\n**Notes:**\n\n")
 		for _, n := range c.Notes {
-			fmt.Fprintf(&b, "- %s\n", mdEscape(n))
+			fmt.Fprintf(&b, "- %s\n", mdtext.Escape(n))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -202,39 +202,6 @@ func (t *table) write(w io.Writer, color bool) error {
 	return err
 }
 
-// mdEscape makes text safe inside a markdown table cell.
-func mdEscape(s string) string {
-	return mdEscaper.Replace(s)
-}
-
-// mdEscaper neutralises what a benchmark or metric name from an untrusted
-// report (a fork's pull request) could use to inject markup into the bot's
-// comment: emphasis, code, tables, raw HTML, links and images, and @mentions
-// (a zero-width space after "@" keeps GitHub from notifying anyone).
-var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`",
-	"<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "@", "@&#8203;", "\r", " ", "\n", " ")
-
-// mdCode renders s as inline code inside a table cell. The fence is one
-// backtick longer than the longest run of backticks in s, so no content can
-// close the code span early and escape into markdown.
-func mdCode(s string) string {
-	s = strings.NewReplacer("|", `\|`, "\r", " ", "\n", " ").Replace(s)
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	if longest == 0 {
-		return "`" + s + "`"
-	}
-	fence := strings.Repeat("`", longest+1)
-	return fence + " " + s + " " + fence
-}
-
 // mermaidText strips what would break a quoted mermaid string.
 func mermaidText(s string) string {
 	return strings.NewReplacer(`"`, "'", "\n", " ", "`", "'").Replace(s)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/perfgate/perfgate/internal/robust"
 )
 
 // The quality experiment of the design: ten series with 3% lognormal
@@ -97,13 +99,13 @@ func qualityScenario(t testing.TB, seed uint64, trials int, step float64, stepLe
 			}
 			// Uncut: the same noise band without change points.
 			x := logv[j]
-			m := median(x)
+			m := robust.Median(x)
 			var dev []float64
 			for _, v := range x {
 				dev = append(dev, math.Abs(v-m))
 			}
-			sigma := madToSigma * median(dev)
-			z := (math.Log(heads[j]) - m) / (sigma * math.Sqrt(1+medianVar(len(x))))
+			sigma := madToSigma * robust.Median(dev)
+			z := (math.Log(heads[j]) - m) / (sigma * math.Sqrt(1+robust.MedianVar(len(x))))
 			if heads[j]/math.Exp(m) > 1.03 && z > zCritical {
 				uncutFails++
 			}

@@ -2,10 +2,11 @@ package gate
 
 import (
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/aclements/go-moremath/stats"
+
+	"github.com/perfgate/perfgate/internal/robust"
 )
 
 // Statistical constants (see the package comment and gate_quality_test.go,
@@ -21,33 +22,6 @@ const (
 	maxCutsPerWin = 4 // at most this many change points in a window
 )
 
-// median returns the median of xs (NaN when empty). It does not modify xs.
-func median(xs []float64) float64 {
-	n := len(xs)
-	if n == 0 {
-		return math.NaN()
-	}
-	var buf [32]float64 // small inputs (most windows) stay on the stack
-	s := append(buf[:0], xs...)
-	slices.Sort(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// medianVar is the variance of the median of n values with unit variance
-// (exact for n <= 2, the asymptotic pi/2n beyond).
-func medianVar(n int) float64 {
-	switch {
-	case n <= 1:
-		return 1
-	case n == 2:
-		return 0.5
-	}
-	return math.Pi / (2 * float64(n))
-}
-
 // diffSigma estimates the noise of a series from its successive
 // differences, which a level shift disturbs only once.
 func diffSigma(x []float64) float64 {
@@ -58,7 +32,7 @@ func diffSigma(x []float64) float64 {
 	for i := range d {
 		d[i] = math.Abs(x[i+1] - x[i])
 	}
-	return madToSigma * median(d) / math.Sqrt2
+	return madToSigma * robust.Median(d) / math.Sqrt2
 }
 
 // changePoints cuts x (oldest first) into segments of constant level by
@@ -108,8 +82,8 @@ func segmentWith(x []float64, sigma float64) []int {
 			}
 		}
 		l, r := x[a:bestK], x[bestK:b]
-		se := sigma * math.Sqrt(medianVar(len(l))+medianVar(len(r)))
-		if math.Abs(median(l)-median(r))/se <= cpThreshold {
+		se := sigma * math.Sqrt(robust.MedianVar(len(l))+robust.MedianVar(len(r)))
+		if math.Abs(robust.Median(l)-robust.Median(r))/se <= cpThreshold {
 			return
 		}
 		cuts = append(cuts, bestK)
@@ -123,7 +97,7 @@ func segmentWith(x []float64, sigma float64) []int {
 
 // absDev is the sum of absolute deviations from the median.
 func absDev(xs []float64) float64 {
-	m := median(xs)
+	m := robust.Median(xs)
 	s := 0.0
 	for _, v := range xs {
 		s += math.Abs(v - m)
@@ -145,7 +119,7 @@ func noiseBand(x []float64) band {
 	starts := changePoints(x)
 	last := starts[len(starts)-1]
 	return band{
-		ref:      median(x[last:]),
+		ref:      robust.Median(x[last:]),
 		sigma:    pooledScale(segments(x, starts)),
 		segN:     len(x) - last,
 		segStart: last,

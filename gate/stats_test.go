@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+
+	"github.com/perfgate/perfgate/internal/robust"
 )
 
 func TestSelectKth(t *testing.T) {
@@ -97,7 +99,7 @@ func TestPooledScaleCalibration(t *testing.T) {
 			}
 			est[i] = pooledScale([][]float64{x})
 		}
-		if m := median(est); math.Abs(m-1) > 0.05 {
+		if m := robust.Median(est); math.Abs(m-1) > 0.05 {
 			t.Errorf("n=%d: median estimate %.3f of a unit noise", n, m)
 		}
 	}

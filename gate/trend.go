@@ -11,6 +11,10 @@ import (
 	"time"
 
 	"github.com/perfgate/perfgate/metric"
+
+	"github.com/perfgate/perfgate/internal/mdtext"
+
+	"github.com/perfgate/perfgate/internal/robust"
 )
 
 // TrendOptions selects a metric of a benchmark over first-parent commits.
@@ -168,9 +172,9 @@ func ReadTrend(ctx context.Context, g Graph, h History, opts TrendOptions) (*Tre
 			}
 			p := TrendPoint{Commit: c.SHA, Subject: c.Subject, Time: c.Time}
 			if len(valid) > 0 {
-				p.Value, p.Runs = median(valid), len(valid)
+				p.Value, p.Runs = robust.Median(valid), len(valid)
 			} else {
-				p.Value, p.Runs, p.Invalid = median(invalid), len(invalid), why
+				p.Value, p.Runs, p.Invalid = robust.Median(invalid), len(invalid), why
 			}
 			a.pts = append(a.pts, p)
 		}
@@ -355,11 +359,11 @@ func oneLine(s string, n int) string {
 // WriteMarkdown renders each series as a mermaid chart and a table.
 func (t *Trend) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s\n", mdEscape(t.title()))
+	fmt.Fprintf(&b, "### %s\n", mdtext.Escape(t.title()))
 	for _, s := range t.Series {
 		b.WriteString("\n")
 		if len(s.Labels) > 0 {
-			fmt.Fprintf(&b, "Series %s\n\n", mdCode(labelString(s.Labels)))
+			fmt.Fprintf(&b, "Series %s\n\n", mdtext.Code(labelString(s.Labels)))
 		}
 		var pts []Point
 		for _, p := range s.Points {
@@ -375,9 +379,9 @@ func (t *Trend) WriteMarkdown(w io.Writer) error {
 		for _, p := range s.Points {
 			ch := fmtChange(p.Change)
 			if p.Invalid != "" {
-				ch = "invalid: " + mdEscape(p.Invalid)
+				ch = "invalid: " + mdtext.Escape(p.Invalid)
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", shortSHA(p.Commit), fmtDate(p.Time), fmtNum(p.Value), ch, mdEscape(oneLine(p.Subject, 80)))
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", shortSHA(p.Commit), fmtDate(p.Time), fmtNum(p.Value), ch, mdtext.Escape(oneLine(p.Subject, 80)))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

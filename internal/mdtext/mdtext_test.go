@@ -1,4 +1,4 @@
-package gate
+package mdtext
 
 import (
 	"strings"
@@ -13,16 +13,16 @@ func TestMarkdownEscaping(t *testing.T) {
 		fn       func(string) string
 		want     string
 	}{
-		{"plain text", "serving-qps4", mdEscape, `serving-qps4`},
-		{"pipe and emphasis", "a|b*c_d", mdEscape, `a\|b\*c\_d`},
-		{"raw html", `<img src=x>`, mdEscape, `&lt;img src=x&gt;`},
-		{"image link", `![x](http://e.example/p.png)`, mdEscape, `!\[x\](http://e.example/p.png)`},
-		{"mention", "ping @octocat", mdEscape, "ping @&#8203;octocat"},
-		{"newlines", "a\r\nb", mdEscape, "a  b"},
-		{"code plain", "mean_ttft_ms", mdCode, "`mean_ttft_ms`"},
-		{"code one backtick", "a`b", mdCode, "`` a`b ``"},
-		{"code breakout", "x`` <img src=y> ``", mdCode, "``` x`` <img src=y> `` ```"},
-		{"code pipe", "a|b", mdCode, "`a\\|b`"},
+		{"plain text", "serving-qps4", Escape, `serving-qps4`},
+		{"pipe and emphasis", "a|b*c_d", Escape, `a\|b\*c\_d`},
+		{"raw html", `<img src=x>`, Escape, `&lt;img src=x&gt;`},
+		{"image link", `![x](http://e.example/p.png)`, Escape, `!\[x\](http://e.example/p.png)`},
+		{"mention", "ping @octocat", Escape, "ping @&#8203;octocat"},
+		{"newlines", "a\r\nb", Escape, "a  b"},
+		{"code plain", "mean_ttft_ms", Code, "`mean_ttft_ms`"},
+		{"code one backtick", "a`b", Code, "`` a`b ``"},
+		{"code breakout", "x`` <img src=y> ``", Code, "``` x`` <img src=y> `` ```"},
+		{"code pipe", "a|b", Code, "`a\\|b`"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -37,11 +37,11 @@ func TestMarkdownEscaping(t *testing.T) {
 // inside as long as the fence.
 func TestMDCodeFenceLongerThanContent(t *testing.T) {
 	for _, in := range []string{"`", "``", "a```b", "````", "` `` ```"} {
-		got := mdCode(in)
+		got := Code(in)
 		fence := got[:strings.IndexFunc(got, func(r rune) bool { return r != '`' })]
 		inner := got[len(fence) : len(got)-len(fence)]
 		if strings.Contains(inner, fence) {
-			t.Errorf("mdCode(%q) = %q: content contains the fence %q", in, got, fence)
+			t.Errorf("Code(%q) = %q: content contains the fence %q", in, got, fence)
 		}
 	}
 }
