@@ -135,6 +135,14 @@ func TestTRTLLMBench(t *testing.T) {
 		{file: "trtllm-bench/pytorch_streaming_two_runs.txt", format: "trtllm-bench", count: 2, idx: 1, resFormat: "trtllm-bench",
 			metrics: map[string]float64{"request_throughput": 5.5, "p99_e2el_ms": 12900}},
 		{file: "trtllm-bench/truncated.txt", errLine: 52, errText: "cut off"},
+		// 1.1+: "TensorRT LLM Version", a MACHINE DETAILS line without a
+		// colon, DECODING STATISTICS (Eagle3), the DATASET DETAILS table.
+		{file: "trtllm-bench/v1.2_pytorch_eagle3_machine.txt", count: 1, resFormat: "trtllm-bench",
+			metrics: map[string]float64{"completed": 1000, "request_throughput": 17.4012, "duration": 57.467231, "p99_ttft_ms": 480.1,
+				"max_e2el_ms": 2800.9, "mean_spec_decode_acceptance_length": 2.9, "median_spec_decode_acceptance_rate": 0.67,
+				"p99_spec_decode_draft_tokens": 3, "min_spec_decode_accepted_tokens": 0},
+			labels: map[string]string{"engine_version": "1.2.0rc1", "gpu": "NVIDIA H100 80GB HBM3", "spec_decode": "Eagle3",
+				"model": "meta-llama/Llama-3.1-8B-Instruct", "backend": "pytorch", "dataset": "synthetic_1k_1k.jsonl", "quantization": "FP8"}},
 	})
 }
 

@@ -44,8 +44,12 @@ import (
 // their "-- ... (ms)" heading states; other tags ([GTPS]) {stat}_{tag}.
 // Other numeric lines of the overview and request sections keep their
 // sanitized names without the unit (per_user_output_throughput), time
-// units converted to _ms. Labels: Model -> model, TensorRT-LLM Version ->
-// engine_version, Dtype, KV Cache Dtype, Quantization, TP/PP/EP Size ->
+// units converted to _ms. A DECODING STATISTICS (<mode>) section (1.0 and
+// later, speculative decoding) gives {stat}_spec_decode_draft_tokens,
+// _accepted_tokens, _acceptance_rate (a fraction) and _acceptance_length
+// from its [DT], [ADT], [DAR] and [AL] lines, and the label spec_decode =
+// <mode>. Labels: Model -> model, TensorRT-LLM Version (1.1 on: TensorRT
+// LLM Version) -> engine_version, the GPU name of MACHINE DETAILS -> gpu, Dtype, KV Cache Dtype, Quantization, TP/PP/EP Size ->
 // tp/pp/ep, Max Runtime Batch Size -> max_batch_size, Max Runtime Tokens ->
 // max_num_tokens, Scheduling Policy, Dataset Path -> dataset (its base
 // name), a PYTORCH BACKEND section -> backend=pytorch. Absent values
@@ -102,7 +106,7 @@ var trtMetrics = map[string]struct {
 }
 
 var trtLabels = map[string]string{
-	"model": "model", "tensorrt-llm version": "engine_version", "dtype": "dtype", "kv cache dtype": "kv_cache_dtype",
+	"model": "model", "tensorrt-llm version": "engine_version", "tensorrt llm version": "engine_version", "dtype": "dtype", "kv cache dtype": "kv_cache_dtype",
 	"quantization": "quantization", "tp size": "tp", "pp size": "pp", "ep size": "ep",
 	"max runtime batch size": "max_batch_size", "max runtime tokens": "max_num_tokens",
 	"scheduling policy": "scheduling_policy", "dataset path": "dataset", "backend": "backend",
@@ -113,6 +117,17 @@ var trtLabels = map[string]string{
 const trtBreakdownStats = 7
 
 var trtKinds = map[string]string{"latency": "e2el", "ttft": "ttft", "tpot": "tpot", "itl": "itl"}
+
+// trtTags names the speculative-decoding breakdowns of a DECODING
+// STATISTICS section (per-request draft tokens, accepted draft tokens,
+// draft acceptance rate, acceptance length); they keep the spec_decode_
+// prefix vLLM's spec-decoding metrics have.
+var trtTags = map[string]string{
+	"dt":  "spec_decode_draft_tokens",
+	"adt": "spec_decode_accepted_tokens",
+	"dar": "spec_decode_acceptance_rate",
+	"al":  "spec_decode_acceptance_length",
+}
 
 // trtStrip drops a "[date] [TRT-LLM] [I] " log prefix and blanks.
 func trtStrip(line string) string {
@@ -133,7 +148,11 @@ func trtTitle(s string) (string, bool) {
 		return "", false
 	}
 	t := strings.TrimSpace(s[2:])
-	if t == "" || strings.ToUpper(t) != t || strings.Trim(t, "=") == "" {
+	head := t
+	if i := strings.Index(t, " ("); i > 0 && strings.HasSuffix(t, ")") {
+		head = t[:i] // "DECODING STATISTICS (Eagle3)": the mode is not upper case
+	}
+	if head == "" || strings.ToUpper(head) != head || strings.Trim(head, "=") == "" {
 		return "", false
 	}
 	return t, true
@@ -197,6 +216,15 @@ func (p *trtParser) Line(n int, line string, emit Emit) error {
 		p.last, p.closed = n, false // the dataset's percentile table
 		return nil
 	}
+	if p.section == "MACHINE DETAILS" && !strings.Contains(s, "[") {
+		// "NVIDIA H100 80GB HBM3, memory 79.65 GB, 2.62 GHz" or
+		// "No GPU info available".
+		if name, _, ok := strings.Cut(s, ", memory "); ok && strings.TrimSpace(name) != "" {
+			p.res.SetLabel("gpu", strings.TrimSpace(name))
+		}
+		p.last, p.closed = n, false
+		return nil
+	}
 	// Other output: the report ended on the previous line.
 	return p.finish(n, emit)
 }
@@ -225,6 +253,12 @@ func (p *trtParser) enter(title string) {
 		p.perf = true
 	case strings.Contains(title, "PYTORCH"):
 		p.res.SetLabel("backend", "pytorch")
+	case strings.HasPrefix(title, "DECODING STATISTICS ("):
+		mode := strings.TrimSuffix(title[len("DECODING STATISTICS ("):], ")")
+		if !IsAbsent(mode) {
+			p.res.SetLabel("spec_decode", mode)
+		}
+		p.section = "DECODING STATISTICS"
 	}
 }
 
@@ -314,6 +348,10 @@ func (p *trtParser) stat(s string) bool {
 	scale, isTime := docTimeScale(unit)
 	if kind, ok := trtKinds[strings.ToLower(tag)]; ok && isTime {
 		docSetScaled(&p.res, metric.Latency(word, kind), v, scale)
+		return true
+	}
+	if name, ok := trtTags[strings.ToLower(tag)]; ok && p.section == "DECODING STATISTICS" {
+		p.res.Set(word+"_"+name, v)
 		return true
 	}
 	base := metric.Sanitize(tag)

@@ -20,7 +20,9 @@ import (
 //     colon some vLLM versions wrote) is request_goodput. Run arguments
 //     (backend, model_id, request_rate, ...) become labels, and so do the
 //     string values `--metadata KEY=VALUE` adds. Other numbers of the result
-//     (spec_decode_acceptance_rate, rtfx, probe_*) are kept as metrics. A
+//     (spec_decode_acceptance_rate, rtfx, probe_*) are kept as metrics;
+//     spec_decode_per_position_acceptance_rates (fractions) become
+//     spec_decode_acceptance_rate_pos<i> in percent, as the text prints. A
 //     result is named after its test_name (added by the nightly scripts) or
 //     its --label, and is otherwise unnamed.
 //     The same format reads the tables vLLM's and vllm-ascend's nightly
@@ -222,6 +224,11 @@ func convertServe(format string, obj map[string]any) ([]Result, error) {
 					return nil, err
 				}
 			}
+			if key == "spec_decode_per_position_acceptance_rates" {
+				if err := setPerPositionRates(&res, raw, v); err != nil {
+					return nil, err
+				}
+			}
 			continue
 		case string:
 			if IsAbsent(x) {
@@ -263,6 +270,27 @@ func serveMetricName(key string) string {
 		return "total_token_throughput"
 	}
 	return metric.Sanitize(key)
+}
+
+// setPerPositionRates reads vLLM's spec_decode_per_position_acceptance_rates,
+// a list of fractions, as spec_decode_acceptance_rate_pos<i> in percent:
+// the numbers `vllm bench serve` prints under "Per-position acceptance (%)".
+func setPerPositionRates(res *Result, key string, v any) error {
+	l, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	for i, e := range l {
+		f, ok := Num(e)
+		if !ok {
+			if s, isStr := e.(string); e == nil || isStr && IsAbsent(s) {
+				continue
+			}
+			return fmt.Errorf("%q[%d] is %s, not a number", key, i, docDescribe(e))
+		}
+		res.Set("spec_decode_acceptance_rate_pos"+strconv.Itoa(i), f*100)
+	}
+	return nil
 }
 
 // setServePercentiles reads percentiles_<kind>_ms written as a map

@@ -13,8 +13,10 @@ import (
 func TestVLLMJSON(t *testing.T) {
 	runDocCases(t, []docCase{
 		{file: "vllm-json/v0.10_bench_serve_append.jsonl", format: "vllm-json", results: 2, want: []docWant{
-			{i: 0, nMetric: 31,
+			{i: 0, nMetric: 34,
 				metrics: map[string]float64{
+					// per-position rates (fractions) in percent, as the text prints them
+					"spec_decode_acceptance_rate_pos0": 90, "spec_decode_acceptance_rate_pos1": 70, "spec_decode_acceptance_rate_pos2": 50,
 					"completed": 198, "failed": 2, "duration": 41.53, "mean_ttft_ms": 120.5, "p99.9_itl_ms": 95.3,
 					"p99.9_e2el_ms": 9480.2, "max_output_tokens_per_s": 1472, "max_concurrent_requests": 64,
 					"total_token_throughput": 2025.29, "spec_decode_acceptance_rate": 71.5,
