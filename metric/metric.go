@@ -318,10 +318,14 @@ func Suggest(s string) string {
 	return best
 }
 
-// EditDistance is the Levenshtein distance between a and b, counted in
-// runes; the "did you mean" suggestions of metrics, rules and commands use it.
+// EditDistance is the edit distance between a and b, counted in runes:
+// insertions, deletions, substitutions and transpositions of two adjacent
+// runes each cost one (optimal string alignment), so "Mean TFTT" is one
+// edit from "Mean TTFT". The "did you mean" suggestions of metrics, rules
+// and commands use it.
 func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1) // row i-2, for transpositions
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
@@ -335,8 +339,11 @@ func EditDistance(a, b string) int {
 				c = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
 }
