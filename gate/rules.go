@@ -14,6 +14,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/perfgate/perfgate/metric"
+
+	"github.com/perfgate/perfgate/internal/suggest"
 )
 
 // Bound is the kind of limit a rule sets.
@@ -250,7 +252,7 @@ func (p *ruleParser) mapping(n *yaml.Node, what string, keys []string, f func(ke
 		k, v := n.Content[i], n.Content[i+1]
 		if !contains(keys, k.Value) {
 			msg := fmt.Sprintf("unknown key %q in %s", k.Value, what)
-			if s := closest(k.Value, keys); s != "" {
+			if s := suggest.Closest(k.Value, keys); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 			}
 			return p.errf(k, "%s (valid keys: %s)", msg, strings.Join(keys, ", "))
@@ -397,7 +399,7 @@ func resolveMetric(typed, dirText string, relative bool, hint string) (name stri
 	sug := metric.Suggest(typed)
 	if d := metric.Get(san).Direction; san == strings.TrimSpace(typed) && (d == metric.LowerIsBetter || d == metric.HigherIsBetter) &&
 		(strings.HasSuffix(san, "_per_op") || strings.HasSuffix(san, "_per_s")) &&
-		(sug == "" || metric.EditDistance(san, sug) > 2) {
+		(sug == "" || suggest.Distance(san, sug) > 2) {
 		return san, d, ""
 	}
 	msg = fmt.Sprintf("unknown metric %q", typed)
@@ -505,31 +507,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// Closest returns the candidate nearest to s by edit distance, or "" when
-// none is close enough to be a likely typo; the CLI uses it for "did you
-// mean" on commands and flags.
-func Closest(s string, cands []string) string { return closest(s, cands) }
-
-// closest returns the candidate nearest to s by edit distance, or "" when
-// none is close enough to be a likely typo.
-func closest(s string, cands []string) string {
-	best, bestD := "", math.MaxInt
-	ls := strings.ToLower(s)
-	for _, c := range cands {
-		d := metric.EditDistance(ls, c)
-		if strings.Contains(c, ls) || strings.Contains(ls, c) {
-			d = min(d, 1)
-		}
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if bestD > len(s)/2+1 {
-		return ""
-	}
-	return best
 }
 
 // sortedKeys returns a map's keys in order.

@@ -15,6 +15,8 @@ import (
 	"github.com/perfgate/perfgate/internal/mdtext"
 
 	"github.com/perfgate/perfgate/internal/robust"
+
+	"github.com/perfgate/perfgate/internal/suggest"
 )
 
 // TrendOptions selects a metric of a benchmark over first-parent commits.
@@ -251,14 +253,14 @@ func trendMiss(w *walker, opts TrendOptions, name string) error {
 	case !benches[opts.Benchmark]:
 		list := sortedKeys(benches)
 		msg := fmt.Sprintf("no results of benchmark %q in %s", opts.Benchmark, where)
-		if s := closest(opts.Benchmark, list); s != "" {
+		if s := suggest.Closest(opts.Benchmark, list); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
 		return noResultsf("%s; benchmarks stored there: %s (pick one with --name)", msg, strings.Join(quoteAll(list), ", "))
 	case !metrics[name]:
 		list := sortedKeys(metrics)
 		msg := fmt.Sprintf("benchmark %q has no metric %q in %s", opts.Benchmark, opts.Metric, where)
-		if s := closest(name, list); s != "" {
+		if s := suggest.Closest(name, list); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
 		return noResultsf("%s; its metrics: %s (pick one with --metric)", msg, strings.Join(list, ", "))

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/perfgate/perfgate/internal/suggest"
 )
 
 const revSyntax = "a branch, tag, HEAD, @{u} or a commit SHA (full or at least 4 hex digits), optionally followed by ~N or ^N, e.g. main~3 or HEAD^2"
@@ -76,11 +78,39 @@ func (r *Repo) ResolveBranch(name string) (sha, ref string, err error) {
 	if err != nil {
 		var re *RevisionError
 		if errors.As(err, &re) && validRefName(name) == nil {
-			re.Reason = fmt.Sprintf("no branch %q here: neither refs/heads/%s nor refs/remotes/origin/%s exists; in GitHub Actions set `fetch-depth: 0` on actions/checkout (it fetches all branches), or run `git fetch origin %s`", name, name, name, name)
+			if sug := suggest.Closest(name, r.branchNames()); sug != "" && sug != name {
+				re.Reason = fmt.Sprintf("no branch %q here; did you mean %q?", name, sug)
+			} else {
+				re.Reason = fmt.Sprintf("no branch %q here: neither refs/heads/%s nor refs/remotes/origin/%s exists; in GitHub Actions set `fetch-depth: 0` on actions/checkout (it fetches all branches), or run `git fetch origin %s`", name, name, name, name)
+			}
 		}
 		return "", "", err
 	}
 	return h.String(), "", nil
+}
+
+// branchNames lists the local branches and the remote-tracking branches
+// without their remote, for "did you mean"; r.mu is held.
+func (r *Repo) branchNames() []string {
+	var names []string
+	iter, err := r.st.IterReferences()
+	if err != nil {
+		return nil
+	}
+	defer iter.Close()
+	_ = iter.ForEach(func(ref *plumbing.Reference) error {
+		n := ref.Name()
+		switch {
+		case n.IsBranch():
+			names = append(names, n.Short())
+		case n.IsRemote():
+			if _, b, ok := strings.Cut(strings.TrimPrefix(n.String(), "refs/remotes/"), "/"); ok && b != "HEAD" {
+				names = append(names, b)
+			}
+		}
+		return nil
+	})
+	return names
 }
 
 func (r *Repo) peelBranch(name string, h plumbing.Hash, ref plumbing.ReferenceName) (string, string, error) {

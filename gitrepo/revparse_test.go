@@ -66,6 +66,13 @@ func TestResolveRemoteAndBranch(t *testing.T) {
 			t.Errorf("ResolveBranch error %q does not mention %s", err, want)
 		}
 	}
+	// Typos of local and remote-tracking branches get a suggestion.
+	for typo, want := range map[string]string{"mian": `did you mean "main"?`, "featuer": `did you mean "feature"?`} {
+		_, _, err := r.ResolveBranch(typo)
+		if !errors.Is(err, ErrUnknownRevision) || !strings.Contains(err.Error(), want) {
+			t.Errorf("ResolveBranch(%q) error = %v, want one saying %s", typo, err, want)
+		}
+	}
 }
 
 // TestResolveUpstream resolves @{u} in a clone whose branches track

@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/perfgate/perfgate/internal/suggest"
 )
 
 // Direction says which way a metric improves.
@@ -301,7 +303,7 @@ func Suggest(s string) string {
 	t := strings.ToLower(strings.TrimSpace(s))
 	best, bestD := "", math.MaxInt
 	consider := func(cand, name string) {
-		d := EditDistance(t, strings.ToLower(cand))
+		d := suggest.Distance(t, strings.ToLower(cand))
 		if d < bestD || (d == bestD && name < best) {
 			best, bestD = name, d
 		}
@@ -316,34 +318,4 @@ func Suggest(s string) string {
 		return ""
 	}
 	return best
-}
-
-// EditDistance is the edit distance between a and b, counted in runes:
-// insertions, deletions, substitutions and transpositions of two adjacent
-// runes each cost one (optimal string alignment), so "Mean TFTT" is one
-// edit from "Mean TTFT". The "did you mean" suggestions of metrics, rules
-// and commands use it.
-func EditDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev2 := make([]int, len(rb)+1) // row i-2, for transpositions
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			c := 1
-			if ra[i-1] == rb[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
 }

@@ -10,8 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/ingest"
+
+	"github.com/perfgate/perfgate/internal/suggest"
 )
 
 // Exit codes, the contract of DESIGN.md.
@@ -256,7 +257,7 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 			names = append(names, c.Name)
 		}
 		msg := fmt.Sprintf("unknown command %q", name)
-		if s := gate.Closest(name, names); s != "" {
+		if s := suggest.Closest(name, names); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
 		return nil, usageErrorf("%s (commands: %s; see perfgate --help)", msg, strings.Join(names, ", "))
@@ -319,7 +320,7 @@ func flagSuggestion(err error, flags []cli.Flag) string {
 	for _, f := range flags {
 		names = append(names, f.Names()...)
 	}
-	s := gate.Closest(bad, names)
+	s := suggest.Closest(bad, names)
 	if s == "" {
 		return ""
 	}

@@ -23,6 +23,8 @@ import (
 	"github.com/perfgate/perfgate/ingest"
 	"github.com/perfgate/perfgate/metric"
 	"github.com/perfgate/perfgate/store"
+
+	"github.com/perfgate/perfgate/internal/suggest"
 )
 
 func init() { commandSet = append(commandSet, bisectCommand, bisectStepCommand) }
@@ -385,7 +387,7 @@ func loadStored(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, shas []string
 		}
 		msg := fmt.Sprintf("--stored: no stored %s results in the %d commits from --good to --bad", sp.name, len(shas))
 		if !slices.Contains(benches, sp.name) && len(benches) > 0 {
-			if sug := gate.Closest(sp.name, benches); sug != "" {
+			if sug := suggest.Closest(sp.name, benches); sug != "" {
 				msg += fmt.Sprintf("; did you mean --name %q?", sug)
 			}
 			msg += fmt.Sprintf(" (benchmarks in the history: %s)", strings.Join(benches, ", "))
