@@ -40,7 +40,8 @@ import (
 // total_input_tokens/total_output_tokens. Labels: strategy, rate
 // (constant, poisson), streams (concurrent), model (the worker's
 // backend_model), profile, data. A table row cut short, or a Stats table
-// that ends before its rows, is an error naming the line.
+// that ends before its rows, is an error naming the line. The v0.4+
+// console report (titled tables) is read by guidellmtext4.go.
 
 func init() {
 	RegisterText(TextFormat{
@@ -62,6 +63,7 @@ type guidellmTextParser struct {
 	start  int
 	rows   int
 	info   map[string]map[string]float64
+	v4     *guidellm4 // a v0.4+ report being read
 }
 
 func (p *guidellmTextParser) errorf(n int, format string, args ...any) error {
@@ -70,6 +72,9 @@ func (p *guidellmTextParser) errorf(n int, format string, args ...any) error {
 
 func (p *guidellmTextParser) Line(n int, line string, emit Emit) error {
 	s := strings.TrimSpace(line)
+	if took, err := p.v4Line(n, s, emit); took || err != nil {
+		return err
+	}
 	if len(s) > 12 && s[0] == 'B' && strings.HasPrefix(s, "Benchmarks ") && strings.HasSuffix(s, ":") {
 		switch s {
 		case "Benchmarks Metadata:":
@@ -145,6 +150,9 @@ func (p *guidellmTextParser) Line(n int, line string, emit Emit) error {
 }
 
 func (p *guidellmTextParser) End(n int, emit Emit) error {
+	if err := p.v4End(n, emit); err != nil {
+		return err
+	}
 	if p.section == "stats" && p.rule && p.rows == 0 {
 		return p.errorf(n, "file ends inside the guidellm Benchmarks Stats table that starts at line %d: the report is cut off; copy the complete report", p.start)
 	}

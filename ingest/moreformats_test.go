@@ -197,6 +197,19 @@ func TestGuidellmConsole(t *testing.T) {
 			metrics: map[string]float64{"completed": 97, "duration": 30.1, "mean_ttft_ms": 22},
 			labels:  map[string]string{"strategy": "constant", "rate": "3.25"}},
 		{file: "guidellm-console/truncated.txt", errLine: 24, errText: "cut off"},
+		// v0.4+: titled tables with three header rows and merged cells; the
+		// console names a benchmark by its strategy type only.
+		{file: "guidellm-console/v0.4_console.txt", count: 4, idx: 1, resFormat: "guidellm", name: "throughput",
+			metrics: map[string]float64{"duration": 30, "total_input_tokens": 307200, "total_output_tokens": 153600,
+				"median_e2el_ms": 3000, "p95_e2el_ms": 4100, "median_ttft_ms": 120.4, "p95_ttft_ms": 580.2, "p95_itl_ms": 14.1, "median_tpot_ms": 11.1,
+				"request_concurrency": 62.1, "request_throughput": 20, "input_throughput": 10240, "output_throughput": 5120, "total_token_throughput": 15360},
+			absent: []string{"mean_ttft_ms", "completed", "median_request_concurrency"},
+			labels: map[string]string{"strategy": "throughput"}},
+		{file: "guidellm-console/v0.4_console.txt", format: "guidellm", count: 4, idx: 3, resFormat: "guidellm", name: "constant#2",
+			metrics: map[string]float64{"duration": 30, "p95_tpot_ms": 6.5, "input_throughput": 3310.9, "median_e2el_ms": 1600},
+			labels:  map[string]string{"strategy": "constant"}},
+		{file: "guidellm-console/v0.4_truncated.txt", errLine: 34, errText: "cut off before its closing"},
+		{file: "guidellm-console/v0.4_bad_cell.txt", errLine: 33, errText: `"12x.4" is not a number`},
 	})
 }
 
