@@ -15,7 +15,8 @@ import (
 //	Total num output tokens:  51200
 //
 // (older versions: "Throughput: 5.62 requests/s, 2878.94 tokens/s", the
-// 2023 one only requests/s). Format "vllm-throughput": requests/s ->
+// 2023 one only requests/s; some forks put a run tag in front,
+// "bs_8_input_128_output_128 Throughput: ...", kept as the label run). Format "vllm-throughput": requests/s ->
 // request_throughput, total tokens/s (or bare tokens/s, which counted
 // prompt and output tokens too) -> total_token_throughput, output
 // tokens/s -> output_throughput, Total num prompt/output tokens ->

@@ -351,6 +351,14 @@ func (p *vsParser) idle(n int, s string, atStart bool, emit Emit) {
 			p.startLatency(n, t)
 		}
 	}
+	if i := strings.IndexByte(t, ' '); i > 0 && t[0] != 'T' && strings.HasPrefix(t[i+1:], "Throughput:") {
+		// A fork's run tag before the line: "bs_8_input_128_output_128
+		// Throughput: ...", kept as the label "run".
+		p.startThroughput(n, t[i+1:])
+		if p.pending != nil && p.pending.Format == "vllm-throughput" {
+			p.pending.SetLabel("run", t[:i])
+		}
+	}
 	p.ctx.line(s)
 }
 

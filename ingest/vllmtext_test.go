@@ -122,6 +122,13 @@ var vsCases = []vsCase{
 		{format: "vllm-throughput", line: 11, nmetrics: 3},
 	}},
 	{file: "throughput.txt", format: "vllm-throughput", want: []vsWant{{line: 4}, {line: 9}, {line: 11}}},
+	// A fork's run tag in front of the Throughput line is the label run.
+	{file: "throughput_run_tag.txt", want: []vsWant{
+		{format: "vllm-throughput", line: 3, nmetrics: 5, metrics: map[string]float64{"request_throughput": 5.21, "total_input_tokens": 1024},
+			labels: map[string]string{"run": "bs_8_input_128_output_128"}},
+		{format: "vllm-throughput", line: 7, nmetrics: 5, metrics: map[string]float64{"output_throughput": 2534.40, "total_output_tokens": 8192},
+			labels: map[string]string{"run": "bs_64_input_128_output_128"}},
+	}},
 	{file: "latency.txt", want: []vsWant{
 		{format: "vllm-latency", line: 5, nmetrics: 8,
 			metrics: map[string]float64{"mean_e2el_ms": 1213.7415283333334, "std_e2el_ms": 4.130101547436432, "p10_e2el_ms": 1208.9861154556274,
