@@ -54,8 +54,15 @@ func vsStripOne(s string) string {
 		}
 	case c == '[':
 		if end := strings.IndexByte(s, ']'); end > 0 && end < 128 {
+			// torchrun and friends: "[rank0]: text".
+			if end+1 < len(s) && s[end+1] == ':' {
+				return s[end+2:]
+			}
 			return s[end+1:]
 		}
+	case c == '|' && len(s) > 1 && (s[1] == ' ' || s[1] == '\t'):
+		// loguru and friends: "2026-11-25 08:00:00 | INFO | text".
+		return s[2:]
 	case c >= '0' && c <= '9':
 		sep := false
 		i := 0
@@ -84,6 +91,12 @@ func vsStripOne(s string) string {
 	}
 	if c == 's' && len(s) > 9 && (s[:7] == "stdout " || s[:7] == "stderr ") && (s[7] == 'F' || s[7] == 'P') && s[8] == ' ' {
 		return s[9:]
+	}
+	// loguru's location: "__main__:main:42 - text".
+	if sp := strings.IndexByte(s, ' '); sp > 2 && sp < 128 && strings.HasPrefix(s[sp:], " - ") {
+		if colon := strings.LastIndexByte(s[:sp], ':'); colon > 0 && colon < sp-1 && allDigits(s[colon+1:sp]) {
+			return s[sp+3:]
+		}
 	}
 	// docker compose: "service-1  | text".
 	for i := 1; i < len(s) && i < 64; i++ {
@@ -469,4 +482,14 @@ func vsApplyLabels(r *Result, ctx, own map[string]string) {
 // that changed with the model would hide a label mismatch.
 func vsName(r *Result, format string) string {
 	return ""
+}
+
+// allDigits reports whether s is one or more ASCII digits.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
