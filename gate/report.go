@@ -136,8 +136,8 @@ type Mismatch struct {
 // Failed reports whether the gate failed.
 func (r *Report) Failed() bool { return r.Verdict == Fail }
 
-// WriteJSON writes the report as indented JSON.
-func (r *Report) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
+// WriteJSON writes the report as indented JSON (see report_json.go).
+func (r *Report) WriteJSON(w io.Writer) error { return writeReportJSON(w, r) }
 
 // ReadReport reads a report written by WriteJSON, so that a later step
 // (perfgate publish) can render it again as markdown.
