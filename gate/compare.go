@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/perfgate/perfgate/metric"
 
@@ -217,7 +218,9 @@ func mwuTwoSided(x, y []float64) float64 {
 	return math.Min(1, 2*math.Min(mwu(x, y, true), mwu(x, y, false)))
 }
 
-var latencyNameRE = regexp.MustCompile(`^(mean|median|std|min|max|p(\d+(?:\.\d+)?))_(ttft|tpot|itl|e2el)_ms$`)
+var latencyNameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(mean|median|std|min|max|p(\d+(?:\.\d+)?))_(ttft|tpot|itl|e2el)_ms$`)
+})
 
 // metricRank orders metrics the way results are read: counts and duration,
 // throughputs, then latencies by kind (TTFT, TPOT, ITL, E2EL) and
@@ -231,7 +234,7 @@ func metricRank(n string) float64 {
 			return float64(i)
 		}
 	}
-	if m := latencyNameRE.FindStringSubmatch(n); m != nil {
+	if m := latencyNameRE().FindStringSubmatch(n); m != nil {
 		kind := map[string]float64{"ttft": 0, "tpot": 1, "itl": 2, "e2el": 3}[m[3]]
 		stat := map[string]float64{"mean": 0, "median": 1, "std": 2, "min": 3, "max": 4}[m[1]]
 		if m[2] != "" {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -160,7 +161,7 @@ var (
 	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
-	yamlLineRE   = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
 )
 
 // ParseRules parses the contents of a rules file; file names it in errors.
@@ -172,7 +173,7 @@ func ParseRules(file string, data []byte) (*Config, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		msg := err.Error()
 		line := 0
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
@@ -411,11 +412,11 @@ func resolveMetric(typed, dirText string, relative bool, hint string) (name stri
 	return "", 0, msg + " For a metric of your own, " + hint + " (perfgate parse FILE lists the names a result has)"
 }
 
-var percentRE = regexp.MustCompile(`^\+?([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*%$`)
+var percentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\+?([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*%$`) })
 
 func parsePercent(s string) (float64, error) {
 	t := strings.TrimSpace(s)
-	m := percentRE.FindStringSubmatch(t)
+	m := percentRE().FindStringSubmatch(t)
 	if m == nil {
 		if _, err := parseNumber(t); err == nil {
 			if strings.HasPrefix(t, "-") {
@@ -449,8 +450,10 @@ func parseNumber(s string) (float64, error) {
 }
 
 var (
-	absRE = regexp.MustCompile(`^(.+?)\s*(<=|>=|<|>)\s*([^:\s]+)(?:\s*:\s*([A-Za-z_]+))?$`)
-	relRE = regexp.MustCompile(`^(.+?)\s*:\s*([^:]+?)(?:\s*:\s*([A-Za-z_]+))?$`)
+	absRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(.+?)\s*(<=|>=|<|>)\s*([^:\s]+)(?:\s*:\s*([A-Za-z_]+))?$`)
+	})
+	relRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+?)\s*:\s*([^:]+?)(?:\s*:\s*([A-Za-z_]+))?$`) })
 )
 
 const ruleForms = `write METRIC:PERCENT (e.g. "mean_ttft_ms:3%", "Mean TTFT:3%"), METRIC<=VALUE or METRIC<VALUE (e.g. "failed<=0", "p99_ttft_ms<6000"), or METRIC>=VALUE; add ":lower" or ":higher" for a metric of your own (e.g. "my_latency:5%:lower", "my_errors<=3:lower")`
@@ -464,7 +467,7 @@ func ParseRuleFlag(s string) (Rule, error) {
 	}
 	t := strings.TrimSpace(s)
 	origin := fmt.Sprintf("--rule %q", s)
-	if m := absRE.FindStringSubmatch(t); m != nil {
+	if m := absRE().FindStringSubmatch(t); m != nil {
 		name, dir, msg := resolveMetric(m[1], m[4], false, "append \":lower\" or \":higher\" (e.g. \"my_metric<=90:lower\")")
 		if msg != "" {
 			return bad("%s", msg)
@@ -486,7 +489,7 @@ func ParseRuleFlag(s string) (Rule, error) {
 		}
 		return r, nil
 	}
-	if m := relRE.FindStringSubmatch(t); m != nil {
+	if m := relRE().FindStringSubmatch(t); m != nil {
 		name, dir, msg := resolveMetric(m[1], m[3], true, "append \":lower\" or \":higher\" (e.g. \"my_latency:5%:lower\")")
 		if msg != "" {
 			return bad("%s", msg)

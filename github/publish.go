@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // CommentMode says when Publish comments on the pull request.
@@ -41,12 +42,12 @@ func ParseCommentMode(s string) (CommentMode, error) {
 // DefaultGateID names the gate when a workflow runs only one.
 const DefaultGateID = "perfgate"
 
-var gateIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$`)
+var gateIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$`) })
 
 // CheckGateID validates a gate id: letters, digits, '.', '_', '/' and
 // '-', starting with a letter or digit, at most 100 characters.
 func CheckGateID(id string) error {
-	if !gateIDRE.MatchString(id) {
+	if !gateIDRE().MatchString(id) {
 		return fmt.Errorf("%q is not a gate id; use letters, digits, '.', '_', '/' and '-' (at most 100, starting with a letter or digit), e.g. serving-a100", id)
 	}
 	return nil

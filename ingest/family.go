@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/perf/benchfmt"
@@ -72,10 +73,10 @@ func (r *Reader) parseYAML(data []byte) error {
 	}
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 func yamlErrLine(err error) int {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(err.Error()); m != nil {
 		var n int
 		fmt.Sscan(m[1], &n)
 		return n
@@ -229,10 +230,10 @@ func (r *Reader) parseCSV(data []byte) error {
 	return r.unrecognized()
 }
 
-var goBenchLineRE = regexp.MustCompile(`(?m)^Benchmark\S*\s+\d+\s+[-\d.e+]+ \S+`)
+var goBenchLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Benchmark\S*\s+\d+\s+[-\d.e+]+ \S+`) })
 
 func looksGoBench(head []byte) bool {
-	return goBenchLineRE.Match(head) || (bytes.HasPrefix(head, []byte("goos: ")) || bytes.Contains(head, []byte("\ngoos: "))) && bytes.Contains(head, []byte("\npkg: "))
+	return goBenchLineRE().Match(head) || (bytes.HasPrefix(head, []byte("goos: ")) || bytes.Contains(head, []byte("\ngoos: "))) && bytes.Contains(head, []byte("\npkg: "))
 }
 
 func looksCSV(head []byte) bool {
@@ -258,7 +259,7 @@ func looksCSV(head []byte) bool {
 	return false
 }
 
-var yamlTopKeyRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*:(\s|$)`)
+var yamlTopKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]*:(\s|$)`) })
 
 // looksYAML accepts documents that start with "---" or whose first
 // significant lines are lowercase top-level keys and that contain no
@@ -281,7 +282,7 @@ func looksYAML(head []byte) bool {
 			}
 			return false
 		}
-		if !yamlTopKeyRE.MatchString(t) {
+		if !yamlTopKeyRE().MatchString(t) {
 			return false
 		}
 		keys++
@@ -341,10 +342,10 @@ func (r *Reader) parseGoBench(data []byte) error {
 	return nil
 }
 
-var procsRE = regexp.MustCompile(`^(.*)-(\d+)$`)
+var procsRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)-(\d+)$`) })
 
 func splitProcs(name string) (string, string) {
-	if m := procsRE.FindStringSubmatch(name); m != nil {
+	if m := procsRE().FindStringSubmatch(name); m != nil {
 		return m[1], m[2]
 	}
 	return name, ""

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/perfgate/perfgate/metric"
 )
@@ -74,7 +75,9 @@ var llmperfSingles = map[string]struct {
 
 var llmperfLatencies = map[string]string{"ttft_s": "ttft", "inter_token_latency_s": "itl", "end_to_end_latency_s": "e2el"}
 
-var llmperfStatRE = regexp.MustCompile(`^(.+)_(quantiles_p\d+(?:\.\d+)?|mean|min|max|stddev|std|median)$`)
+var llmperfStatRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(.+)_(quantiles_p\d+(?:\.\d+)?|mean|min|max|stddev|std|median)$`)
+})
 
 func convertLLMPerf(obj map[string]any) ([]Result, error) {
 	if isLLMPerfRecord(obj) && !isLLMPerfSummary(obj) {
@@ -107,7 +110,7 @@ func convertLLMPerf(obj map[string]any) ([]Result, error) {
 			docSetScaled(&res, s.name, f, s.scale)
 			continue
 		}
-		m := llmperfStatRE.FindStringSubmatch(rest)
+		m := llmperfStatRE().FindStringSubmatch(rest)
 		if m == nil {
 			if n := metric.Sanitize(rest); n != "" {
 				res.Set(n, f)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -21,7 +22,9 @@ func IsAbsent(s string) bool {
 	return false
 }
 
-var quantityRE = regexp.MustCompile(`^([-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:inf|infinity))\s*([^\s\d(),;]*)`)
+var quantityRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:inf|infinity))\s*([^\s\d(),;]*)`)
+})
 
 // ParseQuantity reads a leading number and an optional unit word from s:
 // "945.18", "12.5 ms", "41.6254 token/s", "1,234", "98409.4916 ms", "inf".
@@ -32,7 +35,7 @@ func ParseQuantity(s string) (v float64, unit string, ok bool) {
 	if IsAbsent(s) {
 		return 0, "", false
 	}
-	m := quantityRE.FindStringSubmatch(s)
+	m := quantityRE().FindStringSubmatch(s)
 	if m == nil {
 		return 0, "", false
 	}

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/perfgate/perfgate/internal/suggest"
 )
@@ -107,20 +108,23 @@ var statWords = map[string]string{
 var (
 	byName  = map[string]Info{}
 	byLabel = map[string]string{} // normalized label -> name
-	latRE   = regexp.MustCompile(`^(mean|median|std|min|max|p(\d+(?:\.\d+)?))_(ttft|tpot|itl|e2el)_ms$`)
+	latRE   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(mean|median|std|min|max|p(\d+(?:\.\d+)?))_(ttft|tpot|itl|e2el)_ms$`)
+	})
 )
 
 func init() {
 	for _, b := range fixed {
 		add(Info{Name: b.name, Label: b.label, Unit: b.unit, Direction: b.dir, Known: true})
 	}
-	for k := range latencyKinds {
-		for s := range statWords {
-			name := s + "_" + k + "_ms"
-			add(latencyInfo(name))
+	// latencyInfo without the regexp: the package starts in every
+	// perfgate process, most of which never match a latency name.
+	for k, kind := range latencyKinds {
+		for s, stat := range statWords {
+			add(latencyInfoOf(s+"_"+k+"_ms", stat, kind))
 		}
 		for _, p := range []string{"50", "75", "90", "95", "99", "99.9"} {
-			add(latencyInfo("p" + p + "_" + k + "_ms"))
+			add(latencyInfoOf("p"+p+"_"+k+"_ms", "P"+p, kind))
 		}
 	}
 	// Common aliases users type for labels.
@@ -143,7 +147,7 @@ func add(in Info) {
 }
 
 func latencyInfo(name string) Info {
-	m := latRE.FindStringSubmatch(name)
+	m := latRE().FindStringSubmatch(name)
 	if m == nil {
 		return Info{}
 	}
@@ -151,9 +155,15 @@ func latencyInfo(name string) Info {
 	if m[2] != "" {
 		stat = "P" + m[2]
 	}
+	return latencyInfoOf(name, stat, latencyKinds[m[3]])
+}
+
+// latencyInfoOf is the Info of a latency statistic: stat as labels show
+// it ("Mean", "P99"), kind upper-case ("TTFT").
+func latencyInfoOf(name, stat, kind string) Info {
 	return Info{
 		Name:      name,
-		Label:     stat + " " + latencyKinds[m[3]] + " (ms)",
+		Label:     stat + " " + kind + " (ms)",
 		Unit:      "ms",
 		Direction: LowerIsBetter,
 		Known:     true,
@@ -187,7 +197,7 @@ func Get(name string) Info {
 	if in, ok := byName[name]; ok {
 		return in
 	}
-	if latRE.MatchString(name) {
+	if latRE().MatchString(name) {
 		return latencyInfo(name)
 	}
 	return Info{Name: name, Label: name, Direction: inferDirection(name)}
@@ -213,14 +223,14 @@ func Lookup(s string) (Info, bool) {
 	if in, ok := byName[strings.ToLower(t)]; ok {
 		return in, true
 	}
-	if latRE.MatchString(strings.ToLower(t)) {
+	if latRE().MatchString(strings.ToLower(t)) {
 		return latencyInfo(strings.ToLower(t)), true
 	}
 	if n, ok := byLabel[normLabel(t)]; ok {
 		return byName[n], true
 	}
 	// "P99.9 TTFT (ms)" and other percentiles not pre-registered.
-	if m := labelLatRE.FindStringSubmatch(normLabel(t)); m != nil {
+	if m := labelLatRE().FindStringSubmatch(normLabel(t)); m != nil {
 		stat := m[1]
 		if w, ok := statAliases[stat]; ok {
 			stat = w
@@ -231,7 +241,9 @@ func Lookup(s string) (Info, bool) {
 }
 
 var (
-	labelLatRE     = regexp.MustCompile(`^(mean|median|std|min|max|avg|average|p\d+(?:\.\d+)?) (ttft|tpot|itl|e2el|e2e latency)(?: \(ms\))?$`)
+	labelLatRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(mean|median|std|min|max|avg|average|p\d+(?:\.\d+)?) (ttft|tpot|itl|e2el|e2e latency)(?: \(ms\))?$`)
+	})
 	statAliases    = map[string]string{"avg": "mean", "average": "mean"}
 	latencyAliases = map[string]string{"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el", "e2e latency": "e2el"}
 )

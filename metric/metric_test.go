@@ -76,3 +76,21 @@ func TestSuggestTransposition(t *testing.T) {
 		t.Errorf(`Suggest("Mean TFTT") = %q, want "mean_ttft_ms"`, got)
 	}
 }
+
+// TestRegisteredLatencies: the latency names registered at start (built
+// without the regexp) are what latencyInfo derives from the name.
+func TestRegisteredLatencies(t *testing.T) {
+	n := 0
+	for name, in := range byName {
+		if in.Unit != "ms" {
+			continue
+		}
+		n++
+		if want := latencyInfo(name); in != want {
+			t.Errorf("%s: registered %+v, latencyInfo gives %+v", name, in, want)
+		}
+	}
+	if n != 4*(5+6) {
+		t.Errorf("%d latency names registered, want %d", n, 4*(5+6))
+	}
+}

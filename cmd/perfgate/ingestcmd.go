@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -72,7 +73,7 @@ func ingestCommand(e *env) *cli.Command {
 	}
 }
 
-var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+var fullSHA = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`) })
 
 // resolveCommit resolves rev; for HEAD of the working tree (checkDirty) it
 // also reports whether the tree has uncommitted changes. A full SHA that is
@@ -81,7 +82,7 @@ var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 func resolveCommit(c *cli.Context, repo *gitrepo.Repo, rev string, checkDirty bool) (string, bool, error) {
 	sha, err := repo.Resolve(rev)
 	if err != nil {
-		if fullSHA.MatchString(strings.ToLower(rev)) {
+		if fullSHA().MatchString(strings.ToLower(rev)) {
 			fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: commit %s is not in this clone; storing under it anyway\n", rev)
 			return strings.ToLower(rev), false, nil
 		}
