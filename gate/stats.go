@@ -1,7 +1,9 @@
 package gate
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/aclements/go-moremath/stats"
@@ -44,15 +46,27 @@ func diffSigma(x []float64) float64 {
 // segmentation repeated with it. It returns the start index of every
 // segment (the first is 0).
 func changePoints(x []float64) []int {
+	starts, _, _ := changePointsScale(x)
+	return starts
+}
+
+// changePointsScale is changePoints that also returns pooledScale of the
+// segments found, when it computed that on the way (known).
+func changePointsScale(x []float64) (starts []int, scale float64, known bool) {
 	sigma := diffSigma(x)
 	if sigma == 0 {
-		return []int{0}
+		return []int{0}, 0, false
 	}
-	starts := segmentWith(x, sigma)
-	if s := pooledScale(segments(x, starts)); s > 0 {
-		starts = segmentWith(x, s)
+	starts = segmentWith(x, sigma)
+	s := pooledScale(segments(x, starts))
+	if s <= 0 {
+		return starts, s, true
 	}
-	return starts
+	again := segmentWith(x, s)
+	if slices.Equal(again, starts) {
+		return starts, s, true
+	}
+	return again, 0, false
 }
 
 // segments splits x at the given starts.
@@ -70,14 +84,31 @@ func segments(x []float64, starts []int) [][]float64 {
 
 func segmentWith(x []float64, sigma float64) []int {
 	var cuts []int
+	// The cost of every split point comes from two running sorted copies
+	// (the left part growing, the right part growing from the end), not a
+	// sort per candidate: the same medians and sums as absDev, O(n²) in all.
+	scratch := make([]float64, 2*len(x)+1)
+	sorted, costR := scratch[:0:len(x)], scratch[len(x):]
 	var split func(a, b int)
 	split = func(a, b int) {
 		if b-a < 2*minSegment || len(cuts) >= maxCutsPerWin {
 			return
 		}
+		sorted = sorted[:0]
+		for k := b - 1; k >= a+minSegment; k-- {
+			sorted = insertSorted(sorted, x[k])
+			if k <= b-minSegment {
+				costR[k] = absDevFrom(x[k:b], sorted)
+			}
+		}
+		sorted = sorted[:0]
 		bestCost, bestK := math.Inf(1), -1
-		for k := a + minSegment; k <= b-minSegment; k++ {
-			if c := absDev(x[a:k]) + absDev(x[k:b]); c < bestCost {
+		for k := a + 1; k <= b-minSegment; k++ {
+			sorted = insertSorted(sorted, x[k-1])
+			if k < a+minSegment {
+				continue
+			}
+			if c := absDevFrom(x[a:k], sorted) + costR[k]; c < bestCost {
 				bestCost, bestK = c, k
 			}
 		}
@@ -95,9 +126,24 @@ func segmentWith(x []float64, sigma float64) []int {
 	return append([]int{0}, cuts...)
 }
 
-// absDev is the sum of absolute deviations from the median.
-func absDev(xs []float64) float64 {
-	m := robust.Median(xs)
+// insertSorted inserts v into s, kept in slices.Sort's order.
+func insertSorted(s []float64, v float64) []float64 {
+	i := len(s)
+	for i > 0 && cmp.Less(v, s[i-1]) {
+		i--
+	}
+	return slices.Insert(s, i, v)
+}
+
+// absDevFrom is the sum of absolute deviations of xs from its median,
+// given xs sorted: the median robust.Median computes, and the deviations
+// summed in xs's order.
+func absDevFrom(xs, sorted []float64) float64 {
+	n := len(sorted)
+	m := sorted[n/2]
+	if n%2 == 0 {
+		m = (sorted[n/2-1] + sorted[n/2]) / 2
+	}
 	s := 0.0
 	for _, v := range xs {
 		s += math.Abs(v - m)
@@ -116,11 +162,14 @@ type band struct {
 // noiseBand computes the reference level and the noise of a window of log
 // values, oldest first (the baseline commit last).
 func noiseBand(x []float64) band {
-	starts := changePoints(x)
+	starts, sigma, known := changePointsScale(x)
+	if !known {
+		sigma = pooledScale(segments(x, starts))
+	}
 	last := starts[len(starts)-1]
 	return band{
 		ref:      robust.Median(x[last:]),
-		sigma:    pooledScale(segments(x, starts)),
+		sigma:    sigma,
 		segN:     len(x) - last,
 		segStart: last,
 	}

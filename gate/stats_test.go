@@ -3,6 +3,7 @@ package gate
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -109,5 +110,110 @@ func TestPooledScaleCalibration(t *testing.T) {
 	x[7] += 1 // one run 2.7x slower
 	if got := pooledScale([][]float64{x}); got > clean*1.3 {
 		t.Errorf("one outlier moved the noise from %.4f to %.4f", clean, got)
+	}
+}
+
+// segmentWithSorting is segmentWith as it was first written, sorting
+// every candidate part: the reference the running-sort version must
+// match bit for bit.
+func segmentWithSorting(x []float64, sigma float64) []int {
+	absDev := func(xs []float64) float64 {
+		m := robust.Median(xs)
+		s := 0.0
+		for _, v := range xs {
+			s += math.Abs(v - m)
+		}
+		return s
+	}
+	var cuts []int
+	var split func(a, b int)
+	split = func(a, b int) {
+		if b-a < 2*minSegment || len(cuts) >= maxCutsPerWin {
+			return
+		}
+		bestCost, bestK := math.Inf(1), -1
+		for k := a + minSegment; k <= b-minSegment; k++ {
+			if c := absDev(x[a:k]) + absDev(x[k:b]); c < bestCost {
+				bestCost, bestK = c, k
+			}
+		}
+		l, r := x[a:bestK], x[bestK:b]
+		se := sigma * math.Sqrt(robust.MedianVar(len(l))+robust.MedianVar(len(r)))
+		if math.Abs(robust.Median(l)-robust.Median(r))/se <= cpThreshold {
+			return
+		}
+		cuts = append(cuts, bestK)
+		split(a, bestK)
+		split(bestK, b)
+	}
+	split(0, len(x))
+	sort.Ints(cuts)
+	return append([]int{0}, cuts...)
+}
+
+func TestSegmentWithMatchesSorting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range 20000 {
+		n := 4 + rng.IntN(40)
+		x := make([]float64, n)
+		level := 0.0
+		for j := range x {
+			if rng.IntN(8) == 0 {
+				level += 0.2 * rng.NormFloat64()
+			}
+			x[j] = level + 0.03*rng.NormFloat64()
+			switch rng.IntN(30) {
+			case 0:
+				x[j] = math.Round(x[j]*10) / 10 // ties
+			case 1:
+				x[j] = math.Copysign(0, -1)
+			case 2:
+				x[j] = 0
+			case 3:
+				x[j] = 1e300
+			}
+		}
+		sigma := 0.03 + 0.1*rng.Float64()
+		want := segmentWithSorting(x, sigma)
+		got := segmentWith(x, sigma)
+		if !slices.Equal(got, want) {
+			t.Fatalf("case %d: segmentWith(%v, %v) = %v, the sorting version %v", i, x, sigma, got, want)
+		}
+	}
+}
+
+// TestNoiseBandMatchesReference: noiseBand, which reuses the scale
+// changePoints computed, equals the band computed from scratch as it first
+// was (sorting segmentation, pooledScale of the final segments).
+func TestNoiseBandMatchesReference(t *testing.T) {
+	reference := func(x []float64) band {
+		starts := []int{0}
+		if sigma := diffSigma(x); sigma != 0 {
+			starts = segmentWithSorting(x, sigma)
+			if s := pooledScale(segments(x, starts)); s > 0 {
+				starts = segmentWithSorting(x, s)
+			}
+		}
+		last := starts[len(starts)-1]
+		return band{ref: robust.Median(x[last:]), sigma: pooledScale(segments(x, starts)), segN: len(x) - last, segStart: last}
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for i := range 20000 {
+		n := 1 + rng.IntN(40)
+		x := make([]float64, n)
+		level := 0.0
+		for j := range x {
+			if rng.IntN(6) == 0 {
+				level += 0.15 * rng.NormFloat64()
+			}
+			x[j] = level + 0.03*rng.NormFloat64()
+			if rng.IntN(10) == 0 {
+				x[j] = math.Round(x[j]*20) / 20
+			}
+		}
+		got, want := noiseBand(x), reference(x)
+		if math.Float64bits(got.ref) != math.Float64bits(want.ref) || math.Float64bits(got.sigma) != math.Float64bits(want.sigma) || got.segN != want.segN || got.segStart != want.segStart {
+			t.Fatalf("case %d: noiseBand(%v) = %+v, reference %+v", i, x, got, want)
+		}
 	}
 }
