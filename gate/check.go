@@ -581,13 +581,14 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 
 	// The window, oldest first: the noise band's data, and the history a
 	// report charts for a failing check.
-	var xs []float64
-	var pts []Point
+	xs := make([]float64, 0, len(sr.window))
+	pts := make([]Point, 0, len(sr.window)+1) // and head, below
 	for j := len(sr.window) - 1; j >= 0; j-- {
 		p := sr.window[j]
 		if v := pvalues(p.runs, r.Metric); len(v) > 0 {
-			xs = append(xs, robust.Median(v))
-			pts = append(pts, Point{Commit: c.w.commits[p.idx].SHA, Value: robust.Median(v)})
+			m := robust.Median(v)
+			xs = append(xs, m)
+			pts = append(pts, Point{Commit: c.w.commits[p.idx].SHA, Value: m})
 		}
 	}
 	if len(pts) > 1 {

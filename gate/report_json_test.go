@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -145,4 +146,48 @@ func TestReportJSONNonFinite(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReportJSONLarge: a report of many checks, written out in several
+// buffers, is still encoding/json's bytes.
+func TestReportJSONLarge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	r := &Report{Verdict: Fail, Head: "h"}
+	for i := range 300 {
+		var c CheckResult
+		fillValue(rng, reflect.ValueOf(&c).Elem(), 0)
+		c.History = make([]Point, 21)
+		for j := range c.History {
+			c.History[j] = Point{Commit: strings.Repeat("ab", 20), Value: float64(i*j) / 7}
+		}
+		r.Checks = append(r.Checks, c)
+	}
+	want, err := encodingJSON(t, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 4*flushAt {
+		t.Fatalf("only %d bytes: not several buffers", len(want))
+	}
+	got, err := handJSON(r)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("WriteJSON of %d bytes differs from encoding/json (err %v)", len(want), err)
+	}
+	// A failing writer: its error comes back, and nothing more is written.
+	fw := &failWriter{n: 2}
+	if err := r.WriteJSON(fw); !errors.Is(err, errWrite) || fw.calls != 3 {
+		t.Errorf("WriteJSON to a failing writer: %v after %d writes, want errWrite after 3", err, fw.calls)
+	}
+}
+
+var errWrite = errors.New("disk full")
+
+type failWriter struct{ n, calls int }
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	w.calls++
+	if w.calls > w.n {
+		return 0, errWrite
+	}
+	return len(p), nil
 }

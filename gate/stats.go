@@ -186,7 +186,11 @@ func pooledScale(segs [][]float64) float64 {
 	for _, s := range segs {
 		pairs += len(s) * (len(s) - 1) / 2
 	}
-	d := make([]float64, 0, pairs)
+	var buf [256]float64 // the pairs of a default window of 20 fit
+	d := buf[:0]
+	if pairs > len(buf) {
+		d = make([]float64, 0, pairs)
+	}
 	n := 0
 	for _, s := range segs {
 		for i := range s {

@@ -56,9 +56,14 @@ func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
 	}
 	out := make(map[string][]gate.Sample, len(runs))
 	for c, rs := range runs {
-		for _, r := range rs {
-			out[c] = append(out[c], toSample(r))
+		if len(rs) == 0 {
+			continue
 		}
+		ss := make([]gate.Sample, len(rs))
+		for i, r := range rs {
+			ss[i] = toSample(r)
+		}
+		out[c] = ss
 	}
 	return out, nil
 }
