@@ -196,6 +196,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	}
 
 	var mwuChecks []*CheckResult
+	rep.Checks = make([]CheckResult, 0, len(all)*len(c.rules))
 	for _, sr := range all {
 		rep.Checks = append(rep.Checks, c.evaluate(sr)...)
 		if sr.baseIdx < 0 {
@@ -207,6 +208,9 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	}
 	if primary >= 0 {
 		c.missing(primary, byKey)
+	}
+	if len(rep.Checks) == 0 {
+		rep.Checks = nil // as appending nothing left it: "checks": null
 	}
 	for i := range rep.Checks {
 		if rep.Checks[i].Method == MethodMannWhitney {
@@ -475,7 +479,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		return []CheckResult{cr}
 	}
 
-	var out []CheckResult
+	out := make([]CheckResult, 0, len(c.rules))
 	for ri, r := range c.rules {
 		if !r.matches(sr.bench) {
 			continue

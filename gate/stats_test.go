@@ -217,3 +217,24 @@ func TestNoiseBandMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestIdentityKey: the series key, built without an intermediate map, is
+// the benchmark, a NUL and labelString of the identity labels.
+func TestIdentityKey(t *testing.T) {
+	id := newIdentity([]string{"extra"})
+	rng := rand.New(rand.NewPCG(3, 3))
+	names := []string{"model", "gpu", "hardware", "date", "host", "extra", "a", "b=c", "d,e", "", "z", "y", "x", "w", "v"}
+	for range 2000 {
+		var labels map[string]string
+		if rng.IntN(5) > 0 {
+			labels = map[string]string{}
+			for range rng.IntN(len(names)) {
+				labels[names[rng.IntN(len(names))]] = names[rng.IntN(len(names))]
+			}
+		}
+		s := &Sample{Benchmark: names[rng.IntN(len(names))], Labels: labels}
+		if got, want := id.key(s), s.Benchmark+"\x00"+labelString(id.labels(s.Labels)); got != want {
+			t.Fatalf("key(%q, %v) = %q, want %q", s.Benchmark, labels, got, want)
+		}
+	}
+}

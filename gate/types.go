@@ -103,7 +103,31 @@ func (id identity) labels(l map[string]string) map[string]string {
 
 // key returns the series key of a sample: benchmark and identity labels.
 func (id identity) key(s *Sample) string {
-	return s.Benchmark + "\x00" + labelString(id.labels(s.Labels))
+	// labelString(id.labels(s.Labels)) without the map: a key is made for
+	// every sample a check reads.
+	var buf [8]string
+	keys := buf[:0]
+	n := len(s.Benchmark) + 1
+	for k, v := range s.Labels {
+		if !id.ignore[k] {
+			keys = append(keys, k)
+			n += len(k) + len(v) + 2
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(s.Benchmark)
+	b.WriteByte(0)
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(s.Labels[k])
+	}
+	return b.String()
 }
 
 // labelString renders labels as sorted k=v pairs joined by commas.

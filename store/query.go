@@ -103,13 +103,26 @@ func (s *Store) ByCommits(commits []string) (map[string][]Run, error) {
 	}
 	out := map[string][]Run{}
 	err := s.view(func(t *txn) error {
+		var seqs [][]byte // valid for the transaction
 		for _, c := range commits {
 			if _, done := out[c]; done {
 				continue
 			}
-			var runs []Run
-			if err := t.commitSeqs(c, t.collect(&runs)); err != nil {
+			// The index first, so that the runs are allocated once.
+			seqs = seqs[:0]
+			if err := t.commitSeqs(c, func(seq []byte) error {
+				seqs = append(seqs, seq)
+				return nil
+			}); err != nil {
 				return err
+			}
+			runs := make([]Run, 0, len(seqs))
+			for _, seq := range seqs {
+				r, err := t.runAt(seq)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, r)
 			}
 			if len(runs) > 0 {
 				sortRuns(runs)
