@@ -87,7 +87,11 @@ func segmentWith(x []float64, sigma float64) []int {
 	// The cost of every split point comes from two running sorted copies
 	// (the left part growing, the right part growing from the end), not a
 	// sort per candidate: the same medians and sums as absDev, O(n²) in all.
-	scratch := make([]float64, 2*len(x)+1)
+	var buf [2*64 + 1]float64 // windows up to 64 values need no allocation
+	scratch := buf[:]
+	if len(scratch) < 2*len(x)+1 {
+		scratch = make([]float64, 2*len(x)+1)
+	}
 	sorted, costR := scratch[:0:len(x)], scratch[len(x):]
 	var split func(a, b int)
 	split = func(a, b int) {
