@@ -383,11 +383,12 @@ func (c *checker) collect(sr *series) bool {
 	return len(sr.window) >= window || w.capped()
 }
 
-// values returns the metric's values in runs.
+// values returns the metric's finite values in runs: a NaN or an
+// infinity (an imported history can hold one) is no measurement.
 func values(runs []Sample, name string) []float64 {
 	var out []float64
 	for i := range runs {
-		if v, ok := runs[i].Metrics[name]; ok {
+		if v, ok := runs[i].Metrics[name]; ok && finite(v) {
 			out = append(out, v)
 		}
 	}
@@ -398,12 +399,14 @@ func values(runs []Sample, name string) []float64 {
 func pvalues(runs []*Sample, name string) []float64 {
 	var out []float64
 	for _, s := range runs {
-		if v, ok := s.Metrics[name]; ok {
+		if v, ok := s.Metrics[name]; ok && finite(v) {
 			out = append(out, v)
 		}
 	}
 	return out
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // evaluate applies every rule to one series.
 func (c *checker) evaluate(sr *series) []CheckResult {

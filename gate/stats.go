@@ -53,8 +53,15 @@ func changePoints(x []float64) []int {
 // changePointsScale is changePoints that also returns pooledScale of the
 // segments found, when it computed that on the way (known).
 func changePointsScale(x []float64) (starts []int, scale float64, known bool) {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			// No level or scale to compare with; values() keeps such
+			// values out of every series, this keeps the search safe.
+			return []int{0}, 0, false
+		}
+	}
 	sigma := diffSigma(x)
-	if sigma == 0 {
+	if sigma == 0 || math.IsNaN(sigma) || math.IsInf(sigma, 0) {
 		return []int{0}, 0, false
 	}
 	starts = segmentWith(x, sigma)
