@@ -212,7 +212,7 @@ func Search(ctx context.Context, n int, known map[int][]float64, m Measurer, opt
 	}
 	s := &searcher{
 		ctx: ctx, m: m, opts: opts,
-		smp:    sample{n: n, values: make([][]float64, n+1), skipped: make([]bool, n+1)},
+		smp:    sample{n: n, values: make([][]float64, n+1), skipped: make([]bool, n+1), stops: m != nil},
 		stored: make([]int, n+1), runs: make([]int, n+1), skip: make([]string, n+1),
 	}
 	for i, vs := range known {
