@@ -3,6 +3,7 @@ package bisect
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -22,7 +23,11 @@ import (
 // "found" counts the trials that reached the 95% confidence and
 // "wrong/found" those among them that named a wrong commit (the
 // calibration of the stated confidence); a trial that ran out of budget
-// counts as right when its best guess is.
+// counts as right when its best guess is. "noise-found" and "noise-other"
+// are the noise the search reported (Result.Noise) over the true one,
+// geometric means over the trials that reached 95% and over the others
+// that named a commit: a gap between them is the search stopping when the
+// runs happen to agree closely (see noiseDFDiscount).
 func BenchmarkSearch(b *testing.B) {
 	const sigma = 0.015
 	for _, n := range []int{64, 256, 1024} {
@@ -58,6 +63,8 @@ func BenchmarkSearch(b *testing.B) {
 // the default).
 func searchTrials(b *testing.B, n int, sigma, step float64, budget int) {
 	right, runs, found, wrong := 0, 0, 0, 0
+	var logNoise [2]float64 // found, other
+	var nNoise [2]int
 	for i := 0; i < b.N; i++ {
 		sm := newSimulation(n, 0, sigma, step, uint64(i))
 		sm.culprit = 1 + sm.rng.IntN(n)
@@ -75,9 +82,21 @@ func searchTrials(b *testing.B, n int, sigma, step float64, budget int) {
 			}
 		}
 		runs += res.Runs
+		if j := 1; res.Verdict != NoStep && res.Noise > 0 {
+			if res.Verdict == Found {
+				j = 0
+			}
+			logNoise[j] += math.Log(res.Noise / sigma)
+			nNoise[j]++
+		}
 	}
 	b.ReportMetric(float64(right)/float64(b.N), "accuracy")
 	b.ReportMetric(float64(runs)/float64(b.N), "runs/search")
 	b.ReportMetric(float64(found)/float64(b.N), "found")
 	b.ReportMetric(float64(wrong)/float64(max(found, 1)), "wrong/found")
+	for j, unit := range []string{"noise-found", "noise-other"} {
+		if nNoise[j] > 0 {
+			b.ReportMetric(math.Exp(logNoise[j]/float64(nNoise[j])), unit)
+		}
+	}
 }
