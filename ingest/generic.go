@@ -20,8 +20,22 @@ func init() {
 			if !ok {
 				return false
 			}
-			// Claim only a map of numbers (or absent values): other tools'
-			// objects with a "metrics" key of records are not ours.
+			// An object of only our keys is ours, so a bad value gets
+			// convertGeneric's precise error, not "no known format".
+			ours := true
+			for k := range obj {
+				switch k {
+				case "name", "benchmark", "metrics", "labels":
+				default:
+					ours = false
+				}
+			}
+			if ours {
+				return true
+			}
+			// Otherwise claim only a map of numbers (or absent values):
+			// other tools' objects with a "metrics" key of records are not
+			// ours.
 			for _, v := range ms {
 				if _, isNum := Num(v); !isNum && v != nil {
 					if s, isStr := v.(string); !isStr || !IsAbsent(s) {

@@ -1,6 +1,9 @@
 package ingest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestGeneric(t *testing.T) {
 	tests := []struct {
@@ -18,7 +21,8 @@ func TestGeneric(t *testing.T) {
 		{"labels normalized", `{"metrics":{"x":1},"labels":{"request_rate":"10.00","model":"llama"}}`,
 			map[string]float64{"x": 1}, map[string]string{"request_rate": "10", "model": "llama"}, false},
 		{"bare infinity dropped", `{"metrics":{"x":Infinity,"y":2}}`, map[string]float64{"y": 2}, nil, false},
-		{"non-number is not ours", `{"metrics":{"x":"fast"}}`, nil, nil, true},
+		{"non-number is an error", `{"metrics":{"x":"fast"}}`, nil, nil, true},
+		{"overflow is an error", `{"metrics":{"x":1e999}}`, nil, nil, true},
 		{"yaml", "metrics:\n  mean_ttft_ms: 3\nlabels:\n  model: m\n", map[string]float64{"mean_ttft_ms": 3}, map[string]string{"model": "m"}, false},
 	}
 	for _, tt := range tests {
@@ -48,6 +52,15 @@ func TestGeneric(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An object of only the generic format's keys is claimed by it, so a bad
+// value gets a precise message instead of "matches no known format".
+func TestGenericPreciseError(t *testing.T) {
+	_, err := parseString(t, `{"name":"b","metrics":{"x_ms":"fast","y":2}}`, "in.json", "")
+	if err == nil || !strings.Contains(err.Error(), `metric "x_ms" has value fast`) {
+		t.Errorf("error = %v, want one naming metric \"x_ms\"", err)
 	}
 }
 
