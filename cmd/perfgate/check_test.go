@@ -360,3 +360,28 @@ func TestCheckBaseBranchFallback(t *testing.T) {
 		t.Errorf("origin/main only: exit %d, baseline %+v\n%s\n%s", code, got.Baseline, stdout, stderr)
 	}
 }
+
+// TestCompareIgnoreLabels: compare and history read ignore_labels from the
+// rules file, as check does, so a label that changes on every run (here a
+// runner id) does not split one benchmark into two series.
+func TestCompareIgnoreLabels(t *testing.T) {
+	repo := gitRepo(t)
+	a := commit(t, repo, "a", map[string]string{"a.txt": "1"})
+	ingestAt(t, repo, metricsJSON(100, 300), "--label", "runner=r1")
+	b := commit(t, repo, "b", map[string]string{"a.txt": "2"})
+	ingestAt(t, repo, metricsJSON(110, 300), "--label", "runner=r2")
+
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "compare", a, b)
+	if code != 0 || strings.Contains(stdout, "+10.00%") {
+		t.Fatalf("without ignore_labels the runners are two series: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	writeFile(t, repo, ".perfgate.yml", "ignore_labels: [runner]\nrules:\n  - metric: mean_ttft_ms\n    max_regression: 3%\n")
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "compare", a, b)
+	if code != 0 || !strings.Contains(stdout, "+10.00%") {
+		t.Errorf("compare with ignore_labels [runner]: exit %d, want one series changed +10%%\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "history", "--name", "serving", "--metric", "mean_ttft_ms", "-o", "csv")
+	if code != 0 || strings.Count(stdout, "\n") != 3 || !strings.Contains(stdout, "110") {
+		t.Errorf("history with ignore_labels [runner]: exit %d, want a header and two rows of one series\n%s\n%s", code, stdout, stderr)
+	}
+}

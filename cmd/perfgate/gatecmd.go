@@ -213,6 +213,10 @@ func writeReport(c *cli.Context, e *env, doc gate.Document) error {
 	return gate.Write(e.stdout, doc, format, color && format == "text")
 }
 
+func rulesFileFlag() cli.Flag {
+	return &cli.StringFlag{Name: "rules", Usage: "rules `FILE` (default .perfgate.yml at the repo root)"}
+}
+
 func reportFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "report format: text, markdown, json"},
@@ -243,7 +247,7 @@ func checkCommand(e *env) *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "head", Value: "HEAD", Usage: "the commit under test (any revision)"},
 			&cli.StringFlag{Name: "base", Usage: "base branch or revision (default: baseline.branch of the rules, else main)"},
-			&cli.StringFlag{Name: "rules", Usage: "rules `FILE` (default .perfgate.yml at the repo root)"},
+			rulesFileFlag(),
 			&cli.StringSliceFlag{Name: "rule", Usage: "a rule in shorthand, e.g. 'mean_ttft_ms:3%'; repeatable"},
 		}, append(reportFlags(), githubFlags()...)...),
 		Action: func(c *cli.Context) error {
@@ -316,7 +320,7 @@ func compareCommand(e *env) *cli.Command {
 		Name:      "compare",
 		Usage:     "side-by-side table of two commits' results, no verdict",
 		ArgsUsage: "REV_A REV_B",
-		Flags:     reportFlags(),
+		Flags:     append([]cli.Flag{rulesFileFlag()}, reportFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
 				return usageErrorf("compare: give two revisions, e.g. perfgate compare main HEAD (got %d arguments)", c.NArg())
@@ -326,6 +330,12 @@ func compareCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
+			// The rules file's ignore_labels say which labels do not
+			// identify a series, as in check.
+			cfg, err := loadConfig(c, repo)
+			if err != nil {
+				return err
+			}
 			var shas [2]string
 			for i, rev := range c.Args().Slice() {
 				if shas[i], err = repo.Resolve(rev); err != nil {
@@ -335,7 +345,7 @@ func compareCommand(e *env) *cli.Command {
 			var cmp *gate.Comparison
 			err = withHistory(c, repo, func(h history) error {
 				var cerr error
-				cmp, cerr = gate.Compare(c.Context, h, gate.CompareOptions{A: shas[0], B: shas[1]})
+				cmp, cerr = gate.Compare(c.Context, h, gate.CompareOptions{A: shas[0], B: shas[1], IgnoreLabels: cfg.IgnoreLabels})
 				return cerr
 			})
 			if err != nil {
@@ -358,6 +368,7 @@ func historyCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "label", Usage: "only series with identity label `KEY=VALUE`; repeatable"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, csv, json, markdown"},
 			&cli.StringFlag{Name: "out", Usage: "write to `FILE` (unless -o text, a text copy also goes to stdout)"},
+			rulesFileFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.String("metric") == "" {
@@ -375,6 +386,10 @@ func historyCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
+			cfg, err := loadConfig(c, repo)
+			if err != nil {
+				return err
+			}
 			if !c.IsSet("branch") {
 				// HEAD of a repository without commits: say that, not
 				// "no branch HEAD".
@@ -391,7 +406,7 @@ func historyCommand(e *env) *cli.Command {
 				var terr error
 				tr, terr = gate.ReadTrend(c.Context, graph{r: repo, info: true}, h, gate.TrendOptions{
 					From: from, Ref: shortRef(ref, c.String("branch")), Benchmark: c.String("name"),
-					Metric: c.String("metric"), Labels: labels, Limit: c.Int("limit"),
+					Metric: c.String("metric"), Labels: labels, Limit: c.Int("limit"), IgnoreLabels: cfg.IgnoreLabels,
 				})
 				return terr
 			})
