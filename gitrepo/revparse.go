@@ -73,6 +73,15 @@ func (r *Repo) ResolveBranch(name string) (sha, ref string, err error) {
 				return r.peelBranch(name, h, found[0])
 			}
 		}
+		// A remote's HEAD ("origin/HEAD") names the branch it points to.
+		if remote, ok := strings.CutSuffix(name, "/HEAD"); ok && remote != "" {
+			sym := plumbing.NewRemoteReferenceName(remote, "HEAD")
+			if ref, err := r.st.Reference(sym); err == nil && ref.Type() == plumbing.SymbolicReference {
+				if h, ok := r.refTarget(ref.Target()); ok {
+					return r.peelBranch(name, h, ref.Target())
+				}
+			}
+		}
 	}
 	h, err := r.resolve(name)
 	if err != nil {

@@ -50,6 +50,7 @@ func TestResolveRemoteAndBranch(t *testing.T) {
 		{"main", s.c["c8"], "refs/heads/main"},
 		{"feature", s.c["f2"], "refs/remotes/origin/feature"},
 		{"v1.0", s.c["c3"], ""},
+		{"origin/HEAD", s.c["c8"], "refs/remotes/origin/main"},
 	}
 	for _, tt := range tests {
 		sha, ref, err := r.ResolveBranch(tt.name)
