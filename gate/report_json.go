@@ -7,7 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/perfgate/perfgate/internal/jsontext"
 )
 
 // The check report's JSON is written by hand: byte for byte what
@@ -363,58 +364,5 @@ func (j *jsonWriter) labels(m map[string]string) {
 	j.close('}')
 }
 
-const hexDigits = "0123456789abcdef"
-
-// str is encoding/json's string encoding without HTML escaping: control
-// characters, quotes and backslashes escaped, invalid UTF-8 as U+FFFD,
-// U+2028 and U+2029 escaped.
-func (j *jsonWriter) str(s string) {
-	b := append(j.b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	j.b = append(b, '"')
-}
+// str writes s as encoding/json does (jsontext.AppendString).
+func (j *jsonWriter) str(s string) { j.b = jsontext.AppendString(j.b, s) }

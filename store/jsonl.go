@@ -11,7 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/perfgate/perfgate/internal/jsontext"
 )
 
 // The JSONL interchange: one run per line, in the shape of DESIGN.md,
@@ -343,11 +344,11 @@ func jsonType(kind string) string {
 // AppendJSON appends the JSONL form of a run (without the newline) to b.
 func AppendJSON(b []byte, r *Run) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, r.ID)
+	b = jsontext.AppendString(b, r.ID)
 	b = append(b, `,"commit":`...)
-	b = appendString(b, r.Commit)
+	b = jsontext.AppendString(b, r.Commit)
 	b = append(b, `,"benchmark":`...)
-	b = appendString(b, r.Benchmark)
+	b = jsontext.AppendString(b, r.Benchmark)
 	b = append(b, `,"time":"`...)
 	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","metrics":{`...)
@@ -355,7 +356,7 @@ func AppendJSON(b []byte, r *Run) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jsontext.AppendString(b, k)
 		b = append(b, ':')
 		b = appendNumber(b, r.Metrics[k])
 	}
@@ -364,14 +365,14 @@ func AppendJSON(b []byte, r *Run) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jsontext.AppendString(b, k)
 		b = append(b, ':')
-		b = appendString(b, r.Labels[k])
+		b = jsontext.AppendString(b, r.Labels[k])
 	}
 	b = append(b, `},"source":{"format":`...)
-	b = appendString(b, r.Source.Format)
+	b = jsontext.AppendString(b, r.Source.Format)
 	b = append(b, `,"file":`...)
-	b = appendString(b, r.Source.File)
+	b = jsontext.AppendString(b, r.Source.File)
 	if r.Source.Line > 0 {
 		b = append(b, `,"line":`...)
 		b = strconv.AppendInt(b, int64(r.Source.Line), 10)
@@ -383,7 +384,7 @@ func AppendJSON(b []byte, r *Run) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, a)
+			b = jsontext.AppendString(b, a)
 		}
 		b = append(b, `],"exit_code":`...)
 		b = strconv.AppendInt(b, int64(r.ExitCode), 10)
@@ -393,7 +394,7 @@ func AppendJSON(b []byte, r *Run) []byte {
 	}
 	if r.Invalid != "" {
 		b = append(b, `,"invalid":`...)
-		b = appendString(b, r.Invalid)
+		b = jsontext.AppendString(b, r.Invalid)
 	}
 	return append(b, '}')
 }
@@ -416,49 +417,4 @@ func appendNumber(b []byte, f float64) []byte {
 		}
 	}
 	return b
-}
-
-// appendString appends s as a JSON string. Strings are valid UTF-8
-// (validate checks), so only quotes, backslashes and control characters
-// need escaping.
-func appendString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, s[start:i]...)
-				b = append(b, `\ufffd`...)
-				i++
-				start = i
-				continue
-			}
-			i += size
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
