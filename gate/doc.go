@@ -112,9 +112,10 @@
 // (unqualified or inconclusive checks, a window cut at a change point,
 // repeated runs too few for Holm's correction to reach alpha, label
 // mismatches, a dirty head); every format shows them. Values print with
-// at least two decimals and five significant digits (299.96, not 300) and
-// changes with two decimals, more when a change would otherwise print as
-// the round threshold it just crossed (-2.001%, not -2.00%).
+// at least two decimals and five significant digits, trailing zeros
+// trimmed (299.96, not 300; a whole number as 66), and changes with two
+// decimals, more when a change would otherwise print as the round
+// threshold it just crossed (-2.001%, not -2.00%).
 //
 // Check, Compare and ReadTrend return documents with WriteText (an
 // aligned table, the verdict first, ANSI colour when asked), WriteMarkdown
