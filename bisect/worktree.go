@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/internal/proc"
 )
 
 // Worktree runs a command in temporary checkouts of commits, never in the
@@ -76,9 +77,9 @@ func (w *Worktree) Run(ctx context.Context, rev, cmdline string, live io.Writer)
 	if grace <= 0 {
 		grace = 10 * time.Second
 	}
-	setProcessGroup(cmd, grace)
+	proc.SetGroup(cmd, grace)
 	runErr := cmd.Run()
-	killProcessGroup(cmd)
+	proc.KillGroup(cmd)
 	res.Output = buf.Bytes()
 	if ctx.Err() != nil {
 		return res, ctx.Err()
@@ -96,7 +97,7 @@ func (w *Worktree) Run(ctx context.Context, rev, cmdline string, live io.Writer)
 		if errors.As(runErr, &ee) {
 			res.ExitCode = ee.ExitCode()
 			if res.ExitCode < 0 {
-				res.ExitCode = 128 + signalOf(ee)
+				res.ExitCode = 128 + proc.Signal(ee)
 			}
 			return res, nil
 		}

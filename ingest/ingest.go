@@ -405,7 +405,7 @@ func (r *Reader) unrecognized() error {
 // stepText feeds lines until at least one result is queued or input ends.
 func (r *Reader) stepText() {
 	for len(r.queue) == 0 {
-		line, err := r.br.ReadString('\n')
+		line, err := r.readLine()
 		if len(line) > 0 {
 			r.lineNo++
 			line = cleanLine(line)
@@ -438,6 +438,33 @@ func (r *Reader) stepText() {
 			return
 		}
 	}
+}
+
+// MaxLineBytes is how much of one text line the parsers see: a longer line
+// (a progress bar redrawn with carriage returns for hours, a binary blob in
+// a log) is cut to its first MaxLineBytes bytes and the rest skipped, so
+// reading a command's output or a file takes bounded memory. No result
+// line is anywhere near this long.
+const MaxLineBytes = 1 << 20
+
+// readLine returns the next line with its terminator, at most
+// MaxLineBytes of it (and the terminator when it was cut).
+func (r *Reader) readLine() (string, error) {
+	frag, err := r.br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return string(frag), err
+	}
+	buf := append([]byte(nil), frag...)
+	for err == bufio.ErrBufferFull {
+		frag, err = r.br.ReadSlice('\n')
+		if room := MaxLineBytes - len(buf); room > 0 {
+			buf = append(buf, frag[:min(room, len(frag))]...)
+		}
+	}
+	if len(buf) >= MaxLineBytes && len(frag) > 0 && frag[len(frag)-1] == '\n' && buf[len(buf)-1] != '\n' {
+		buf = append(buf, '\n')
+	}
+	return string(buf), err
 }
 
 // cleanLine drops the terminator, a trailing CR and ANSI escape codes.

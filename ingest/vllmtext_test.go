@@ -528,3 +528,32 @@ func ExampleNewReader_vllm() {
 	}
 	// Output: vllm 945.18 6001 460.7 16
 }
+
+// TestLongLinesCut: a line far longer than MaxLineBytes (a progress bar
+// redrawn for hours) is cut, not held whole, and the line numbers and the
+// result after it stay right.
+func TestLongLinesCut(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "vllm", "interleaved_server_log.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("\r 50%|#####     | 500/1000", 3*MaxLineBytes/25) + "\n"
+	var got []string
+	r := NewReader(strings.NewReader("first\n"+long+"third\n"), "x", Options{})
+	r.parsers = []LineParser{lineRecorder(func(n int, line string) { got = append(got, fmt.Sprintf("%d:%d", n, len(line))) })}
+	r.family, r.start = "text", true
+	for r.Scan() {
+	}
+	if want := fmt.Sprintf("1:5 2:%d 3:5", MaxLineBytes); strings.Join(got, " ") != want {
+		t.Errorf("lines seen %q, want %q", strings.Join(got, " "), want)
+	}
+	res := mustParse(t, "first\n"+long+string(data), "x", "")
+	if len(res) != 1 || res[0].Metrics["mean_ttft_ms"] != 65.26 {
+		t.Errorf("after a long line: %+v", res)
+	}
+}
+
+type lineRecorder func(int, string)
+
+func (f lineRecorder) Line(n int, line string, emit Emit) error { f(n, line); return nil }
+func (f lineRecorder) End(int, Emit) error                      { return nil }

@@ -266,7 +266,7 @@ func TestRunFailures(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"second repetition fails", []string{"--repeat", "3", "--", second}, 3, []string{"exited with code 5 (repetition 2); nothing was stored"}},
+		{"second repetition fails", []string{"--repeat", "3", "--", second}, 3, []string{"exited with code 5 (repetition 2 of 3); nothing was stored"}},
 		{"killed", []string{"--", killed}, 3, []string{"was killed by signal 9", "nothing was stored"}},
 		{"no result", []string{"--", nothing}, 2, []string{"no result block found", "nothing was stored"}},
 		{"missing command", []string{"--", filepath.Join(dir, "nope")}, 3, []string{"cannot start", "check the command and PATH"}},

@@ -1,18 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfgate/perfgate/ingest"
+	"github.com/perfgate/perfgate/internal/proc"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -26,7 +29,9 @@ func runCommand(e *env) *cli.Command {
 		Description: "The command's output (stdout and stderr) is shown live on stderr and parsed when it\n" +
 			"exits. A run on a working tree with uncommitted changes is marked dirty, so a local\n" +
 			"pre-merge check compares it with main:  perfgate run --name B -- CMD && perfgate check\n" +
-			"If any repetition fails, nothing is stored.",
+			"If any repetition fails, nothing is stored. The command's stdin is /dev/null and it runs in a\n" +
+			"process group of its own: Ctrl-C (or SIGTERM) stops it and whatever it started (SIGTERM, then\n" +
+			"SIGKILL after 10s), stores nothing and exits 3.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` (required)"},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the command `N` times; each repetition is one sample"},
@@ -69,7 +74,7 @@ func runCommand(e *env) *cli.Command {
 				if n > 1 {
 					fmt.Fprintf(e.stderr, "perfgate: run %d of %d: %s\n", i, n, strings.Join(argv, " "))
 				}
-				results, err := runOnce(c, e, argv, c.String("format"), i)
+				results, err := runOnce(c, e, argv, c.String("format"), i, n)
 				if err != nil {
 					return err
 				}
@@ -84,34 +89,140 @@ func runCommand(e *env) *cli.Command {
 	}
 }
 
-// runOnce runs the command, streaming its combined output to stderr while
-// capturing it, then parses what it printed.
-func runOnce(c *cli.Context, e *env, argv []string, format string, rep int) ([]ingest.Result, error) {
-	var buf bytes.Buffer
-	cmd := exec.CommandContext(c.Context, argv[0], argv[1:]...)
-	w := io.MultiWriter(&buf, e.stderr)
+// runGrace is how long a stopped benchmark command has between SIGTERM
+// and SIGKILL; tests shorten it.
+var runGrace = 10 * time.Second
+
+// runOnce runs the command in a process group of its own, streaming its
+// combined output to stderr and, through a pipe, to the parser as it comes
+// (memory stays bounded however much it prints). Its stdin is /dev/null.
+// Ctrl-C (SIGINT) or SIGTERM stops the whole group: SIGTERM, then SIGKILL
+// after runGrace.
+func runOnce(c *cli.Context, e *env, argv []string, format string, rep, reps int) ([]ingest.Result, error) {
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM)
+	defer stop()
+	pr, pw := io.Pipe()
+	type parsed struct {
+		res []ingest.Result
+		err error
+	}
+	done := make(chan parsed, 1)
+	go func() {
+		r := ingest.NewReader(pr, fmt.Sprintf("output of %s (run %d)", argv[0], rep), ingest.Options{Format: format})
+		var p parsed
+		for r.Scan() {
+			p.res = append(p.res, r.Result())
+		}
+		p.err = r.Err()
+		pr.Close() // the rest of the output is only shown
+		done <- p
+	}()
+	live := &lastByteWriter{w: e.stderr} // also written by Cancel's goroutine
+	w := io.MultiWriter(live, &forgivingWriter{w: pw})
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout = w
 	cmd.Stderr = w
-	cmd.Stdin = nil
-	if err := cmd.Run(); err != nil {
+	cmd.Stdin = nil // /dev/null: a benchmark that reads stdin gets EOF, never perfgate's input
+	proc.SetGroup(cmd, runGrace)
+	stopGroup := cmd.Cancel
+	cmd.Cancel = func() error {
+		fmt.Fprintf(live, "\nperfgate: stopping the benchmark command (SIGTERM to its process group, SIGKILL in %v)\n", runGrace)
+		return stopGroup()
+	}
+	err := cmd.Run()
+	if ctx.Err() != nil || errors.Is(err, exec.ErrWaitDelay) {
+		// Stopped, or exited leaving something that holds its output
+		// open: nothing of the group may outlive perfgate.
+		proc.KillGroup(cmd)
+	}
+	pw.Close()
+	p := <-done
+	if live.last != 0 && live.last != '\n' {
+		fmt.Fprintln(e.stderr)
+	}
+	if ctx.Err() != nil {
+		what := "interrupted"
+		if c.Context.Err() == nil {
+			what = "terminated (SIGTERM)"
+		}
+		return nil, envError(fmt.Errorf("run: %s; stopped the benchmark command %q in repetition %d of %d and stored nothing", what, argv[0], rep, reps))
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// The command itself exited; what it left running was killed.
+		fmt.Fprintf(e.stderr, "perfgate: the benchmark command exited but left processes holding its output open for %v; killed them\n", runGrace)
+		err = nil
+		if st := cmd.ProcessState; st != nil && !st.Success() {
+			err = &exec.ExitError{ProcessState: st}
+		}
+	}
+	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			how := fmt.Sprintf("exited with code %d", ee.ExitCode())
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				how = fmt.Sprintf("was killed by signal %d (%v)", ws.Signal(), ws.Signal())
+			switch ee.ExitCode() {
+			case 126:
+				how += " (the shell's 'cannot execute': check the file's permissions)"
+			case 127:
+				how += " (the shell's 'command not found': check the command and PATH)"
 			}
-			return nil, envError(fmt.Errorf("run: the benchmark command %q %s (repetition %d); nothing was stored. Fix the command, or run it by hand and use perfgate ingest", argv[0], how, rep))
+			if sig := proc.Signal(ee); sig != 0 {
+				how = fmt.Sprintf("was killed by signal %d (%v)", sig, syscall.Signal(sig))
+			}
+			return nil, envError(fmt.Errorf("run: the benchmark command %q %s (repetition %d of %d); nothing was stored. Fix the command, or run it by hand and use perfgate ingest", argv[0], how, rep, reps))
 		}
-		return nil, envError(fmt.Errorf("run: cannot start %q: %v; check the command and PATH", argv[0], err))
+		return nil, envError(fmt.Errorf("run: cannot start %q: %v; check the command and PATH", argv[0], startError(err)))
 	}
-	name := fmt.Sprintf("output of %s (run %d)", argv[0], rep)
-	r := ingest.NewReader(&buf, name, ingest.Options{Format: format})
-	var res []ingest.Result
-	for r.Scan() {
-		res = append(res, r.Result())
+	if p.err != nil {
+		return nil, &exitError{code: exitBad, err: fmt.Errorf("%w; nothing was stored", p.err)}
 	}
-	if err := r.Err(); err != nil {
-		return nil, &exitError{code: exitBad, err: fmt.Errorf("%w; nothing was stored", err)}
+	return p.res, nil
+}
+
+// startError drops exec's "fork/exec NAME: " and "exec: NAME: " prefixes,
+// which repeat the command the message already names.
+func startError(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
 	}
-	return res, nil
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// lastByteWriter remembers the last byte written, so that perfgate's own
+// messages start on a line of their own after output without a final
+// newline.
+type lastByteWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	last byte
+}
+
+func (l *lastByteWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(p) > 0 {
+		l.last = p[len(p)-1]
+	}
+	return l.w.Write(p)
+}
+
+// forgivingWriter writes to w until the first error, then discards: the
+// parser may stop reading early (a malformed block), and the command's
+// output must still flow to the terminal.
+type forgivingWriter struct {
+	w      io.Writer
+	failed bool
+}
+
+func (f *forgivingWriter) Write(p []byte) (int, error) {
+	if !f.failed {
+		if _, err := f.w.Write(p); err != nil {
+			f.failed = true
+		}
+	}
+	return len(p), nil
 }

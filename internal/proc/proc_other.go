@@ -1,15 +1,17 @@
 //go:build !unix
 
-package bisect
+package proc
 
 import (
 	"os/exec"
 	"time"
 )
 
-// setProcessGroup: without process groups, cancelling kills the shell.
-func setProcessGroup(cmd *exec.Cmd, grace time.Duration) { cmd.WaitDelay = grace }
+// SetGroup: without process groups, cancelling kills the command only.
+func SetGroup(cmd *exec.Cmd, grace time.Duration) { cmd.WaitDelay = grace }
 
-func killProcessGroup(*exec.Cmd) {}
+// KillGroup does nothing without process groups.
+func KillGroup(*exec.Cmd) {}
 
-func signalOf(*exec.ExitError) int { return 0 }
+// Signal returns 0: no signals here.
+func Signal(*exec.ExitError) int { return 0 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package bisect
+package proc
 
 import (
 	"os/exec"
@@ -8,10 +8,11 @@ import (
 	"time"
 )
 
-// setProcessGroup starts the command in a process group of its own, so
-// that cancelling kills what it started too: SIGTERM to the group, and
-// SIGKILL after grace.
-func setProcessGroup(cmd *exec.Cmd, grace time.Duration) {
+// SetGroup starts the command in a process group of its own, so that
+// cancelling its context stops what it started too: SIGTERM to the group,
+// and SIGKILL to the command after grace (call KillGroup after Wait for the
+// rest of the group).
+func SetGroup(cmd *exec.Cmd, grace time.Duration) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
@@ -19,14 +20,15 @@ func setProcessGroup(cmd *exec.Cmd, grace time.Duration) {
 	cmd.WaitDelay = grace
 }
 
-// killProcessGroup kills whatever the command left running in its group.
-func killProcessGroup(cmd *exec.Cmd) {
+// KillGroup kills whatever the command left running in its group.
+func KillGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
 
-func signalOf(ee *exec.ExitError) int {
+// Signal returns the signal that killed the command, or 0.
+func Signal(ee *exec.ExitError) int {
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return int(ws.Signal())
 	}

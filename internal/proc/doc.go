@@ -1,0 +1,5 @@
+// Package proc owns how perfgate runs a user's benchmark command (perfgate
+// run, bisect): in a process group of its own, so that Ctrl-C or a
+// cancelled context stops everything the command started, with a grace
+// period between SIGTERM and SIGKILL.
+package proc
