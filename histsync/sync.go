@@ -400,7 +400,12 @@ func (s *syncer) pull(st *store.Store, state *branchState, res *Result) error {
 			in.Write(files[i].data)
 			in.WriteByte('\n')
 		}
-		added, _, err := st.Import(&in, store.ImportOptions{File: source})
+		unknown := func(line int, field string) {
+			if s.opts.Log != nil && line >= 1 && line <= len(files) {
+				s.opts.Log("%s: ignored the unknown field %s (a newer perfgate wrote it?); upgrade perfgate to keep it", files[line-1].path, field)
+			}
+		}
+		added, _, err := st.Import(&in, store.ImportOptions{File: source, Unknown: unknown})
 		var le *store.LineError
 		if errors.As(err, &le) && le.Line >= 1 && le.Line <= len(files) {
 			bad := files[le.Line-1]

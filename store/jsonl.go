@@ -28,8 +28,8 @@ import (
 // maxLineLen bounds one JSONL line.
 const maxLineLen = 64 << 20
 
-// fieldList names the fields a line may have, for error messages.
-const fieldList = "id, commit, benchmark, time, metrics, labels, source (format, file, line), command, exit_code, dirty, invalid"
+// FieldList names the fields a line may have, for messages.
+const FieldList = "id, commit, benchmark, time, metrics, labels, source (format, file, line), command, exit_code, dirty, invalid"
 
 // LineError is an error at a line of a JSONL input.
 type LineError struct {
@@ -76,6 +76,11 @@ type ImportOptions struct {
 	// Progress, when set, is called after each committed batch with the
 	// totals so far.
 	Progress func(added, skipped int)
+	// Unknown, when set, is told of a field this version does not know
+	// (a newer perfgate's; field is quoted), once per field name with the
+	// line it first appears on. Such fields are ignored, so histories
+	// written by newer versions still import and sync.
+	Unknown func(line int, field string)
 }
 
 // Import reads JSONL runs and stores them, committing a write transaction
@@ -110,7 +115,7 @@ func (s *Store) Import(r io.Reader, opts ImportOptions) (added, skipped int, err
 	batches := make(chan parsedBatch, 1)
 	stop := make(chan struct{})
 	defer close(stop)
-	go parseBatches(r, name, size, batches, stop)
+	go parseBatches(r, name, size, opts.Unknown, batches, stop)
 	for b := range batches {
 		if b.err != nil {
 			return fail(b.err)
@@ -161,7 +166,7 @@ type parsedBatch struct {
 
 // parseBatches reads JSONL runs from r and sends them in batches of size,
 // then closes out. It stops early when stop is closed.
-func parseBatches(r io.Reader, name string, size int, out chan<- parsedBatch, stop <-chan struct{}) {
+func parseBatches(r io.Reader, name string, size int, warn func(int, string), out chan<- parsedBatch, stop <-chan struct{}) {
 	defer close(out)
 	send := func(b parsedBatch) bool {
 		select {
@@ -173,6 +178,7 @@ func parseBatches(r io.Reader, name string, size int, out chan<- parsedBatch, st
 	}
 	b := parsedBatch{runs: make([]Run, 0, size), lines: make([]int, 0, size)}
 	var dec lineDecoder
+	warned := map[string]bool{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLineLen)
 	n := 0
@@ -182,7 +188,11 @@ func parseBatches(r io.Reader, name string, size int, out chan<- parsedBatch, st
 		if len(line) == 0 {
 			continue
 		}
-		run, err := dec.decode(line)
+		run, unknown, err := dec.decode(line)
+		if unknown != "" && !warned[unknown] && warn != nil {
+			warned[unknown] = true
+			warn(n, unknown)
+		}
 		if err == nil {
 			err = validate(&run)
 		}
@@ -255,13 +265,30 @@ type jsonRun struct {
 // lineDecoder decodes lines, reusing its reader.
 type lineDecoder struct{ rd bytes.Reader }
 
-// decode parses one JSONL line into a run (not yet validated).
-func (d *lineDecoder) decode(line []byte) (Run, error) {
+// decode parses one JSONL line into a run (not yet validated). A field
+// it does not know is ignored and named in unknown (the first one, quoted):
+// a newer perfgate may add fields, and its history must still import.
+func (d *lineDecoder) decode(line []byte) (_ Run, unknown string, _ error) {
 	var j jsonRun
 	d.rd.Reset(line)
 	dec := json.NewDecoder(&d.rd)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&j); err != nil {
+	err := dec.Decode(&j)
+	if err != nil {
+		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			unknown = field
+			j = jsonRun{}
+			d.rd.Reset(line)
+			dec = json.NewDecoder(&d.rd)
+			err = dec.Decode(&j)
+		}
+	}
+	r, err := d.finish(line, dec, &j, err)
+	return r, unknown, err
+}
+
+func (d *lineDecoder) finish(line []byte, dec *json.Decoder, j *jsonRun, err error) (Run, error) {
+	if err != nil {
 		return Run{}, jsonError(err)
 	}
 	if off := dec.InputOffset(); len(bytes.TrimSpace(line[off:])) > 0 {
@@ -320,7 +347,7 @@ func jsonError(err error) error {
 	}
 	msg := err.Error()
 	if field, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return badf("unknown field %s; a run has %s", field, fieldList)
+		return badf("unknown field %s; a run has %s", field, FieldList)
 	}
 	return badf("%s", strings.TrimPrefix(msg, "json: "))
 }

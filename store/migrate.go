@@ -77,7 +77,7 @@ func migrateV0(tx *bolt.Tx, d *dict) error {
 	now := time.Now()
 	c := tx.Bucket(bucketLegacyRuns).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		r, err := dec.decode(v)
+		r, _, err := dec.decode(v)
 		if err == nil {
 			if r.ID == "" && isRunID(string(k)) {
 				r.ID = string(k) // else derived from the content

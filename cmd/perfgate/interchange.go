@@ -121,7 +121,15 @@ func importCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			added, skipped, err := s.Import(bufio.NewReaderSize(in, 1<<16), store.ImportOptions{File: name})
+			shown := name
+			if shown == "-" {
+				shown = "<stdin>"
+			}
+			unknown := func(line int, field string) {
+				fmt.Fprintf(e.stderr, "perfgate: warning: %s:%d: ignored the unknown field %s (here and on later lines); written by a newer perfgate? Upgrade to keep it\n",
+					shown, line, field)
+			}
+			added, skipped, err := s.Import(bufio.NewReaderSize(in, 1<<16), store.ImportOptions{File: name, Unknown: unknown})
 			if cerr := s.Close(); err == nil && cerr != nil {
 				err = cerr
 			}

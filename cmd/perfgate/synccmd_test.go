@@ -139,3 +139,56 @@ func TestSyncTokenNeverShown(t *testing.T) {
 		t.Errorf("the token was not sent to the GITHUB_SERVER_URL host: %q", gotAuth)
 	}
 }
+
+// TestNewerPerfgateFields: runs exported, or pushed to the history branch,
+// by a newer perfgate with fields this one does not know still import
+// (CRLF line ends too): the fields are ignored with one warning, not the
+// runs.
+func TestNewerPerfgateFields(t *testing.T) {
+	root := t.TempDir()
+	bare := filepath.Join(root, "remote.git")
+	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	ci := gitRepo(t)
+	mainHistory(t, ci, 3)
+	exp, _, code := runCLI(t, "", "--repo", ci, "export")
+	if code != 0 || strings.Count(exp, "\n") != 3 {
+		t.Fatalf("export: exit %d\n%s", code, exp)
+	}
+	newer := strings.ReplaceAll(exp, `"benchmark":`, `"host":{"gpu":"910B"},"benchmark":`)
+	newer = strings.ReplaceAll(newer, "\n", "\r\n")
+	f := writeFile(t, root, "newer.jsonl", newer)
+	db := filepath.Join(root, "other.db")
+	stdout, stderr, code := runCLI(t, "", "--repo", ci, "--db", db, "import", f)
+	if code != 0 || !strings.Contains(stdout, "imported 3 runs") || strings.Count(stderr, "warning") != 1 ||
+		!strings.Contains(stderr, `newer.jsonl:1: ignored the unknown field "host"`) {
+		t.Errorf("import: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if again, _, _ := runCLI(t, "", "--repo", ci, "--db", db, "export"); again != exp {
+		t.Errorf("export after import differs:\n%s\nwant\n%s", again, exp)
+	}
+
+	// The history branch, written by a newer perfgate.
+	git(t, ci, "remote", "add", "origin", "file://"+bare)
+	git(t, ci, "push", "-q", "origin", "main")
+	if _, stderr, code := runCLI(t, "", "--repo", ci, "sync"); code != 0 {
+		t.Fatalf("sync: exit %d\n%s", code, stderr)
+	}
+	edit := filepath.Join(root, "edit")
+	git(t, root, "clone", "-q", "-b", "perfgate-history", "file://"+bare, edit)
+	files := strings.Fields(git(t, edit, "ls-files", "runs"))
+	for _, p := range files {
+		b, err := os.ReadFile(filepath.Join(edit, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, edit, p, strings.Replace(string(b), `"benchmark":`, `"host":{"gpu":"910B"},"benchmark":`, 1))
+	}
+	git(t, edit, "commit", "-q", "-am", "newer perfgate")
+	git(t, edit, "push", "-q", "origin", "perfgate-history")
+	dev := filepath.Join(root, "dev")
+	git(t, root, "clone", "-q", "file://"+bare, dev)
+	stdout, stderr, code = runCLI(t, "", "--repo", dev, "sync", "--pull-only")
+	if code != 0 || !strings.Contains(stdout, "pulled 3 runs") || !strings.Contains(stderr, `ignored the unknown field "host"`) {
+		t.Errorf("sync of a newer history: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
