@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gh "github.com/google/go-github/v60/github"
@@ -59,6 +60,9 @@ func NewClient(env *Env, opts ClientOptions) (*Client, error) {
 	}
 	if tr.AttemptTimeout <= 0 {
 		tr.AttemptTimeout = opts.Timeout
+	}
+	if tr.Unreachable == nil {
+		tr.Unreachable = new(atomic.Bool)
 	}
 	// No http.Client Timeout: it would bound all of a request's attempts
 	// and the waits between them; the Transport bounds each attempt.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,6 +34,13 @@ type Transport struct {
 	Now func() time.Time
 	// Notify, when set, is told of each retry (for a progress line).
 	Notify func(method, path string, status int, err error, wait time.Duration)
+
+	// Unreachable, when set, remembers across requests that one used up
+	// its retries on network errors (nothing answered): later requests
+	// are tried once, so a publication against a GitHub that is down
+	// costs one round of retries, not one per comment and status.
+	// NewClient sets it; copies of a Transport share it.
+	Unreachable *atomic.Bool
 }
 
 // Defaults of Transport.
@@ -105,7 +113,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 		wait, retry, ambiguous := t.classify(resp, err, attempt, now())
-		if !retry || !replayable || (ambiguous && !blind) || attempt >= maxAttempts || now().Sub(start)+wait > maxElapsed {
+		down := t.Unreachable
+		if resp != nil && down != nil {
+			down.Store(false)
+		}
+		if !retry || !replayable || (ambiguous && !blind) || attempt >= maxAttempts || now().Sub(start)+wait > maxElapsed || (err != nil && down != nil && down.Load()) {
+			if err != nil && retry && attempt > 1 && down != nil {
+				// Retried and nothing answered.
+				down.Store(true)
+			}
 			if resp != nil {
 				// The attempt's context lives until the caller has read
 				// the body.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -224,4 +225,32 @@ func TestTransportWaitsBeyondAttemptTimeout(t *testing.T) {
 		t.Fatalf("slow server: %v %v after %d attempts", resp, err, slow)
 	}
 	resp.Body.Close()
+}
+
+// TestTransportRemembersUnreachable: once a request used up its retries on
+// network errors, the next request (the status after the comment) is
+// tried once, not retried again; an answer clears the memory.
+func TestTransportRemembersUnreachable(t *testing.T) {
+	sleep := func(context.Context, time.Duration) error { return nil }
+	get := func() *http.Request {
+		req, _ := http.NewRequest("GET", "https://api.github.com/x", nil)
+		return req
+	}
+	refused := errors.New("dial tcp: connection refused")
+	base := &scripted{t: t, resps: make([]*http.Response, 6), errs: []error{refused, refused, refused, refused, refused, refused}}
+	tr := &Transport{Base: base, Sleep: sleep, Unreachable: new(atomic.Bool)}
+	if _, err := tr.RoundTrip(get()); err == nil || base.n != DefaultMaxAttempts {
+		t.Fatalf("first request: %v after %d attempts, want %d", err, base.n, DefaultMaxAttempts)
+	}
+	if _, err := tr.RoundTrip(get()); err == nil || base.n != DefaultMaxAttempts+1 {
+		t.Errorf("second request: %v, %d attempts in all, want one more", err, base.n)
+	}
+	base = &scripted{t: t, resps: []*http.Response{response(200, nil, ""), nil, response(200, nil, "")}, errs: []error{nil, refused, nil}}
+	tr.Base = base
+	if resp, err := tr.RoundTrip(get()); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GitHub back: %v %v", resp, err)
+	}
+	if resp, err := tr.RoundTrip(get()); err != nil || resp.StatusCode != 200 || base.n != 3 {
+		t.Errorf("after an answer a network error is retried again: %v %v after %d attempts", resp, err, base.n)
+	}
 }
