@@ -205,7 +205,7 @@ func Sync(ctx context.Context, dir string, st *store.Store, opts Options) (*Resu
 			return res, ferr
 		}
 		if now == tip {
-			return res, remoteErrorf("push to %s (%s) %s failed: %v", opts.Remote, redactURL(s.url), opts.Branch, perr)
+			return res, remoteErrorf("push to %s (%s) %s failed: %v; the remote refused it (a hook or branch protection?): let this account push to %s, or sync with --pull-only. The runs stay in the local history and the next sync pushes them", opts.Remote, redactURL(s.url), opts.Branch, perr, opts.Branch)
 		}
 		if attempt >= opts.MaxAttempts {
 			return res, remoteErrorf("push to %s %s: other pushes kept arriving first (%d attempts); run perfgate sync again", opts.Remote, opts.Branch, attempt)

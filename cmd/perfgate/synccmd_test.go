@@ -192,3 +192,23 @@ func TestNewerPerfgateFields(t *testing.T) {
 		t.Errorf("sync of a newer history: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestSyncPushRejected: a remote whose hook refuses the push: exit 3, the
+// message says what to do, and the runs stay in the local history.
+func TestSyncPushRejected(t *testing.T) {
+	root := t.TempDir()
+	bare := filepath.Join(root, "remote.git")
+	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	writeFile(t, filepath.Join(bare, "hooks"), "pre-receive", "#!/bin/sh\necho denied by policy >&2\nexit 1\n")
+	os.Chmod(filepath.Join(bare, "hooks", "pre-receive"), 0o755)
+	repo := gitRepo(t)
+	mainHistory(t, repo, 2)
+	git(t, repo, "remote", "add", "origin", "file://"+bare)
+	_, stderr, code := runCLI(t, "", "--repo", repo, "sync")
+	if code != 3 || !strings.Contains(stderr, "the remote refused it") || !strings.Contains(stderr, "--pull-only") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if exp, _, _ := runCLI(t, "", "--repo", repo, "export"); strings.Count(exp, "\n") != 2 {
+		t.Errorf("local history after a refused push:\n%s", exp)
+	}
+}
