@@ -236,6 +236,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		}
 	}
 
+	var noRule string
 	if len(rep.Checks) == 0 {
 		seen := map[string]bool{}
 		for _, s := range head {
@@ -255,11 +256,16 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 				example += ":lower"
 			}
 		}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("no rule applies to these results (metrics: %s); add one to the rules file or with --rule %q",
-			strings.Join(names, ", "), example))
+		noRule = fmt.Sprintf("no rule applies to these results (metrics: %s), so this gate checked nothing; add one to the rules file or with --rule %q",
+			strings.Join(names, ", "), example)
 	}
 
 	rep.Warnings = c.warnings()
+	if noRule != "" {
+		// A warning, not a note: a gate that checks nothing passes
+		// every change, and a CI log should say so where it is seen.
+		rep.Warnings = append(rep.Warnings, noRule)
+	}
 
 	rep.Verdict = Pass
 	for _, cr := range rep.Checks {
