@@ -225,8 +225,16 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		}
 	}
 
+	var globWarnings []string
 	for i, used := range c.ruleUsed {
 		r := c.rules[i]
+		if !used && !rep.Rules.Defaults && r.Benchmark != "" && !anyMatches(r, all) {
+			// A glob that names no benchmark is a mistake, not a rule
+			// that happens not to apply: say so louder than a note.
+			globWarnings = append(globWarnings, fmt.Sprintf("rule %s %s (%s): no benchmark at head matches %q; the benchmarks are %s; fix the rule's benchmark glob (path.Match syntax)",
+				r.Metric, r, r.Origin, r.Benchmark, benchList(all)))
+			continue
+		}
 		if !used && !rep.Rules.Defaults {
 			where := "any result"
 			if r.Benchmark != "" {
@@ -260,7 +268,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			strings.Join(names, ", "), example)
 	}
 
-	rep.Warnings = c.warnings()
+	rep.Warnings = append(c.warnings(), globWarnings...)
 	if noRule != "" {
 		// A warning, not a note: a gate that checks nothing passes
 		// every change, and a CI log should say so where it is seen.
@@ -891,4 +899,28 @@ func minMWUp(n, m int) float64 {
 		c = c * float64(m+i) / float64(i)
 	}
 	return 1 / c
+}
+
+// anyMatches reports whether r's benchmark glob matches a series' benchmark.
+func anyMatches(r Rule, all []*series) bool {
+	for _, sr := range all {
+		if r.matches(sr.bench) {
+			return true
+		}
+	}
+	return false
+}
+
+// benchList names the distinct benchmarks of the series, quoted, sorted.
+func benchList(all []*series) string {
+	seen := map[string]bool{}
+	var names []string
+	for _, sr := range all {
+		if !seen[sr.bench] {
+			seen[sr.bench] = true
+			names = append(names, fmt.Sprintf("%q", sr.bench))
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }

@@ -557,6 +557,15 @@ func TestCheckNotes(t *testing.T) {
 	if !strings.Contains(strings.Join(rep.Notes, "\n"), `rule p99_itl_ms max_regression 5% (--rule "p99_itl_ms:5%") matched no metric`) {
 		t.Errorf("notes %q: want the unused rule named", rep.Notes)
 	}
+	// A benchmark glob that matches no benchmark is a warning naming them.
+	cfg, err := ParseRules(".perfgate.yml", []byte("rules:\n  - metric: mean_ttft_ms\n    max_regression: 3%\n  - metric: mean_ttft_ms\n    max_regression: 3%\n    benchmark: \"nomatch-*\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = w.checkCfg(t, cfg)
+	if got := strings.Join(rep.Warnings, "\n"); !strings.Contains(got, `no benchmark at head matches "nomatch-*"; the benchmarks are "serving"`) {
+		t.Errorf("warnings %q: want the unmatched glob and the benchmarks named", rep.Warnings)
+	}
 	// Default rules say so.
 	rep = w.checkCfg(t, nil)
 	if !rep.Rules.Defaults {

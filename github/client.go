@@ -123,11 +123,11 @@ func (c *Client) wrap(op string, resp *gh.Response, err error) error {
 		e.Hint = "the token may not write here: grant the job permissions (pull-requests: write, statuses: write or checks: write); " +
 			"a pull request from a fork gets a read-only token, publish it from a workflow_run workflow (see docs/github.md)"
 	case e.Status == http.StatusForbidden || e.Status == http.StatusTooManyRequests:
-		e.Hint = "GitHub refused or rate-limited the request; it was retried within the time budget"
+		e.Hint = "GitHub refused or rate-limited the request (retried while the time budget allowed); publishing again later, or a token with more quota, helps"
 	case e.Status == http.StatusNotFound:
 		e.Hint = fmt.Sprintf("check that %s/%s exists and that the token can see it (GITHUB_API_URL for GitHub Enterprise)", c.owner, c.repo)
 	case e.Status == 0 || e.Status >= 500:
-		e.Hint = "GitHub is unreachable or failing; it was retried within the time budget"
+		e.Hint = "GitHub is unreachable or failing (retried while the time budget allowed); check GITHUB_API_URL and the runner's network, or publish the saved report later with perfgate publish --report"
 	}
 	return e
 }

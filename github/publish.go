@@ -160,9 +160,9 @@ func Publish(ctx context.Context, env *Env, client *Client, clientErr error, p P
 		case err != nil:
 			o.warn(err)
 		case res.Created:
-			o.note("commented on pull request #%d: %s", pr, res.URL)
+			o.note("commented on pull request #%d%s", pr, urlSuffix(res.URL))
 		default:
-			o.note("updated the comment on pull request #%d: %s", pr, res.URL)
+			o.note("updated the comment on pull request #%d%s", pr, urlSuffix(res.URL))
 		}
 		if res.Deleted > 0 {
 			o.note("removed %d duplicate perfgate comment(s)", res.Deleted)
@@ -223,4 +223,12 @@ func footer(env *Env, gateID, sha string) string {
 		parts = append(parts, "[workflow run]("+env.RunURL+")")
 	}
 	return "\n<sub>" + strings.Join(parts, " · ") + "</sub>\n"
+}
+
+// urlSuffix is ": URL", or nothing when the API returned no URL.
+func urlSuffix(u string) string {
+	if u == "" {
+		return ""
+	}
+	return ": " + u
 }
