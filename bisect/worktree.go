@@ -31,22 +31,32 @@ type Worktree struct {
 	Grace time.Duration
 }
 
+// TailSize is how much of a command's output CommandResult keeps: the
+// last 64 KiB, enough for the lines a failure message shows, however much
+// the command prints.
+const TailSize = 64 << 10
+
 // CommandResult is what a command did in a checkout.
 type CommandResult struct {
 	ExitCode int
-	Output   []byte // stdout and stderr, interleaved as written
-	Dir      string // the checkout it ran in (removed by now)
+	// Tail is the end of the output (stdout and stderr, interleaved as
+	// written): all of it up to TailSize bytes, else the last TailSize
+	// bytes, which may start in the middle of a line.
+	Tail    []byte
+	Written int64  // bytes of output in all; more than len(Tail) when Tail is cut
+	Dir     string // the checkout it ran in (removed by now)
 }
 
 // Run checks rev out into a fresh temporary directory and runs cmdline
-// there with `sh -c`, its output copied to live as it comes (nil
-// discards it) and captured. The environment gains PERFGATE_BISECT_COMMIT
+// there with `sh -c`, its output written to out as it comes (nil
+// discards it; a parser reading it keeps memory bounded, as Run keeps
+// only the last TailSize bytes). The environment gains PERFGATE_BISECT_COMMIT
 // (the full SHA). The command runs in its own process group; whatever it
 // leaves running when it exits, or when ctx is cancelled, is killed, and
 // the directory is removed before Run returns. A non-zero exit is not an
 // error: it is in ExitCode. err reports a checkout that failed, a shell
 // that could not start, or the context's error.
-func (w *Worktree) Run(ctx context.Context, rev, cmdline string, live io.Writer) (res CommandResult, err error) {
+func (w *Worktree) Run(ctx context.Context, rev, cmdline string, out io.Writer) (res CommandResult, err error) {
 	dir, err := os.MkdirTemp(w.Dir, "perfgate-bisect-")
 	if err != nil {
 		return res, fmt.Errorf("cannot make a temporary checkout directory: %v; pass --workdir DIR with a writable directory", err)
@@ -64,15 +74,16 @@ func (w *Worktree) Run(ctx context.Context, rev, cmdline string, live io.Writer)
 		}
 		return res, err
 	}
-	var buf bytes.Buffer
-	out := io.Writer(&buf)
-	if live != nil {
-		out = io.MultiWriter(&buf, live)
+	tail := &tailBuffer{max: TailSize}
+	w2 := io.Writer(tail)
+	if out != nil {
+		w2 = io.MultiWriter(tail, out)
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PERFGATE_BISECT_COMMIT="+sha)
-	cmd.Stdout, cmd.Stderr = out, out
+	// One writer for both: exec then calls it from one goroutine at a time.
+	cmd.Stdout, cmd.Stderr = w2, w2
 	grace := w.Grace
 	if grace <= 0 {
 		grace = 10 * time.Second
@@ -80,7 +91,7 @@ func (w *Worktree) Run(ctx context.Context, rev, cmdline string, live io.Writer)
 	proc.SetGroup(cmd, grace)
 	runErr := cmd.Run()
 	proc.KillGroup(cmd)
-	res.Output = buf.Bytes()
+	res.Tail, res.Written = bytes.Clone(tail.Bytes()), tail.written
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
@@ -119,4 +130,38 @@ func removeAll(dir string) error {
 		return nil
 	})
 	return os.RemoveAll(dir)
+}
+
+// tailBuffer keeps the last max bytes written to it, in one buffer of
+// 2*max bytes that never grows.
+type tailBuffer struct {
+	buf     []byte
+	max     int
+	written int64
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	t.written += int64(n)
+	if t.buf == nil {
+		t.buf = make([]byte, 0, 2*t.max)
+	}
+	if n >= t.max {
+		t.buf = append(t.buf[:0], p[n-t.max:]...)
+		return n, nil
+	}
+	if len(t.buf)+n > 2*t.max {
+		// Keep what, with p, makes the last max bytes.
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-(t.max-n):]...)
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+// Bytes returns the last max bytes written (all of them if fewer).
+func (t *tailBuffer) Bytes() []byte {
+	if len(t.buf) > t.max {
+		return t.buf[len(t.buf)-t.max:]
+	}
+	return t.buf
 }

@@ -1,6 +1,7 @@
 package bisect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -85,8 +86,8 @@ func TestWorktreeRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.ExitCode != tt.code || string(res.Output) != tt.out || live.String() != tt.out {
-				t.Errorf("exit %d output %q (live %q), want %d %q", res.ExitCode, res.Output, live.String(), tt.code, tt.out)
+			if res.ExitCode != tt.code || string(res.Tail) != tt.out || res.Written != int64(len(tt.out)) || live.String() != tt.out {
+				t.Errorf("exit %d output %q (%d bytes, live %q), want %d %q", res.ExitCode, res.Tail, res.Written, live.String(), tt.code, tt.out)
 			}
 			if _, err := os.Stat(res.Dir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("checkout %s left behind (%v)", res.Dir, err)
@@ -104,4 +105,89 @@ func TestWorktreeBadRevision(t *testing.T) {
 		t.Errorf("Run on a bad revision = %v, want ErrUnknownRevision", err)
 	}
 	emptyDir(t, work)
+}
+
+// countWriter counts what is written to it and keeps the last line.
+type countWriter struct {
+	n    int64
+	last []byte
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	c.last = append(c.last, p...)
+	if i := bytes.LastIndexByte(c.last[:max(0, len(c.last)-1)], '\n'); i >= 0 {
+		c.last = append(c.last[:0], c.last[i+1:]...)
+	}
+	return len(p), nil
+}
+
+// TestWorktreeRunLargeOutput runs a command that prints megabytes: all of
+// it reaches the writer, and the result keeps only the last TailSize
+// bytes, not the output (which is what kept bisect's memory growing with
+// it).
+func TestWorktreeRunLargeOutput(t *testing.T) {
+	repo, _, shas := testRepo(t)
+	wt := &Worktree{Repo: repo, Dir: t.TempDir()}
+	const junk = 800_000 * len("junk\n") // whole lines, 4 MB
+	var out countWriter
+	res, err := wt.Run(context.Background(), shas[0], "yes junk | head -c "+strconv.Itoa(junk)+"; echo the end >&2; exit 1", &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const total = int64(junk + len("the end\n"))
+	if out.n != total || string(out.last) != "the end\n" {
+		t.Errorf("the writer got %d bytes ending %q, want %d ending %q", out.n, out.last, total, "the end\n")
+	}
+	if res.ExitCode != 1 || res.Written != total || len(res.Tail) != TailSize || !bytes.HasSuffix(res.Tail, []byte("junk\nthe end\n")) {
+		t.Errorf("exit %d, %d bytes written, tail of %d bytes ending %q; want 1, %d, %d ending with the end",
+			res.ExitCode, res.Written, len(res.Tail), res.Tail[max(0, len(res.Tail)-20):], total, TailSize)
+	}
+	if c := cap(res.Tail); c > TailSize {
+		t.Errorf("the result holds %d bytes of output, want at most %d", c, TailSize)
+	}
+}
+
+// TestTailBuffer writes in pieces of several sizes: the buffer always
+// holds the last max bytes written, in at most 2*max bytes.
+func TestTailBuffer(t *testing.T) {
+	tests := []struct {
+		name   string
+		max    int
+		pieces []int
+	}{
+		{"nothing", 8, nil},
+		{"less than max", 8, []int{3, 2}},
+		{"exactly max", 8, []int{8}},
+		{"one big write", 8, []int{100}},
+		{"small writes", 8, []int{3, 3, 3, 3, 3, 3, 3, 3, 3}},
+		{"mixed", 8, []int{7, 1, 9, 2, 8, 5, 5, 5, 0, 6}},
+		{"pipe-sized", 1024, []int{4096, 512, 700, 1000, 1023, 3, 32768, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := &tailBuffer{max: tt.max}
+			var all []byte
+			for i, n := range tt.pieces {
+				p := make([]byte, n)
+				for j := range p {
+					p[j] = byte('a' + (i+j)%26)
+				}
+				if w, err := tb.Write(p); w != n || err != nil {
+					t.Fatalf("Write = %d, %v", w, err)
+				}
+				all = append(all, p...)
+				want := all[max(0, len(all)-tt.max):]
+				if !bytes.Equal(tb.Bytes(), want) {
+					t.Fatalf("after %d writes: %q, want %q", i+1, tb.Bytes(), want)
+				}
+				if cap(tb.buf) != 2*tt.max {
+					t.Fatalf("after %d writes: a buffer of %d bytes, want %d", i+1, cap(tb.buf), 2*tt.max)
+				}
+			}
+			if tb.written != int64(len(all)) {
+				t.Errorf("written %d, want %d", tb.written, len(all))
+			}
+		})
+	}
 }

@@ -70,7 +70,7 @@ func TestWorktreeBackgroundLeftover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ExitCode != 3 || !strings.Contains(string(res.Output), "started") {
-		t.Errorf("exit %d output %q, want 3 and started", res.ExitCode, res.Output)
+	if res.ExitCode != 3 || !strings.Contains(string(res.Tail), "started") {
+		t.Errorf("exit %d output %q, want 3 and started", res.ExitCode, res.Tail)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -680,5 +681,85 @@ func TestBisectStepWithGit(t *testing.T) {
 	stdout, _, _ := runCLI(t, "", "--db", db, "export")
 	if n := strings.Count(stdout, "\n"); n < 5 {
 		t.Errorf("bisect-step stored %d runs over git's bisection of 48 commits:\n%s", n, stdout)
+	}
+}
+
+// TestBisectLargeOutput runs commands that print megabytes before their
+// result or their failure: the result is still found, and a failure shows
+// only the last lines (of a tail bisect keeps bounded, whatever the
+// command prints).
+func TestBisectLargeOutput(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	const junk = "yes junk | head -c 2000000; "
+	tests := []struct {
+		name    string
+		run     string
+		code    int
+		want    []string
+		maxJunk int // most "| junk" lines the error may show
+	}{
+		{"junk before the result", junk + benchCmd, 0, []string{"regressed at " + shas[stepCommit][:7]}, 0},
+		{"junk then a failure", junk + "echo 'ImportError: last words' >&2; exit 1", exitEnv,
+			[]string{"with exit code 1", "  | ImportError: last words", "--skip-failures"}, 14},
+		{"junk and no result", junk, exitBad, []string{"no result block found", "  | junk", "--skip-failures"}, 15},
+		{"a line longer than the tail", "head -c 200000 /dev/zero | tr '\\0' x; exit 2", exitEnv,
+			[]string{"with exit code 2", "  | xxxxxxxxxx", "…"}, 0},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			noise(t, 20+i)
+			stdout, stderr, code := runCLI(t, "", "--repo", repo, "--db", filepath.Join(t.TempDir(), "h.db"), "bisect", "--good", shas[0],
+				"--metric", "mean_ttft_ms", "--name", "serving", "--run", tt.run)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%.4000s", code, tt.code, stderr)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(stdout+stderr, want) {
+					t.Errorf("output lacks %q; stdout:\n%s\nstderr:\n%.4000s", want, stdout, stderr)
+				}
+			}
+			if n := strings.Count(stderr, "| junk"); n > tt.maxJunk {
+				t.Errorf("stderr shows %d lines of junk, want at most %d", n, tt.maxJunk)
+			}
+			if len(stderr) > 8000 {
+				t.Errorf("stderr has %d bytes, want the last lines only:\n%.4000s", len(stderr), stderr)
+			}
+		})
+	}
+}
+
+// TestBisectMemory runs perfgate (the built binary) on a benchmark that
+// prints 64 MB of junk before its result in the first run: perfgate's peak
+// RSS must stay well below the output's size (about 25 MB; holding the
+// output took 400 MB for 100 MB). Linux only, where rusage gives the peak
+// in KiB.
+func TestBisectMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the peak RSS from Linux's rusage")
+	}
+	bin := perfgateBinary(t)
+	repo, shas := bisectRepo(t)
+	const junkMB = 64
+	mark := filepath.Join(t.TempDir(), "printed")
+	run := fmt.Sprintf("if [ ! -f %[1]s ]; then touch %[1]s; yes junk | head -c %[2]d; fi; %[3]s", mark, junkMB<<20, benchCmd)
+	cmd := exec.Command(bin, "--repo", repo, "--db", filepath.Join(t.TempDir(), "h.db"), "bisect", "--good", shas[0], "--metric", "mean_ttft_ms",
+		"--name", "serving", "--end-runs", "2", "--max-runs", "5", "--run", run)
+	cmd.Env = append(os.Environ(), "NOISE_DIR="+t.TempDir(), "NOISE_SEED=13", "NOISE_SD=0.015")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("perfgate bisect: %v\n%s", err, stderr.String())
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Fatalf("the junk was not printed: %v", err)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		t.Skip("no rusage")
+	}
+	peakMB := ru.Maxrss >> 10
+	t.Logf("peak RSS %d MB for %d MB of output", peakMB, junkMB)
+	if peakMB > junkMB*3/4 {
+		t.Errorf("peak RSS %d MB for %d MB of output: bisect holds the output instead of parsing it as it streams", peakMB, junkMB)
 	}
 }

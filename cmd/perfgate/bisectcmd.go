@@ -440,7 +440,14 @@ type commitMeasurer struct {
 func (m *commitMeasurer) Measure(ctx context.Context, i int) ([]float64, error) {
 	cm := m.commits[i]
 	where := fmt.Sprintf("%s (commit %d of %d)", cm.Short, i, len(m.commits)-1)
-	res, err := m.wt.Run(ctx, cm.SHA, m.cmdline, m.live)
+	// The output is parsed as it comes; the checkout keeps only its tail.
+	parser := newStreamParser("output of --run at "+cm.Short, m.sp.format)
+	out := io.Writer(parser)
+	if m.live != nil {
+		out = io.MultiWriter(m.live, parser)
+	}
+	res, err := m.wt.Run(ctx, cm.SHA, m.cmdline, out)
+	results, perr := parser.Finish()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -455,9 +462,9 @@ func (m *commitMeasurer) Measure(ctx context.Context, i int) ([]float64, error) 
 			return nil, &bisect.SkipError{Reason: fmt.Sprintf("exit code %d", res.ExitCode)}
 		}
 		return nil, envError(fmt.Errorf("bisect: --run failed at %s with exit code %d; its output ended with:\n%s\n"+
-			"fix the command, make it exit 125 where a commit cannot be tested, or pass --skip-failures", where, res.ExitCode, tail(res.Output, 15)))
+			"fix the command, make it exit 125 where a commit cannot be tested, or pass --skip-failures", where, res.ExitCode, tail(res, 15)))
 	}
-	results, err := parseOutput(res.Output, "output of --run at "+cm.Short, m.sp.format)
+	err = perr
 	if err == nil && len(results) == 0 {
 		err = usageErrorf("the output of --run at %s has no benchmark result", where)
 	}
@@ -465,7 +472,7 @@ func (m *commitMeasurer) Measure(ctx context.Context, i int) ([]float64, error) 
 		if m.skipFailures {
 			return nil, &bisect.SkipError{Reason: "no result in the output"}
 		}
-		return nil, usageErrorf("bisect: %v\nits output ended with:\n%s\ncheck that --run prints the benchmark's result (or pass --format), or pass --skip-failures", err, tail(res.Output, 15))
+		return nil, usageErrorf("bisect: %v\nits output ended with:\n%s\ncheck that --run prints the benchmark's result (or pass --format), or pass --skip-failures", err, tail(res, 15))
 	}
 	runs, chosen, err := m.toRuns(results, cm.SHA, where)
 	if err != nil {
@@ -544,26 +551,34 @@ func (m *commitMeasurer) store(runs []store.Run) error {
 	return storeError(err)
 }
 
-func parseOutput(out []byte, name, format string) ([]ingest.Result, error) {
-	r := ingest.NewReader(bytes.NewReader(out), name, ingest.Options{Format: format})
-	var res []ingest.Result
-	for r.Scan() {
-		res = append(res, r.Result())
+// tail returns the last n lines of the command's output, indented; a line
+// cut by the start of the kept tail is left out, and so is the part of a
+// very long line beyond tailLineMax.
+func tail(res bisect.CommandResult, n int) string {
+	out := res.Tail
+	if res.Written > int64(len(out)) {
+		if i := bytes.IndexByte(out, '\n'); i >= 0 {
+			out = out[i+1:]
+		}
 	}
-	return res, r.Err()
-}
-
-// tail returns the last n lines of out, indented.
-func tail(out []byte, n int) string {
+	if len(bytes.TrimSpace(out)) == 0 {
+		return "  (no output)"
+	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	for i, l := range lines {
+		if len(l) > tailLineMax {
+			l = l[:tailLineMax] + "…"
+		}
 		lines[i] = "  | " + l
 	}
 	return strings.Join(lines, "\n")
 }
+
+// tailLineMax is the longest output line a failure message shows in full.
+const tailLineMax = 1000
 
 // progressPrinter reports each run on stderr: which commit, run n of the
 // budget, the time spent, then what it measured.
@@ -735,15 +750,18 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	// Run the benchmark here, its output shown as git bisect run shows it.
-	var buf bytes.Buffer
+	// Run the benchmark here, its output shown as git bisect run shows it
+	// and parsed as it comes, so memory stays bounded.
+	parser := newStreamParser("output of "+argv[0], sp.format)
 	cmd := exec.CommandContext(c.Context, argv[0], argv[1:]...)
-	cmd.Stdout = io.MultiWriter(&buf, e.stderr)
+	cmd.Stdout = io.MultiWriter(e.stderr, parser)
 	cmd.Stderr = cmd.Stdout
-	if err := cmd.Run(); err != nil {
+	runErr := cmd.Run()
+	results, err := parser.Finish()
+	if runErr != nil {
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			return 0, fmt.Errorf("cannot run %q: %v", argv[0], err)
+		if !errors.As(runErr, &ee) {
+			return 0, fmt.Errorf("cannot run %q: %v", argv[0], runErr)
 		}
 		if ee.ExitCode() == 125 {
 			fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s: the command exited 125: skip\n", short(head))
@@ -751,7 +769,6 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 		}
 		return 0, stepFailure{fmt.Errorf("the benchmark failed at %s with exit code %d; make it exit 125 where a commit cannot be tested, or pass --skip-failures", short(head), ee.ExitCode())}
 	}
-	results, err := parseOutput(buf.Bytes(), "output of "+argv[0], sp.format)
 	if err == nil && len(results) == 0 {
 		err = errors.New("the command printed no benchmark result")
 	}

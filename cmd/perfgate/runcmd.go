@@ -101,24 +101,9 @@ var runGrace = 10 * time.Second
 func runOnce(c *cli.Context, e *env, argv []string, format string, rep, reps int) ([]ingest.Result, error) {
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM)
 	defer stop()
-	pr, pw := io.Pipe()
-	type parsed struct {
-		res []ingest.Result
-		err error
-	}
-	done := make(chan parsed, 1)
-	go func() {
-		r := ingest.NewReader(pr, fmt.Sprintf("output of %s (run %d)", argv[0], rep), ingest.Options{Format: format})
-		var p parsed
-		for r.Scan() {
-			p.res = append(p.res, r.Result())
-		}
-		p.err = r.Err()
-		pr.Close() // the rest of the output is only shown
-		done <- p
-	}()
+	parser := newStreamParser(fmt.Sprintf("output of %s (run %d)", argv[0], rep), format)
 	live := &lastByteWriter{w: e.stderr} // also written by Cancel's goroutine
-	w := io.MultiWriter(live, &forgivingWriter{w: pw})
+	w := io.MultiWriter(live, parser)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout = w
 	cmd.Stderr = w
@@ -135,8 +120,7 @@ func runOnce(c *cli.Context, e *env, argv []string, format string, rep, reps int
 		// open: nothing of the group may outlive perfgate.
 		proc.KillGroup(cmd)
 	}
-	pw.Close()
-	p := <-done
+	results, perr := parser.Finish()
 	if live.last != 0 && live.last != '\n' {
 		fmt.Fprintln(e.stderr)
 	}
@@ -172,10 +156,51 @@ func runOnce(c *cli.Context, e *env, argv []string, format string, rep, reps int
 		}
 		return nil, envError(fmt.Errorf("run: cannot start %q: %v; check the command and PATH", argv[0], startError(err)))
 	}
-	if p.err != nil {
-		return nil, &exitError{code: exitBad, err: fmt.Errorf("%w; nothing was stored", p.err)}
+	if perr != nil {
+		return nil, &exitError{code: exitBad, err: fmt.Errorf("%w; nothing was stored", perr)}
 	}
-	return p.res, nil
+	return results, nil
+}
+
+// streamParser parses a command's output as the command writes it: writes
+// go through a pipe to an ingest.Reader, so memory stays bounded however
+// much the command prints (perfgate run, bisect --run, bisect-step).
+// Writes never fail: once the parser stops reading (a malformed block),
+// the rest is discarded, so the output still flows to the terminal. It is
+// not safe for concurrent writes; exec.Cmd with one writer as Stdout and
+// Stderr writes from one goroutine at a time.
+type streamParser struct {
+	pw   *io.PipeWriter
+	w    forgivingWriter
+	done chan struct{}
+	res  []ingest.Result
+	err  error
+}
+
+// newStreamParser starts parsing; name names the output in errors. Call
+// Finish once the command has exited.
+func newStreamParser(name, format string) *streamParser {
+	pr, pw := io.Pipe()
+	s := &streamParser{pw: pw, w: forgivingWriter{w: pw}, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		r := ingest.NewReader(pr, name, ingest.Options{Format: format})
+		for r.Scan() {
+			s.res = append(s.res, r.Result())
+		}
+		s.err = r.Err()
+		pr.Close() // the rest of the output is only shown
+	}()
+	return s
+}
+
+func (s *streamParser) Write(p []byte) (int, error) { return s.w.Write(p) }
+
+// Finish ends the output and returns what the parser found in it.
+func (s *streamParser) Finish() ([]ingest.Result, error) {
+	s.pw.Close()
+	<-s.done
+	return s.res, s.err
 }
 
 // startError drops exec's "fork/exec NAME: " and "exec: NAME: " prefixes,
