@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"os/exec"
 	"slices"
 	"sort"
@@ -259,16 +258,8 @@ func runBisect(c *cli.Context, e *env) error {
 
 func writeBisectReport(c *cli.Context, e *env, rep *bisect.Report, format string) error {
 	if p := c.String("out"); p != "" {
-		f, err := os.Create(p)
-		if err != nil {
-			return usageErrorf("--out %q: %v", p, err)
-		}
-		werr := rep.Write(f, format)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return envError(fmt.Errorf("--out %q: %v", p, werr))
+		if err := writeOutFile(p, func(w io.Writer) error { return rep.Write(w, format) }); err != nil {
+			return err
 		}
 		if format == "text" {
 			return nil

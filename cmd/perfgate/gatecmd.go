@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,16 +195,8 @@ func writeReport(c *cli.Context, e *env, doc gate.Document) error {
 		return usageErrorf("-o %q is not valid for %s; choose one of: %s", c.String("output"), c.Command.Name, strings.Join(valid, ", "))
 	}
 	if p := c.String("out"); p != "" {
-		f, err := os.Create(p)
-		if err != nil {
-			return usageErrorf("--out %q: %v", p, err)
-		}
-		werr := gate.Write(f, doc, format, false)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return envError(fmt.Errorf("--out %q: %v", p, werr))
+		if err := writeOutFile(p, func(w io.Writer) error { return gate.Write(w, doc, format, false) }); err != nil {
+			return err
 		}
 		if format == "text" {
 			return nil
@@ -211,6 +204,23 @@ func writeReport(c *cli.Context, e *env, doc gate.Document) error {
 		return gate.Write(e.stdout, doc, "text", color)
 	}
 	return gate.Write(e.stdout, doc, format, color && format == "text")
+}
+
+// writeOutFile creates --out FILE and writes it with write: a file that
+// cannot be created is bad usage (exit 2), a failed write the environment.
+func writeOutFile(p string, write func(io.Writer) error) error {
+	f, err := os.Create(p)
+	if err != nil {
+		return usageErrorf("--out %q: %v", p, err)
+	}
+	werr := write(f)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return envError(fmt.Errorf("--out %q: %v", p, werr))
+	}
+	return nil
 }
 
 func rulesFileFlag() cli.Flag {
