@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -180,8 +181,19 @@ func commands(e *env) []*cli.Command {
 		}
 		out = append(out, c)
 	}
+	// --help lists them in the order of the data flow, not of the files
+	// that add them; a command not named here goes last.
+	rank := func(name string) int {
+		if i := slices.Index(helpOrder, name); i >= 0 {
+			return i
+		}
+		return len(helpOrder)
+	}
+	slices.SortStableFunc(out, func(a, b *cli.Command) int { return rank(a.Name) - rank(b.Name) })
 	return out
 }
+
+var helpOrder = []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "sync", "publish"}
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

@@ -120,9 +120,17 @@ func TestHelpListsCommands(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, c := range []string{"parse"} {
-		if !strings.Contains(stdout, c) {
+	// Every command of the contract, in the order of the data flow.
+	last := -1
+	for _, c := range []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "sync", "publish"} {
+		i := strings.Index(stdout, "\n   "+c+" ")
+		if i < 0 {
 			t.Errorf("--help does not list %s:\n%s", c, stdout)
+			continue
 		}
+		if i < last {
+			t.Errorf("--help lists %s out of the data flow's order:\n%s", c, stdout)
+		}
+		last = i
 	}
 }
