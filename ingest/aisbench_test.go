@@ -277,7 +277,7 @@ func BenchmarkConsoleTablesIdleLine(b *testing.B) {
 		"mindie":   func() LineParser { return newMindIEParser("bench.log") },
 		"aisbench": func() LineParser { return newAISBenchParser("bench.log") },
 	}
-	for _, name := range []string{"mindie", ""} {
+	for _, name := range []string{"mindie", "aisbench"} {
 		b.Run(name, func(b *testing.B) {
 			p := parsers[name]()
 			emit := func(Result) { b.Fatal("noise gave a result") }
