@@ -1,7 +1,6 @@
 package bisect
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -44,8 +43,7 @@ func BenchmarkSearch(b *testing.B) {
 			b.Run(fmt.Sprintf("N=%d/step=%gsigma/classic", n, step), func(b *testing.B) {
 				right, runs := 0, 0
 				for i := 0; i < b.N; i++ {
-					sm := newSimulation(n, 0, sigma, step, uint64(i))
-					sm.culprit = 1 + sm.rng.IntN(n)
+					sm := randomCulprit(n, sigma, step, uint64(i))
 					c, r := sm.classic()
 					if c == sm.culprit {
 						right++
@@ -62,26 +60,11 @@ func BenchmarkSearch(b *testing.B) {
 // searchTrials runs b.N seeded trials of Search with the given budget (0:
 // the default).
 func searchTrials(b *testing.B, n int, sigma, step float64, budget int) {
-	right, runs, found, wrong := 0, 0, 0, 0
+	var ty tally
 	var logNoise [2]float64 // found, other
 	var nNoise [2]int
 	for i := 0; i < b.N; i++ {
-		sm := newSimulation(n, 0, sigma, step, uint64(i))
-		sm.culprit = 1 + sm.rng.IntN(n)
-		res, err := Search(context.Background(), n, nil, sm, Options{MaxRuns: budget})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.Culprit == sm.culprit {
-			right++
-		}
-		if res.Verdict == Found {
-			found++
-			if res.Culprit != sm.culprit {
-				wrong++
-			}
-		}
-		runs += res.Runs
+		res := ty.trial(b, randomCulprit(n, sigma, step, uint64(i)), Options{MaxRuns: budget})
 		if j := 1; res.Verdict != NoStep && res.Noise > 0 {
 			if res.Verdict == Found {
 				j = 0
@@ -90,6 +73,7 @@ func searchTrials(b *testing.B, n int, sigma, step float64, budget int) {
 			nNoise[j]++
 		}
 	}
+	right, runs, found, wrong := ty.right, ty.runs, ty.found, ty.wrong
 	b.ReportMetric(float64(right)/float64(b.N), "accuracy")
 	b.ReportMetric(float64(runs)/float64(b.N), "runs/search")
 	b.ReportMetric(float64(found)/float64(b.N), "found")

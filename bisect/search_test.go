@@ -537,24 +537,11 @@ func TestSearchCalibration(t *testing.T) {
 	pools := map[float64]*pool{}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("N=%d/step=%gsigma", tt.n, tt.step), func(t *testing.T) {
-			right, found, wrong := 0, 0, 0
+			var ty tally
 			for i := range tt.trials {
-				sm := newSimulation(tt.n, 0, 0.015, tt.step, 1<<20+uint64(i))
-				sm.culprit = 1 + sm.rng.IntN(tt.n)
-				res, err := Search(context.Background(), tt.n, nil, sm, Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if res.Culprit == sm.culprit {
-					right++
-				}
-				if res.Verdict == Found {
-					found++
-					if res.Culprit != sm.culprit {
-						wrong++
-					}
-				}
+				ty.trial(t, randomCulprit(tt.n, 0.015, tt.step, 1<<20+uint64(i)), Options{})
 			}
+			right, found, wrong := ty.right, ty.found, ty.wrong
 			if pools[tt.step] == nil {
 				pools[tt.step] = &pool{}
 			}

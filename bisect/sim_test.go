@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"testing"
 )
 
 // simulation is a range of n commits whose metric steps from 100 to
@@ -23,6 +24,40 @@ type simulation struct {
 
 func newSimulation(n, culprit int, sigma, step float64, seed uint64) *simulation {
 	return &simulation{n: n, culprit: culprit, sigma: sigma, step: step, rng: rand.New(rand.NewPCG(seed, uint64(n)))}
+}
+
+// randomCulprit is a simulation with the step at a commit drawn from the
+// seed, as the accuracy trials use.
+func randomCulprit(n int, sigma, step float64, seed uint64) *simulation {
+	sm := newSimulation(n, 0, sigma, step, seed)
+	sm.culprit = 1 + sm.rng.IntN(n)
+	return sm
+}
+
+// tally counts the outcomes of accuracy trials: right (the named or best
+// guessed commit is the culprit), found (confidence reached) and wrong
+// (found, but not the culprit).
+type tally struct{ trials, right, found, wrong, runs int }
+
+// trial runs one Search over sm and counts its outcome.
+func (ty *tally) trial(tb testing.TB, sm *simulation, opts Options) *Result {
+	tb.Helper()
+	res, err := Search(context.Background(), sm.n, nil, sm, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ty.trials++
+	ty.runs += res.Runs
+	if res.Culprit == sm.culprit {
+		ty.right++
+	}
+	if res.Verdict == Found {
+		ty.found++
+		if res.Culprit != sm.culprit {
+			ty.wrong++
+		}
+	}
+	return res
 }
 
 func (sm *simulation) value(i int) float64 {
