@@ -5,44 +5,19 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perfgate/perfgate/internal/goldenfile"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
+// golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./bisect -run %s -update creates it)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		i := 0
-		for i < len(g) && i < len(w) && g[i] == w[i] {
-			i++
-		}
-		line := func(ls []string) string {
-			if i < len(ls) {
-				return ls[i]
-			}
-			return "(end of file)"
-		}
-		t.Errorf("%s differs from line %d (go test ./bisect -run %s -update to accept):\n got: %s\nwant: %s", path, i+1, t.Name(), line(g), line(w))
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 // reportFor runs the scenario with a fixed seed and wraps it in a

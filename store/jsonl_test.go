@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -14,9 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/perfgate/perfgate/internal/goldenfile"
+)
 
 func importFile(t *testing.T, s *Store, path string, opts ImportOptions) (int, int) {
 	t.Helper()
@@ -50,19 +49,7 @@ func TestExportGolden(t *testing.T) {
 		t.Fatalf("import added %d, skipped %d; want 6, 0", a, sk)
 	}
 	got := export(t, s, Filter{})
-	golden := filepath.Join("testdata", "export.golden.jsonl")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("export differs from %s (go test -update rewrites it):\n%s", golden, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "export.golden.jsonl"), got)
 	for i, line := range bytes.Split(bytes.TrimSpace(got), []byte("\n")) {
 		if !json.Valid(line) {
 			t.Errorf("export line %d is not valid JSON: %s", i+1, line)

@@ -3,15 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/golden")
+	"github.com/perfgate/perfgate/internal/goldenfile"
+)
 
 // runCLI runs the real command function with args (without the program
 // name) and returns its stdout, stderr and exit code.
@@ -25,23 +24,7 @@ func runCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
 // golden compares got with testdata/golden/name, rewriting it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/perfgate -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (go test ./cmd/perfgate -run %s -update to accept):\n--- got\n%s\n--- want\n%s", path, t.Name(), got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "golden", name), []byte(got))
 }
 
 // gitRepo makes a temporary git repository with the git CLI and returns
