@@ -342,6 +342,9 @@ func (s *Store) Put(runs []Run) (added int, err error) {
 	}
 	err = s.update(func(t *txn) error {
 		added = 0
+		if err := t.internAll(runs); err != nil {
+			return err
+		}
 		for i := range runs {
 			ok, _, err := t.put(&runs[i])
 			if err != nil {
@@ -391,6 +394,9 @@ func (t *txn) put(r *Run) (bool, uint64, error) {
 	}
 	commitKey := t.keep(key)
 	seqKey := t.keep(appendSeq(nil, seq))
+	if err := t.internAll([]Run{*r}); err != nil {
+		return false, 0, err
+	}
 	rec, bench, err := t.encodeRun(nil, r)
 	if err != nil {
 		return false, 0, err
