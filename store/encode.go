@@ -44,7 +44,7 @@ const (
 
 // corruptf reports damage found in the file (not bad input).
 func corruptf(format string, args ...any) error {
-	return fmt.Errorf("corrupt history: "+format, args...)
+	return &corruptError{msg: fmt.Sprintf(format, args...)}
 }
 
 // dict caches the string dictionary (metric names, label keys and values,
@@ -264,7 +264,10 @@ func (t *txn) name(id uint32) (string, error) {
 	if s, ok := t.d.name(id); ok {
 		return s, nil
 	}
-	v := t.strID.Get(binary.BigEndian.AppendUint32(nil, id))
+	var v []byte
+	if t.strID != nil { // nil when Salvage decodes with a dictionary of its own
+		v = t.strID.Get(binary.BigEndian.AppendUint32(nil, id))
+	}
 	if v == nil {
 		return "", corruptf("dictionary id %d is missing", id)
 	}
