@@ -113,9 +113,6 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 	if werr != nil {
 		return rep, fmt.Errorf("recover: write failed: %w", werr)
 	}
-	if rep.Runs == 0 && rep.Counted < 0 && len(rep.Problems) > 0 {
-		return rep, &DamagedError{Path: path, Detail: "no run could be read: " + rep.Problems[0]}
-	}
 	return rep, nil
 }
 

@@ -52,6 +52,14 @@
 // file, the process that holds it when Linux's /proc/locks tells, and what
 // to do. Callers should open, do their work and Close promptly, readers
 // with Options.ReadOnly.
+//
+// # Damage
+//
+// A damaged file (cut short, bytes flipped) is never a crash: Open checks
+// bbolt's meta pages, the file's length and its free page list first, and
+// every bbolt call runs with memory faults turned into panics and panics
+// into a *DamagedError (errors.Is ErrDamaged) that says how to recover
+// (see damage.go). Salvage writes every run still readable as JSONL.
 package store
 
 import (
