@@ -248,8 +248,8 @@ func TestSalvage(t *testing.T) {
 	// Both meta pages damaged: bbolt cannot open the file, and every run
 	// is found by reading the pages.
 	d := bytes.Clone(data)
-	d[16] ^= 0xff
-	d[int(m.pageSize)+16] ^= 0xff
+	d[16+40] ^= 0xff // the high water mark: the checksum fails
+	d[int(m.pageSize)+16+40] ^= 0xff
 	if err := os.WriteFile(path, d, 0o644); err != nil {
 		t.Fatal(err)
 	}
