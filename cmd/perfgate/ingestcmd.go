@@ -32,6 +32,7 @@ func ingestCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit the results measured (any revision)"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE` (model, hardware, ...); repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: " + strings.Join(ingest.Formats(), ", ")},
+			maxDocFlag(),
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -46,7 +47,11 @@ func ingestCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			results, err := parseFiles(e, c.Args().Slice(), c.String("format"))
+			opts, err := readOptions(c)
+			if err != nil {
+				return err
+			}
+			results, err := parseFiles(e, c.Args().Slice(), opts)
 			if err != nil {
 				return err
 			}
