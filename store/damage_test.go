@@ -332,3 +332,20 @@ func FuzzDamagedHistory(f *testing.F) {
 		}
 	})
 }
+
+// A panic raised outside the store (in a caller's callback) is not damage:
+// guard lets it go on instead of calling the history damaged.
+func TestGuardKeepsCallersPanics(t *testing.T) {
+	s := openTest(t, Options{})
+	mustPut(t, s, mkRun(1, "b", 1))
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "negative Repeat count") {
+			t.Fatalf("recovered %v, want the callback's own panic", p)
+		}
+	}()
+	err := s.Each(Filter{}, func(Run) error {
+		_ = strings.Repeat("x", -1) // panics in package strings
+		return nil
+	})
+	t.Fatalf("Each returned %v, want the callback's panic to go on", err)
+}
