@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -169,19 +170,19 @@ func TestCheckVerdicts(t *testing.T) {
 				return repeats(100, 3)
 			}
 			return nil
-		}, repeats(110, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Fail, MethodMannWhitney, false},
+		}, repeats(110, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Fail, MethodShift, false},
 		{"repeats on both sides: small shift passes", func(i int) []Sample {
 			if i == 19 {
 				return repeats(100, 3)
 			}
 			return nil
-		}, repeats(101, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Pass, MethodMannWhitney, false},
+		}, repeats(101, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Pass, MethodShift, false},
 		{"repeats on both sides: improvement", func(i int) []Sample {
 			if i == 19 {
 				return repeats(100, 3)
 			}
 			return nil
-		}, repeats(90, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Improved, MethodMannWhitney, false},
+		}, repeats(90, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Improved, MethodShift, false},
 		{"baseline repeats give the noise for one head run", func(i int) []Sample {
 			if i == 19 {
 				return repeats(100, 3)
@@ -217,7 +218,7 @@ func TestCheckVerdicts(t *testing.T) {
 			if c.Verdict != Pass && c.Reason == "" {
 				t.Errorf("verdict %s without a reason", c.Verdict)
 			}
-			if tt.method == MethodMannWhitney && c.P == nil {
+			if tt.method == MethodShift && c.P == nil {
 				t.Error("Mann-Whitney check without p")
 			}
 			if tt.method == MethodNoiseBand && (c.Z == nil || c.Noise == nil || c.Window != 20) {
@@ -510,47 +511,6 @@ func TestCheckChangePointOnMain(t *testing.T) {
 	}
 }
 
-func TestCheckHolm(t *testing.T) {
-	// Ten metrics with repeated runs, each shifted +3.5% against a 3% rule:
-	// beyond the threshold, but after Holm over ten checks not every one
-	// can be significant with five runs a side.
-	at := func(i int) []Sample {
-		if i != 4 {
-			return nil
-		}
-		var out []Sample
-		for r := 0; r < 5; r++ {
-			m := map[string]float64{}
-			for k := 0; k < 10; k++ {
-				m["custom_"+string(rune('a'+k))+"_ms"] = 100 + float64(r)
-			}
-			out = append(out, srv(m))
-		}
-		return out
-	}
-	var head []Sample
-	for r := 0; r < 5; r++ {
-		m := map[string]float64{}
-		for k := 0; k < 10; k++ {
-			m["custom_"+string(rune('a'+k))+"_ms"] = 104 + float64(r)
-		}
-		head = append(head, srv(m))
-	}
-	w := newWorld(5, at, head)
-	var rules []string
-	for k := 0; k < 10; k++ {
-		rules = append(rules, "custom_"+string(rune('a'+k))+"_ms:3%:lower")
-	}
-	rep := w.check(t, rules...)
-	for _, c := range rep.Checks {
-		// Raw one-sided p of 5 vs 5 with this overlap is about 0.03;
-		// times ten is far above 0.01.
-		if c.Method != MethodMannWhitney || c.Verdict != Inconclusive || c.P == nil || *c.P < 0.01 {
-			t.Errorf("%s: %s %s p=%v; want an inconclusive Mann-Whitney check after Holm", c.Metric, c.Method, c.Verdict, c.P)
-		}
-	}
-}
-
 func TestCheckNotes(t *testing.T) {
 	w := newWorld(5, series1(noisy(1, 5, 100, 0.01), "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 100})})
 	rep := w.check(t, "mean_ttft_ms:3%", "p99_itl_ms:5%")
@@ -631,19 +591,23 @@ func TestCheckNoRuleApplies(t *testing.T) {
 	}
 }
 
-// TestCheckWarnsUnreachableSignificance: five runs a side and three
-// Holm-corrected rules can never reach alpha 0.01 (3/252 > 0.01); the
-// report says so and how many runs would do.
-func TestCheckWarnsUnreachableSignificance(t *testing.T) {
+// repeatedCheck checks n head runs against m base runs of three metrics
+// with three rules, the head's values worse by factor, the runs spread
+// by about 3%.
+func repeatedCheck(t *testing.T, n, m int, factor float64) *Report {
+	t.Helper()
 	f := newFakeRepo()
 	mb := f.chain(f.commit("", "root"), 3, "main")[2]
 	head := f.commit(mb, "pr")
-	for k := 0; k < 5; k++ {
-		m := func(s float64) map[string]float64 {
-			return map[string]float64{"mean_ttft_ms": s * (100 + float64(k)), "mean_tpot_ms": s * (20 + float64(k)), "mean_itl_ms": s * (20 + float64(k))}
-		}
-		f.add(mb, "b", nil, m(1))
-		f.add(head, "b", nil, m(1.5))
+	spread := func(k int) float64 { return 1 + 0.03*float64(k%5-2)/2 }
+	run := func(s float64, k int) map[string]float64 {
+		return map[string]float64{"mean_ttft_ms": s * 100 * spread(k), "mean_tpot_ms": s * 20 * spread(k+1), "mean_itl_ms": s * 20 * spread(k+2)}
+	}
+	for k := 0; k < m; k++ {
+		f.add(mb, "b", nil, run(1, k))
+	}
+	for k := 0; k < n; k++ {
+		f.add(head, "b", nil, run(factor, k+3))
 	}
 	cfg := DefaultConfig()
 	for _, s := range []string{"mean_ttft_ms:3%", "mean_tpot_ms:3%", "mean_itl_ms:3%"} {
@@ -654,13 +618,69 @@ func TestCheckWarnsUnreachableSignificance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, w := range rep.Warnings {
-		if strings.Contains(w, "to ever be significant") && strings.Contains(w, "repeat 6 or more") {
-			found = true
+	return rep
+}
+
+// TestCheckRepeatedRunsDecide: five runs a side and three rules fail a 20%
+// regression (Holm across the correlated metrics of one run made this
+// undecidable before), and three a side already do.
+func TestCheckRepeatedRunsDecide(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		rep := repeatedCheck(t, n, n, 1.2)
+		if rep.Verdict != Fail || rep.Summary.Fail != 3 {
+			t.Errorf("%d vs %d, +20%%: verdict %s with %d of 3 failed; want all three to fail (%v)", n, n, rep.Verdict, rep.Summary.Fail, rep.Checks)
+		}
+		for _, c := range rep.Checks {
+			if c.Method != MethodShift {
+				t.Errorf("%d vs %d: method %q, want %q", n, n, c.Method, MethodShift)
+			}
 		}
 	}
-	if !found || rep.Summary.Inconclusive != 3 {
-		t.Errorf("warnings %q, %d inconclusive: want the unreachable-significance warning and 3 inconclusive", rep.Warnings, rep.Summary.Inconclusive)
+	if rep := repeatedCheck(t, 5, 5, 1.0); rep.Verdict != Pass || rep.Summary.Pass != 3 {
+		t.Errorf("5 vs 5, no change: verdict %s, %+v; want 3 passes", rep.Verdict, rep.Summary)
+	}
+}
+
+// TestCheckMoreRunsNeverUnfail: for the same effect, adding runs on either
+// side never turns a fail into a pass or an inconclusive.
+func TestCheckMoreRunsNeverUnfail(t *testing.T) {
+	for _, factor := range []float64{1.1, 1.2, 2} {
+		for m := 3; m <= 10; m++ {
+			failed := false
+			for n := 3; n <= 10; n++ {
+				rep := repeatedCheck(t, n, m, factor)
+				if failed && rep.Verdict != Fail {
+					t.Errorf("x%.2f: %d vs %d runs %s after a fail with fewer head runs", factor, n, m, rep.Verdict)
+				}
+				failed = failed || rep.Verdict == Fail
+				if factor >= 1.2 && !failed {
+					t.Errorf("x%.2f: %d vs %d runs %s, want fail", factor, n, m, rep.Verdict)
+				}
+			}
+		}
+	}
+}
+
+// TestCheckInconclusiveAdvice: an inconclusive check never advises the
+// repeat count the user just used.
+func TestCheckInconclusiveAdvice(t *testing.T) {
+	for _, n := range []int{3, 5, 8} {
+		rep := repeatedCheck(t, n, n, 1.045)
+		for _, c := range rep.Checks {
+			if c.Verdict != Inconclusive {
+				continue
+			}
+			if c.RunsToDecide != 0 && c.RunsToDecide <= n {
+				t.Errorf("%d a side: %s advises %d runs a side", n, c.Metric, c.RunsToDecide)
+			}
+			if strings.Contains(c.Reason, fmt.Sprintf("repeat %d)", n)) || strings.Contains(c.Reason, fmt.Sprintf("about %d runs", n)) {
+				t.Errorf("%d a side: reason %q advises the count just used", n, c.Reason)
+			}
+		}
+		for _, w := range rep.Warnings {
+			if strings.Contains(w, fmt.Sprintf("--repeat %d)", n)) {
+				t.Errorf("%d a side: warning %q advises the count just used", n, w)
+			}
+		}
 	}
 }

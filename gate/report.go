@@ -22,7 +22,8 @@ const (
 
 // Methods a check's verdict came from.
 const (
-	MethodMannWhitney = "mann-whitney" // repeated runs on both sides
+	MethodShift       = "shift"        // repeated runs on both sides: Hodges-Lehmann shift, t reference
+	MethodMannWhitney = "mann-whitney" // repeated runs, before version 0.3 (read from old reports)
 	MethodNoiseBand   = "noise-band"   // one run against the base branch's window
 	MethodRepeats     = "repeats"      // noise from the baseline commit's repeated runs
 	MethodThreshold   = "threshold"    // the literal threshold: unqualified
@@ -96,7 +97,7 @@ type CheckResult struct {
 	Unqualified    bool     `json:"unqualified,omitempty"`
 	Noise          *float64 `json:"noise,omitempty"`      // percent, one standard deviation of one run
 	Z              *float64 `json:"z,omitempty"`          // robust z, positive when worse
-	P              *float64 `json:"p,omitempty"`          // Holm-adjusted p-value of "worse"
+	P              *float64 `json:"p,omitempty"`          // one-sided p-value of "worse" (shift test)
 	PImproved      *float64 `json:"p_improved,omitempty"` // p-value of "better", for an improved check
 	BaselineCommit string   `json:"baseline_commit,omitempty"`
 	Distance       *int     `json:"distance,omitempty"`      // from the merge-base to BaselineCommit
@@ -104,11 +105,13 @@ type CheckResult struct {
 	SegmentStart   string   `json:"segment_start,omitempty"` // oldest commit of the reference segment, when the window was cut
 	Reason         string   `json:"reason,omitempty"`
 	History        []Point  `json:"history,omitempty"` // the window, oldest first, then head
+	// RunsToDecide, for an inconclusive check, is about how many runs a
+	// side would decide it; 0 when more runs cannot (see Reason).
+	RunsToDecide int `json:"runs_to_decide,omitempty"`
 
-	pRaw, pImp float64 // Mann-Whitney p-values before Holm
-	limit      float64
-	worse      bool // beyond the threshold in the bad direction
-	better     bool
+	limit  float64
+	worse  bool // beyond the threshold in the bad direction
+	better bool
 }
 
 // SampleCounts is how many values stood behind each side.

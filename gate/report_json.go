@@ -224,6 +224,10 @@ func (j *jsonWriter) check(c *CheckResult) {
 		}
 		j.close(']')
 	}
+	if c.RunsToDecide != 0 {
+		j.key("runs_to_decide")
+		j.int(c.RunsToDecide)
+	}
 	j.close('}')
 }
 
