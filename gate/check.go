@@ -78,7 +78,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		Head:    opts.Head,
 		BaseRef: opts.BaseRef,
 		Base:    opts.Base,
-		Rules:   RulesInfo{File: cfg.File, Window: cfg.Baseline.Window, MaxDistance: cfg.Baseline.MaxDistance, MissingFails: cfg.MissingFails},
+		Rules:   RulesInfo{File: cfg.File, Window: cfg.Baseline.Window, MaxDistance: cfg.Baseline.MaxDistance, MissingFails: cfg.MissingFails, Inconclusive: cfg.Inconclusive},
 	}
 	c.rep = rep
 	if len(c.rules) == 0 {
@@ -288,6 +288,15 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			if cfg.MissingFails {
 				rep.Verdict = Fail
 			}
+		}
+	}
+	if rep.Verdict == Pass && rep.Summary.Inconclusive > 0 {
+		switch cfg.Inconclusive {
+		case InconclusiveFail:
+			rep.Verdict = Fail
+		case InconclusivePass:
+		default:
+			rep.Verdict = Inconclusive
 		}
 	}
 	return rep, nil

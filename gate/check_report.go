@@ -31,6 +31,13 @@ func (r *Report) headline() string {
 		}
 	case r.Verdict == Fail:
 		head = fmt.Sprintf("%d of %d %s missing", s.Missing, s.Checks, checks)
+		if s.Missing == 0 && s.Inconclusive > 0 {
+			head = fmt.Sprintf("%d of %d %s inconclusive (inconclusive: fail), none failed", s.Inconclusive, s.Checks, checks)
+			s.Inconclusive = 0
+		}
+	case r.Verdict == Inconclusive:
+		head = fmt.Sprintf("%d of %d %s inconclusive, none failed: not a pass, see the warnings for what would decide", s.Inconclusive, s.Checks, checks)
+		s.Inconclusive = 0
 	default:
 		head = fmt.Sprintf("%d %s, none failed", s.Checks, checks)
 		if s.Checks == 0 {
@@ -190,6 +197,8 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	code := ansiBold + ansiGreen
 	if r.Verdict == Fail {
 		code = ansiBold + ansiRed
+	} else if r.Verdict == Inconclusive {
+		code = ansiBold + ansiYellow
 	}
 	fmt.Fprintf(&b, "%s  %s\n", paint(color, code, verdict), r.headline())
 	plain := func(s string) string { return s }
@@ -258,6 +267,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	icon := "✅"
 	if r.Verdict == Fail {
 		icon = "❌"
+	} else if r.Verdict == Inconclusive {
+		icon = "⚠️"
 	}
 	fmt.Fprintf(&b, "### %s perfgate: %s — %s\n\n", icon, r.Verdict, r.headline())
 	head := fmt.Sprintf("`%s`", shortSHA(r.Head))

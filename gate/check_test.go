@@ -212,6 +212,9 @@ func TestCheckVerdicts(t *testing.T) {
 			if tt.verdict == Fail || tt.verdict == Missing {
 				wantOverall = Fail
 			}
+			if tt.verdict == Inconclusive {
+				wantOverall = Inconclusive // the default policy, inconclusive: warn
+			}
 			if rep.Verdict != wantOverall {
 				t.Errorf("overall %s, want %s", rep.Verdict, wantOverall)
 			}
@@ -658,6 +661,49 @@ func TestCheckMoreRunsNeverUnfail(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestInconclusivePolicy: the rules file's inconclusive key decides what an
+// undecided check makes of the report.
+func TestInconclusivePolicy(t *testing.T) {
+	for _, tt := range []struct {
+		policy string
+		want   Verdict
+	}{{"", Inconclusive}, {"warn", Inconclusive}, {"pass", Pass}, {"fail", Fail}} {
+		rep := repeatedCheck(t, 3, 3, 1.045)
+		if rep.Summary.Inconclusive == 0 || rep.Summary.Fail != 0 {
+			t.Fatalf("setup: %+v, want inconclusive checks and no failure", rep.Summary)
+		}
+		cfg, err := ParseRules(".perfgate.yml", []byte("inconclusive: "+tt.policy+"\nrules:\n  - metric: mean_ttft_ms\n    max_regression: 3%\n"))
+		if tt.policy == "" {
+			cfg, err = ParseRules(".perfgate.yml", []byte("rules:\n  - metric: mean_ttft_ms\n    max_regression: 3%\n"))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := newFakeRepo()
+		mb := f.chain(f.commit("", "root"), 3, "main")[2]
+		head := f.commit(mb, "pr")
+		for k, v := range []float64{100, 103, 97} {
+			f.add(mb, "b", nil, map[string]float64{"mean_ttft_ms": v})
+			f.add(head, "b", nil, map[string]float64{"mean_ttft_ms": 1.045 * []float64{99, 102, 98}[k]})
+		}
+		rep, err = Check(context.Background(), f, f, CheckOptions{Head: head, Base: mb, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Verdict != tt.want || rep.Summary.Inconclusive != 1 {
+			t.Errorf("inconclusive: %q: verdict %s (%+v), want %s", tt.policy, rep.Verdict, rep.Summary, tt.want)
+		}
+		var b strings.Builder
+		rep.WriteText(&b, false)
+		if first := strings.SplitN(b.String(), "\n", 2)[0]; tt.want == Inconclusive && !strings.HasPrefix(first, "INCONCLUSIVE  1 of 1 check inconclusive") {
+			t.Errorf("inconclusive: %q: first line %q, want it to say inconclusive first", tt.policy, first)
+		}
+	}
+	if _, err := ParseRules(".perfgate.yml", []byte("inconclusive: maybe\n")); err == nil || !strings.Contains(err.Error(), `inconclusive is "maybe"; use "warn"`) {
+		t.Errorf("a bad policy: %v", err)
 	}
 }
 

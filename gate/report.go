@@ -66,6 +66,8 @@ type RulesInfo struct {
 	MaxDistance int    `json:"max_distance"`
 	// MissingFails: a vanished series or metric fails the check.
 	MissingFails bool `json:"missing_fails"`
+	// Inconclusive is the rules file's inconclusive policy: pass, warn or fail.
+	Inconclusive string `json:"inconclusive,omitempty"`
 }
 
 // Summary counts checks per verdict.
@@ -139,6 +141,11 @@ type Mismatch struct {
 // Failed reports whether the gate failed.
 func (r *Report) Failed() bool { return r.Verdict == Fail }
 
+// Undecided reports whether the report's verdict is inconclusive: no check
+// failed, but some could not be decided (the rules file's inconclusive:
+// warn, the default). It is not a pass: the check run is neutral.
+func (r *Report) Undecided() bool { return r.Verdict == Inconclusive }
+
 // WriteJSON writes the report as indented JSON (see report_json.go).
 func (r *Report) WriteJSON(w io.Writer) error { return writeReportJSON(w, r) }
 
@@ -150,8 +157,8 @@ func ReadReport(rd io.Reader) (*Report, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("reading a perfgate check report: %w; pass the file written by perfgate check -o json", err)
 	}
-	if r.Verdict != Pass && r.Verdict != Fail {
-		return nil, fmt.Errorf("reading a perfgate check report: verdict %q is not \"pass\" or \"fail\"; pass the file written by perfgate check -o json", r.Verdict)
+	if r.Verdict != Pass && r.Verdict != Fail && r.Verdict != Inconclusive {
+		return nil, fmt.Errorf("reading a perfgate check report: verdict %q is not \"pass\", \"fail\" or \"inconclusive\"; pass the file written by perfgate check -o json", r.Verdict)
 	}
 	return &r, nil
 }

@@ -76,6 +76,10 @@ func writeReportJSON(w io.Writer, r *Report) error {
 	j.int(r.Rules.MaxDistance)
 	j.key("missing_fails")
 	j.bool(r.Rules.MissingFails)
+	if r.Rules.Inconclusive != "" {
+		j.key("inconclusive")
+		j.str(r.Rules.Inconclusive)
+	}
 	j.close('}')
 	s := r.Summary
 	j.key("summary")
