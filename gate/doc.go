@@ -145,7 +145,7 @@
 // (three quarters of the low-noise positions) are two-level, 20-33% of
 // their results 15-40% slow for blocks of commits, so one run 10% slow is
 // within what main does on its own and is called inconclusive; on the
-// one-level sources (yew, mjwarp) one run catches about 62% and five runs
+// one-level sources (yew, mjwarp) one run catches 69-77% and five runs
 // 85-90%. quality_test.go keeps the synthetic experiment (ten series,
 // 3% lognormal noise, 20 measured main commits, rule 3%): 0.6% of
 // unchanged PRs fail, 87% of 15% regressions are caught, 0.6% are blamed
