@@ -43,6 +43,9 @@ type series struct {
 	window  []windowPoint
 	baseIdx int // walker index of the baseline commit; -1 when none
 	dropped []string
+	// fixedCount: the benchmark sends a fixed number of requests (see
+	// fixedRequests), so fewer completed requests make a run invalid.
+	fixedCount bool
 }
 
 type windowPoint struct {
@@ -352,14 +355,17 @@ func (c *checker) collect(sr *series) bool {
 		}
 	}
 	var comp []float64
+	var near []*Sample
 	for _, p := range valid[:min(len(valid), window+c.cfg.Baseline.MaxDistance)] {
 		for _, s := range p.runs {
+			near = append(near, s)
 			if v, ok := s.Metrics["completed"]; ok {
 				comp = append(comp, v)
 			}
 		}
 	}
-	if len(comp) >= 3 {
+	sr.fixedCount = fixedRequests(sr.head, near)
+	if len(comp) >= 3 && sr.fixedCount {
 		ref := robust.Median(comp)
 		kept := valid[:0]
 		for _, p := range valid {
@@ -396,7 +402,11 @@ func (c *checker) collect(sr *series) bool {
 	if sr.baseIdx < 0 {
 		return true
 	}
-	return len(sr.window) >= window || w.capped()
+	// Invalid candidates do not extend the search without bound: after
+	// twice the window's measured commits of this series, valid or not,
+	// the window is what they gave (a history where most runs were
+	// invalid walked to the 5,000-commit cap before).
+	return len(sr.window) >= window || w.capped() || len(cands) >= 2*window
 }
 
 // values returns the metric's finite values in runs: a NaN or an
@@ -452,7 +462,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 			invalid[i] = true
 		}
 	}
-	if len(baseRuns) > 0 {
+	if len(baseRuns) > 0 && sr.fixedCount {
 		if bc := pvalues(baseRuns, "completed"); len(bc) > 0 {
 			ref := robust.Median(bc)
 			for i := range sr.head {

@@ -730,3 +730,38 @@ func TestCheckInconclusiveAdvice(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTimeBoundedCounts: a benchmark bounded by time completes as many
+// requests as the time allows, so a slower build completing fewer is
+// slower, not invalid, and no history run is dropped for its count; a
+// configured count (num_prompts) keeps the completed-count rule.
+func TestCheckTimeBoundedCounts(t *testing.T) {
+	counts := []float64{10, 400, 1000, 250, 730, 90, 520, 880, 160, 610, 300, 940}
+	at := func(i int) []Sample {
+		return []Sample{srv(map[string]float64{"mean_ttft_ms": 100 * (1 + 0.01*float64(i%3-1)), "completed": counts[i], "failed": 0})}
+	}
+	w := newWorld(len(counts), at, []Sample{srv(map[string]float64{"mean_ttft_ms": 130, "completed": 20, "failed": 0})})
+	rep := w.check(t, "mean_ttft_ms:5%")
+	c := find(t, rep, "serving", "mean_ttft_ms")
+	if c.Method == MethodValidity || c.Verdict != Fail || c.Window != len(counts) {
+		t.Errorf("time-bounded: %s %s over a window of %d (%s); want the slowdown to fail on its speed over all %d results", c.Method, c.Verdict, c.Window, c.Reason, len(counts))
+	}
+	if strings.Contains(strings.Join(rep.Notes, "\n"), "requests completed") {
+		t.Errorf("notes %q: no history run is invalid for its count", rep.Notes)
+	}
+
+	// The same runs with a configured count: completing 20 of 1000 is invalid.
+	fixed := func(i int) []Sample {
+		s := at(i)[0]
+		s.Labels = map[string]string{"model": "llama", "gpu": "H100", "num_prompts": "1000"}
+		s.Metrics["completed"] = 1000
+		return []Sample{s}
+	}
+	head := srv(map[string]float64{"mean_ttft_ms": 101, "completed": 20, "failed": 0})
+	head.Labels = map[string]string{"model": "llama", "gpu": "H100", "num_prompts": "1000"}
+	w = newWorld(len(counts), fixed, []Sample{head})
+	rep = w.check(t, "mean_ttft_ms:5%")
+	if rep.Verdict != Fail || len(rep.Checks) != 1 || rep.Checks[0].Method != MethodValidity {
+		t.Errorf("fixed count: %s %v; want the validity check to fail", rep.Verdict, rep.Checks)
+	}
+}

@@ -50,12 +50,21 @@
 //
 // # Validity
 //
-// A result whose failed requests exceed 5% of completed+failed, or whose
-// completed count is more than 5% below the baseline's (for a baseline
-// candidate: below the median of its window), is invalid. An invalid head
-// fails the check with the reason, and its other metrics are not compared:
-// a faster run that served half the requests is not an improvement. An
-// invalid result never becomes a baseline or enters a window.
+// A result whose failed requests exceed 5% of completed+failed is invalid,
+// whatever the benchmark. The completed count matters only where the
+// request count was fixed: the run names its configured count (a
+// num_prompts label), or completed+failed takes one value in most runs of
+// the nearby history. There a result that completed more than 5% fewer
+// requests than the baseline (for a baseline candidate: than the median of
+// its window) is invalid too. A time-bounded benchmark (guidellm,
+// AISBench, a --duration run) completes as many requests as the time
+// allows: a slower build completes fewer, which is slower, not invalid.
+// An invalid head fails the check with the reason, and its other metrics
+// are not compared: a faster run that served half the requests is not an
+// improvement. An invalid result never becomes a baseline or enters a
+// window, and invalid candidates do not extend the search: after twice the
+// window's measured commits of a series, valid or not, the window is what
+// they gave.
 //
 // # Statistics
 //
