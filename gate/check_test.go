@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -763,5 +764,53 @@ func TestCheckTimeBoundedCounts(t *testing.T) {
 	rep = w.check(t, "mean_ttft_ms:5%")
 	if rep.Verdict != Fail || len(rep.Checks) != 1 || rep.Checks[0].Method != MethodValidity {
 		t.Errorf("fixed count: %s %v; want the validity check to fail", rep.Verdict, rep.Checks)
+	}
+}
+
+// TestCheckDogfoodGate: perfgate's own benchmark gate (go test -count 5,
+// .github/perfgate-bench.yml) fails a 2x slowdown, allocs/op 4 -> 8 with
+// zero variance included, and passes an unchanged build.
+func TestCheckDogfoodGate(t *testing.T) {
+	rules, err := os.ReadFile("../.github/perfgate-bench.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseRules("perfgate-bench.yml", rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		factor float64
+		allocs float64
+		want   Verdict
+	}{
+		{"2x slower, allocs 4 -> 8", 2, 8, Fail},
+		{"allocs 4 -> 8 alone", 1, 8, Fail},
+		{"unchanged", 1, 4, Pass},
+	} {
+		f := newFakeRepo()
+		main := f.chain(f.commit("", "root"), 6, "main")
+		head := f.commit(main[5], "pr")
+		noise := noisy(7, 60, 1, 0.04)
+		k := 0
+		bench := func(c string, factor, allocs float64) {
+			for r := 0; r < 5; r++ {
+				f.add(c, "BenchmarkCheck", map[string]string{"cpu": "AMD EPYC"}, map[string]float64{
+					"ns_per_op": 3e6 * factor * noise[k], "b_per_op": 880000, "allocs_per_op": allocs})
+				k++
+			}
+		}
+		for _, c := range main {
+			bench(c, 1, 4)
+		}
+		bench(head, tt.factor, tt.allocs)
+		rep, err := Check(context.Background(), f, f, CheckOptions{Head: head, Base: main[5], BaseRef: "main", Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Verdict != tt.want {
+			t.Errorf("%s: verdict %s, want %s: %v", tt.name, rep.Verdict, tt.want, rep.Checks)
+		}
 	}
 }

@@ -97,46 +97,46 @@ func (s shift) runsToDecide(worse float64, alpha float64) int {
 }
 
 // quantum is the resolution of a metric's values as logs: the smallest
-// positive gap between distinct values, relative to their level. Noise
-// estimated below it is an artifact of rounding (a p95 printed in whole
-// milliseconds is mostly exactly 31), not a measurement.
-func quantum(vals ...[]float64) float64 {
-	var all []float64
-	for _, v := range vals {
-		all = append(all, v...)
+// positive gap between distinct values of one sample (a side's runs, or
+// the window), relative to their level. Noise estimated below it is an
+// artifact of rounding (a p95 printed in whole milliseconds is mostly
+// exactly 31), not a measurement. Gaps are taken within each sample, never
+// across two: the shift between head and base is no resolution.
+func quantum(samples ...[]float64) float64 {
+	q := 0.0
+	for _, xs := range samples {
+		q = math.Max(q, quantumOf(xs))
 	}
-	if len(all) < 2 {
+	return q
+}
+
+func quantumOf(xs []float64) float64 {
+	if len(xs) < 2 {
 		return 0
 	}
+	all := slices.Clone(xs)
 	slices.Sort(all)
 	gap := math.Inf(1)
+	repeats := 0
 	for i := 1; i < len(all); i++ {
-		if d := all[i] - all[i-1]; d > 0 && d < gap {
+		d := all[i] - all[i-1]
+		if d == 0 {
+			repeats++
+		} else if d < gap {
 			gap = d
 		}
 	}
 	lvl := robust.Median(all)
-	if math.IsInf(gap, 1) || lvl <= 0 {
-		return 0
-	}
-	// Only a coarse grid matters: a gap under 0.1% of the level is no
-	// quantisation the gate could mistake for a change.
-	q := math.Log1p(gap / lvl)
-	if q < 0.001 {
-		return 0
-	}
 	// Values that repeat are the mark of a grid; continuous values that
-	// happen to lie close are not.
-	repeats := 0
-	for i := 1; i < len(all); i++ {
-		if all[i] == all[i-1] {
-			repeats++
-		}
-	}
-	if repeats*4 < len(all) {
+	// happen to lie close are not. A gap under 0.1% of the level is no
+	// quantisation the gate could mistake for a change.
+	if math.IsInf(gap, 1) || lvl <= 0 || repeats*4 < len(all) {
 		return 0
 	}
-	return q
+	if q := math.Log1p(gap / lvl); q >= 0.001 {
+		return q
+	}
+	return 0
 }
 
 // reference is one level a head may be compared with in the noise band.
