@@ -62,6 +62,8 @@ type checker struct {
 	rep      *Report
 	headSHA  string
 	ruleUsed []bool
+	// noBaseline is the warning of a check that found no baseline at all.
+	noBaseline string
 }
 
 // Check gates a commit: for every series of the head results and every
@@ -191,8 +193,10 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		rep.Baseline.Commit = c.w.commits[primary].SHA
 		rep.Baseline.Distance = primary
 	} else {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("no valid result for these benchmarks within %d first-parent commits of the merge-base %s; every check is new",
-			cfg.Baseline.MaxDistance, shortSHA(mb)))
+		// Said first, as a warning: "PASS, none failed" with no history
+		// behind it reads as a pass (a fresh clone, a first CI run).
+		c.noBaseline = fmt.Sprintf("no baseline: no valid result of these benchmarks within %d first-parent commits of the merge-base %s, so nothing was compared and every check is new; fetch the shared history (perfgate sync --pull-only) or measure the base branch first",
+			cfg.Baseline.MaxDistance, shortSHA(mb))
 	}
 	if c.skip == 1 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("head %s is on %s: compared with its first-parent ancestors", shortSHA(opts.Head), baseName(opts)))
@@ -661,6 +665,9 @@ func (c *checker) mismatch(sr *series) {
 func (c *checker) warnings() []string {
 	rep := c.rep
 	var out []string
+	if c.noBaseline != "" {
+		out = append(out, c.noBaseline)
+	}
 	var unq, inc, cut int
 	for _, cr := range rep.Checks {
 		if cr.Unqualified {

@@ -373,8 +373,9 @@ func TestCheckBaselineSelection(t *testing.T) {
 		if c := find(t, rep, "serving", "mean_ttft_ms"); c.Verdict != New || rep.Baseline.Commit != "" {
 			t.Errorf("verdict %s, baseline %+v; want new without baseline", c.Verdict, rep.Baseline)
 		}
-		if !strings.Contains(strings.Join(rep.Notes, "\n"), "within 5 first-parent commits") {
-			t.Errorf("notes: %v", rep.Notes)
+		if len(rep.Warnings) == 0 || !strings.HasPrefix(rep.Warnings[0], "no baseline") ||
+			!strings.Contains(rep.Warnings[0], "within 5 first-parent commits") || !strings.Contains(rep.Warnings[0], "perfgate sync --pull-only") {
+			t.Errorf("warnings: %v; want the missing baseline first, with what to do", rep.Warnings)
 		}
 	})
 	t.Run("head on the base branch", func(t *testing.T) {
