@@ -226,7 +226,14 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		if err := writeString(&b, t, color); err != nil {
 			return err
 		}
-		fmt.Fprintf(&b, "N: values behind baseline/current. *: unqualified (no noise estimate; the literal threshold decided).\n")
+		legend := "N: values behind baseline/current."
+		for _, c := range r.Checks {
+			if c.Unqualified {
+				legend += " *: unqualified (no noise estimate; the literal threshold decided)."
+				break
+			}
+		}
+		fmt.Fprintln(&b, legend)
 		if why := r.reasons(names, func(s string) string { return s }); len(why) > 0 {
 			fmt.Fprintf(&b, "\n%s\n", paint(color, ansiBold, "Why"))
 			for _, l := range why {
