@@ -84,6 +84,9 @@ type Config struct {
 	Rules        []Rule   // empty: DefaultRules apply
 	IgnoreLabels []string // labels that do not identify a series, beyond DescriptiveLabels
 	MissingFails bool     // a series or metric that vanished fails the check (default true)
+	// Testbed names the machine runs are recorded on when --testbed does
+	// not (the rules file's testbed:); "" means the derived default.
+	Testbed string
 }
 
 // Defaults of the baseline section.
@@ -158,7 +161,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "testbed"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -177,7 +180,7 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
-		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels and missing)"}
+		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing and testbed)"}
 	}
 	if len(doc.Content) == 0 {
 		return cfg, nil // empty file: defaults
@@ -226,6 +229,12 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			default:
 				return p.errf(v, "missing is %q; use \"fail\" (a vanished benchmark or metric fails the check) or \"warn\"", v.Value)
 			}
+		case "testbed":
+			name := strings.TrimSpace(v.Value)
+			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" || name == "" || len(name) > 200 || strings.ContainsAny(name, "\r\n") {
+				return p.errf(v, "testbed must be a name of one line (at most 200 bytes), e.g. testbed: ci-910b; leave it out to derive the name from the machine")
+			}
+			cfg.Testbed = name
 		}
 		return nil
 	})
