@@ -34,7 +34,7 @@ const (
 type Report struct {
 	Verdict    Verdict       `json:"verdict"` // pass or fail
 	Head       string        `json:"head"`
-	Dirty      bool          `json:"dirty,omitempty"` // head results came from a working tree with changes
+	Dirty      bool          `json:"dirty,omitempty"`    // head results came from a working tree with changes
 	Testbeds   []string      `json:"testbeds,omitempty"` // the testbeds head's results were measured on
 	BaseRef    string        `json:"base_ref,omitempty"`
 	Base       string        `json:"base,omitempty"` // the base branch commit
