@@ -40,7 +40,11 @@ func detectMachine(c *cli.Context, e *env, repo *gitrepo.Repo) (machine, error) 
 	}
 	m := machine{testbed: det.Name(), env: det.Map()}
 	_, fromEnv := os.LookupEnv("PERFGATE_TESTBED")
-	if name := strings.TrimSpace(c.String("testbed")); (c.IsSet("testbed") && !fromEnv) || name != "" {
+	name := strings.TrimSpace(c.String("testbed"))
+	if !hasFlag(c, "testbed") {
+		name = strings.TrimSpace(e.getenv("PERFGATE_TESTBED")) // bisect has no --testbed
+	}
+	if (c.IsSet("testbed") && !fromEnv) || name != "" {
 		if name == "" || len(name) > 200 || strings.ContainsAny(name, "\r\n") {
 			return m, usageErrorf("--testbed %q: give a name of one line, at most 200 bytes, e.g. --testbed ci-910b (or leave it out to derive one from the machine: %q)", c.String("testbed"), m.testbed)
 		}
@@ -184,4 +188,67 @@ func storedSources(path, commit string) []string {
 		out = append(out, r.Source.File)
 	}
 	return out
+}
+
+// accepts reports whether a stored run may stand for a measurement on this
+// machine: it has no testbed (stored before perfgate recorded one), or
+// this one, or the machine is unknown (bisect --stored, which keeps
+// testbeds apart as setups).
+func (m machine) accepts(r store.Run) bool {
+	return m.testbed == "" || r.Testbed == "" || r.Testbed == m.testbed
+}
+
+// withTestbed is a run's labels with its testbed under "testbed", so that
+// runs of two testbeds are two setups and --label testbed=NAME picks one.
+func withTestbed(r store.Run) map[string]string {
+	if r.Testbed == "" {
+		return r.Labels
+	}
+	l := make(map[string]string, len(r.Labels)+1)
+	for k, v := range r.Labels {
+		l[k] = v
+	}
+	l[gate.TestbedLabel] = r.Testbed
+	return l
+}
+
+// adoptLegacyTestbed gives runs without a testbed the testbed of the other
+// runs of their benchmark and labels when they all share one, so that a
+// range measured partly before perfgate recorded testbeds is one setup.
+func adoptLegacyTestbed(runs map[string][]store.Run) {
+	beds := map[string]map[string]bool{}
+	setup := func(r store.Run) string { return r.Benchmark + "\x00" + identityKey(r.Labels) }
+	for _, rs := range runs {
+		for _, r := range rs {
+			if r.Testbed != "" {
+				k := setup(r)
+				if beds[k] == nil {
+					beds[k] = map[string]bool{}
+				}
+				beds[k][r.Testbed] = true
+			}
+		}
+	}
+	for _, rs := range runs {
+		for i := range rs {
+			if rs[i].Testbed != "" || len(beds[setup(rs[i])]) != 1 {
+				continue
+			}
+			for tb := range beds[setup(rs[i])] {
+				rs[i].Testbed = tb
+			}
+		}
+	}
+}
+
+// hasFlag reports whether the command defines a flag.
+func hasFlag(c *cli.Context, name string) bool {
+	for _, f := range c.Command.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
 }
