@@ -366,19 +366,12 @@ func loadStored(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, shas []string
 			if !ok {
 				continue
 			}
-			identities[identityKey(withTestbed(r))]++
+			identities[setupKey(r)]++
 			known[index[sha]] = append(known[index[sha]], v)
 		}
 	}
 	if len(identities) > 1 {
-		keys := make([]string, 0, len(identities))
-		for k := range identities {
-			if k == "" {
-				k = "(no labels)"
-			}
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := setupNames(identities)
 		return nil, usageErrorf("the stored %s results in this range come from %d different setups (%s); pick one with --label KEY=VALUE",
 			sp.name, len(identities), strings.Join(keys, "; "))
 	}

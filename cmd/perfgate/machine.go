@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -251,4 +252,35 @@ func hasFlag(c *cli.Context, name string) bool {
 		}
 	}
 	return false
+}
+
+// setupKey identifies the setup of a stored run for bisect: its identity
+// labels and its testbed.
+func setupKey(r store.Run) string { return identityKey(r.Labels) + "\x00" + r.Testbed }
+
+// setupNames renders setup keys for a message, sorted: the labels ("(no
+// labels)" when none), and the testbed only when the setups do not all
+// share one.
+func setupNames(setups map[string]int) []string {
+	beds := map[string]bool{}
+	for k := range setups {
+		_, tb, _ := strings.Cut(k, "\x00")
+		beds[tb] = true
+	}
+	names := make([]string, 0, len(setups))
+	for k := range setups {
+		labels, tb, _ := strings.Cut(k, "\x00")
+		if labels == "" {
+			labels = "(no labels)"
+		}
+		if len(beds) > 1 {
+			if tb == "" {
+				tb = "none recorded"
+			}
+			labels += fmt.Sprintf(" on testbed %q", tb)
+		}
+		names = append(names, labels)
+	}
+	sort.Strings(names)
+	return names
 }

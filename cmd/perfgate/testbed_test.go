@@ -228,3 +228,34 @@ func TestTestbedFlagAndRulesFile(t *testing.T) {
 }
 
 var execLookPath = exec.LookPath
+
+// TestBisectStoredTestbeds: bisect --stored does not mix two testbeds'
+// runs of one benchmark; --label testbed=NAME picks one.
+func TestBisectStoredTestbeds(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	db := filepath.Join(t.TempDir(), "h.db")
+	for _, tb := range []string{"laptop", "ci"} {
+		for _, i := range []int{0, 0, 20, 28, 29, 36, 48, 48} {
+			ttft := 500.0
+			if i >= stepCommit {
+				ttft = 560
+			}
+			if tb == "ci" {
+				ttft *= 1.5
+			}
+			ttft *= 1 + 0.001*float64(i%7)
+			if _, stderr, code := runCLI(t, servingBlock(ttft, 300, 500, 0), "--repo", repo, "--db", db, "ingest", "--name", "serving", "--testbed", tb, "--commit", shas[i], "-"); code != 0 {
+				t.Fatalf("ingest: %s", stderr)
+			}
+		}
+	}
+	args := []string{"--repo", repo, "--db", db, "bisect", "--good", shas[0], "--metric", "Mean TTFT", "--name", "serving", "--stored"}
+	_, stderr, code := runCLI(t, "", args...)
+	if code != exitBad || !strings.Contains(stderr, `2 different setups ((no labels) on testbed "ci"; (no labels) on testbed "laptop")`) {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	bj, _ := bisectOut(t, append(args, "--label", "testbed=laptop")...)
+	if bj.Culprit == nil || *bj.Culprit != shas[stepCommit] {
+		t.Errorf("--label testbed=laptop: culprit %v (%s)", bj.Culprit, bj.Reason)
+	}
+}
