@@ -18,7 +18,8 @@ type CheckOptions struct {
 	Head string
 	// HeadSamples are the results to check; nil reads Head's stored
 	// results (clean ones, or dirty ones when there are no others). A
-	// working-tree run passes its results here with Dirty set.
+	// working-tree check passes here, with Dirty set, only the dirty runs
+	// of the tree as it is now (perfgate matches their working-tree hash).
 	HeadSamples []Sample
 	// Base is the full id of the base branch's tip; BaseRef its name, for
 	// the report.
@@ -37,6 +38,9 @@ type series struct {
 	bench  string
 	labels map[string]string
 	head   []Sample
+	// testbed is the series' testbed ("" when not recorded); legacy is
+	// its key without one (see candidates).
+	testbed, legacy string
 
 	// Found by collect: the baseline commit's valid runs and the window,
 	// newest first (window[0] is the baseline commit when found).
@@ -64,6 +68,8 @@ type checker struct {
 	ruleUsed []bool
 	// noBaseline is the warning of a check that found no baseline at all.
 	noBaseline string
+
+	headTestbeds, headLegacy map[string]bool // see noteHeadTestbeds
 }
 
 // Check gates a commit: for every series of the head results and every
@@ -141,7 +147,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		k := c.id.key(s)
 		sr := byKey[k]
 		if sr == nil {
-			sr = &series{key: k, bench: s.Benchmark, labels: c.id.labels(s.Labels), baseIdx: -1}
+			sr = &series{key: k, bench: s.Benchmark, labels: c.id.labels(s.Labels), baseIdx: -1, testbed: c.id.testbed(s), legacy: c.id.legacyKey(s)}
 			byKey[k] = sr
 			all = append(all, sr)
 		}
@@ -153,6 +159,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		}
 		return all[i].key < all[j].key
 	})
+	c.noteHeadTestbeds(all)
 
 	// Walk far enough for every series' baseline and window: when every
 	// series is measured near the merge-base (the common case) the first
@@ -268,7 +275,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			strings.Join(names, ", "), example)
 	}
 
-	rep.Warnings = append(c.warnings(), globWarnings...)
+	rep.Warnings = append(append(c.warnings(), c.testbedWarnings(all)...), globWarnings...)
 	if noRule != "" {
 		// A warning, not a note: a gate that checks nothing passes
 		// every change, and a CI log should say so where it is seen.
@@ -329,7 +336,7 @@ func (c *checker) collect(sr *series) bool {
 	w := c.w
 	window := max(c.cfg.Baseline.Window, 1)
 	var cands []windowPoint
-	for _, x := range w.bySeries[sr.key] {
+	for _, x := range c.candidates(sr) {
 		if x.idx < c.skip || x.s.Dirty {
 			continue
 		}
@@ -610,7 +617,7 @@ func (c *checker) missing(primary int, byKey map[string]*series) {
 	groups := map[string][]*Sample{}
 	var keys []string
 	for _, k := range c.w.samples[sha] {
-		if k.s.Dirty || byKey[k.key] != nil || headBench[k.s.Benchmark] {
+		if k.s.Dirty || byKey[k.key] != nil || headBench[k.s.Benchmark] || c.notHeads(k) {
 			continue
 		}
 		if groups[k.key] == nil {
@@ -643,11 +650,14 @@ func (c *checker) missing(primary int, byKey map[string]*series) {
 // mismatch records a series without a baseline whose benchmark was
 // measured nearby under other identity labels.
 func (c *checker) mismatch(sr *series) {
+	if c.testbedMismatch(sr) {
+		return
+	}
 	limit := min(len(c.w.commits), c.cfg.Baseline.MaxDistance+1)
 	for i := c.skip; i < limit; i++ {
 		sha := c.w.commits[i].SHA
 		for _, k := range c.w.samples[sha] {
-			if k.s.Dirty || k.s.Benchmark != sr.bench || k.key == sr.key {
+			if k.s.Dirty || k.s.Benchmark != sr.bench || k.key == sr.key || c.id.legacyKey(k.s) == sr.legacy {
 				continue
 			}
 			bl := c.id.labels(k.s.Labels)
@@ -696,9 +706,9 @@ func (c *checker) warnings() []string {
 		out = append(out, fmt.Sprintf("%s compared with the base branch's level since a change point, not with its whole window: the base branch itself moved",
 			plural(cut, "check was", "checks were")))
 	}
-	if len(rep.Mismatches) > 0 {
+	if n := labelMismatches(rep.Mismatches); n > 0 {
 		out = append(out, fmt.Sprintf("%s not compared: measured under other identity labels than the baseline (see the notes)",
-			plural(len(rep.Mismatches), "benchmark was", "benchmarks were")))
+			plural(n, "benchmark was", "benchmarks were")))
 	}
 	if rep.Dirty {
 		out = append(out, "head's results were measured on a working tree with uncommitted changes, not on a commit")

@@ -206,6 +206,9 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	if r.Dirty {
 		head += " (with uncommitted changes)"
 	}
+	if len(r.Testbeds) > 0 {
+		head += " on testbed " + strings.Join(r.Testbeds, "; ")
+	}
 	fmt.Fprintf(&b, "head      %s\n", head)
 	fmt.Fprintf(&b, "baseline  %s\n", r.baselineLine(plain))
 	fmt.Fprintf(&b, "rules     %s\n", r.rulesLine())
@@ -281,6 +284,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	head := fmt.Sprintf("`%s`", shortSHA(r.Head))
 	if r.Dirty {
 		head += " (with uncommitted changes)"
+	}
+	if len(r.Testbeds) > 0 {
+		head += " on testbed " + mdtext.Escape(strings.Join(r.Testbeds, "; "))
 	}
 	fmt.Fprintf(&b, "Head %s against baseline %s.  \n", head, r.baselineLine(func(s string) string { return "`" + s + "`" }))
 	fmt.Fprintf(&b, "Rules: %s.\n\n", mdtext.Escape(r.rulesLine()))

@@ -36,6 +36,27 @@
 // on both sides under different identity labels is reported as a mismatch
 // and not compared.
 //
+// # Testbeds
+//
+// The testbed (Sample.Testbed: which machine measured a result, recorded
+// by perfgate run and ingest) is part of a series' identity: a laptop's
+// runs and a CI runner's runs are two series, never compared with each
+// other in check, compare or history. When a series finds no baseline on
+// its own testbed but the same benchmark and labels were measured nearby
+// on another, the check is new (not compared), the mismatch is listed,
+// and a warning names both testbeds and what to do (measure the base
+// branch on this testbed, or name alike machines the same with
+// --testbed). Listing "testbed" under ignore_labels turns the separation
+// off.
+//
+// Results stored before perfgate recorded testbeds have none. They match a
+// series on any testbed, so a history keeps working across the upgrade:
+// check uses them (alongside that testbed's own results, nearest first)
+// and says so in one warning counting them; compare shows them with the
+// testbed of the other results of their series when there is exactly one;
+// history shows them as a series of their own. A head result without a
+// testbed is compared only with results without one.
+//
 // # Baseline
 //
 // The baseline of a series is its result at the merge-base of head and the
@@ -44,7 +65,9 @@
 // clean (not dirty) result for that series. When head is itself on the
 // base branch (the merge-base is head) and its results are committed ones,
 // the search starts at head's first parent; a dirty working-tree run of
-// head may use head's stored result as its baseline. The noise window of
+// head may use head's stored result as its baseline. Which dirty runs are
+// head's is the caller's choice (perfgate check passes those whose
+// working-tree hash is the tree's as it is now, see HeadSamples). The noise window of
 // a series is its valid results at the baseline commit and the measured
 // first-parent commits before it, up to window commits.
 //
@@ -177,8 +200,9 @@
 //
 // A check report carries Warnings, the caveats of its verdict
 // (unqualified or inconclusive checks, a window cut at a change point,
-// repeated runs too few for Holm's correction to reach alpha, label
-// mismatches, a dirty head); every format shows them. Values print with
+// repeated runs too few for Holm's correction to reach alpha, label and
+// testbed mismatches, results without a testbed, a dirty head); every
+// format shows them, and the head line names head's testbed. Values print with
 // at least two decimals and five significant digits, trailing zeros
 // trimmed (299.96, not 300; a whole number as 66), and changes with two
 // decimals, more when a change would otherwise print as the round

@@ -35,7 +35,8 @@ const (
 type Report struct {
 	Verdict    Verdict       `json:"verdict"` // pass or fail
 	Head       string        `json:"head"`
-	Dirty      bool          `json:"dirty,omitempty"` // head results came from a working tree with changes
+	Dirty      bool          `json:"dirty,omitempty"`    // head results came from a working tree with changes
+	Testbeds   []string      `json:"testbeds,omitempty"` // the testbeds head's results were measured on
 	BaseRef    string        `json:"base_ref,omitempty"`
 	Base       string        `json:"base,omitempty"` // the base branch commit
 	Baseline   BaselineRef   `json:"baseline"`
@@ -136,6 +137,10 @@ type Mismatch struct {
 	BaselineLabels map[string]string `json:"baseline_labels"`
 	Commit         string            `json:"commit"` // where the baseline's labels were seen
 	Diff           string            `json:"diff"`
+	// HeadTestbed and BaselineTestbed are set when the labels agree and
+	// the testbeds differ.
+	HeadTestbed     string `json:"head_testbed,omitempty"`
+	BaselineTestbed string `json:"baseline_testbed,omitempty"`
 }
 
 // Failed reports whether the gate failed.

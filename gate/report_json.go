@@ -43,6 +43,15 @@ func writeReportJSON(w io.Writer, r *Report) error {
 		j.key("dirty")
 		j.bool(true)
 	}
+	if len(r.Testbeds) > 0 {
+		j.key("testbeds")
+		j.open('[')
+		for _, t := range r.Testbeds {
+			j.elem()
+			j.str(t)
+		}
+		j.close(']')
+	}
 	if r.BaseRef != "" {
 		j.key("base_ref")
 		j.str(r.BaseRef)
@@ -119,6 +128,14 @@ func writeReportJSON(w io.Writer, r *Report) error {
 			j.str(m.Commit)
 			j.key("diff")
 			j.str(m.Diff)
+			if m.HeadTestbed != "" {
+				j.key("head_testbed")
+				j.str(m.HeadTestbed)
+			}
+			if m.BaselineTestbed != "" {
+				j.key("baseline_testbed")
+				j.str(m.BaselineTestbed)
+			}
 			j.close('}')
 		}
 		j.close(']')

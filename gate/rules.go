@@ -88,6 +88,9 @@ type Config struct {
 	// InconclusiveWarn (default: the report's verdict is inconclusive,
 	// exit 0, a neutral check run), InconclusivePass or InconclusiveFail.
 	Inconclusive string
+	// Testbed names the machine runs are recorded on when --testbed does
+	// not (the rules file's testbed:); "" means the derived default.
+	Testbed string
 }
 
 // The choices of the rules file's inconclusive key.
@@ -170,7 +173,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -189,7 +192,7 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
-		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels and missing)"}
+		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing and testbed)"}
 	}
 	if len(doc.Content) == 0 {
 		return cfg, nil // empty file: defaults
@@ -245,6 +248,12 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			default:
 				return p.errf(v, "inconclusive is %q; use \"warn\" (default: the report says inconclusive and exits 0), \"pass\" or \"fail\" (an inconclusive check fails the gate)", v.Value)
 			}
+		case "testbed":
+			name := strings.TrimSpace(v.Value)
+			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" || name == "" || len(name) > 200 || strings.ContainsAny(name, "\r\n") {
+				return p.errf(v, "testbed must be a name of one line (at most 200 bytes), e.g. testbed: ci-910b; leave it out to derive the name from the machine")
+			}
+			cfg.Testbed = name
 		}
 		return nil
 	})

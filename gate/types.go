@@ -17,6 +17,10 @@ type Sample struct {
 	Time      time.Time          // when it was measured
 	Dirty     bool               // measured on a working tree with uncommitted changes
 	Invalid   string             // why the store marked it invalid; "" when valid
+	// Testbed names the machine that measured it, part of its series'
+	// identity; "" for results stored before perfgate recorded it, which
+	// match any testbed (see the package comment).
+	Testbed string
 }
 
 // Commit is one first-parent commit.
@@ -101,7 +105,8 @@ func (id identity) labels(l map[string]string) map[string]string {
 	return out
 }
 
-// key returns the series key of a sample: benchmark and identity labels.
+// key returns the series key of a sample: benchmark, identity labels and
+// testbed.
 func (id identity) key(s *Sample) string {
 	// labelString(id.labels(s.Labels)) without the map: a key is made for
 	// every sample a check reads.
@@ -116,7 +121,8 @@ func (id identity) key(s *Sample) string {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.Grow(n)
+	tb := id.testbed(s)
+	b.Grow(n + len(tb) + 1)
 	b.WriteString(s.Benchmark)
 	b.WriteByte(0)
 	for i, k := range keys {
@@ -126,6 +132,10 @@ func (id identity) key(s *Sample) string {
 		b.WriteString(k)
 		b.WriteByte('=')
 		b.WriteString(s.Labels[k])
+	}
+	if tb != "" {
+		b.WriteByte(0)
+		b.WriteString(tb)
 	}
 	return b.String()
 }

@@ -11,7 +11,8 @@
 //
 //	runs/<first two hex digits of the run id>/<run id>.json
 //
-// holding the run's line of the JSONL interchange (store.AppendJSON), so
+// holding the run's line of the JSONL interchange (store.AppendJSON: with
+// its testbed and environment, so a clone keeps laptop and CI apart), so
 // a file never changes once written and two runners adding different runs
 // never touch the same file. A commit only adds files: its tree shares
 // every unchanged subtree with its parent, so a sync costs the new runs,

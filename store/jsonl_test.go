@@ -139,6 +139,13 @@ func randomRuns(rng *rand.Rand, n int) []Run {
 		if rng.IntN(5) == 0 {
 			r.Invalid = word()
 		}
+		if rng.IntN(2) == 0 {
+			r.Testbed = word()
+			r.Env = map[string]string{"os": word(), word(): word()}
+		}
+		if r.Dirty && rng.IntN(2) == 0 {
+			r.Tree = fmt.Sprintf("%064x", rng.Uint64())
+		}
 		runs = append(runs, r)
 	}
 	return runs
@@ -360,5 +367,51 @@ func TestImportNewerFields(t *testing.T) {
 	out := export(t, s, Filter{})
 	if strings.Contains(string(out), "host_info") || strings.Count(string(out), `"file":"a.log"`) != 2 {
 		t.Errorf("export:\n%s", out)
+	}
+}
+
+// TestTestbedFields: testbed, environment and working-tree hash survive
+// export and import, and a line without them (an older export) reads as a
+// run without them.
+func TestTestbedFields(t *testing.T) {
+	c := sha(3)
+	old := `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{"x":1},"source":{"format":"f","file":"a.log"}}`
+	s := openTest(t, Options{})
+	if a, _, err := s.Import(strings.NewReader(old+"\n"), ImportOptions{File: "old.jsonl"}); err != nil || a != 1 {
+		t.Fatalf("Import = %d, %v", a, err)
+	}
+	got, err := s.ByCommit(c)
+	if err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	if r := got[0]; r.Testbed != "" || r.Env != nil || r.Tree != "" {
+		t.Errorf("an older line read as %+v", r)
+	}
+	// The ids of runs without the new fields are pinned by
+	// TestExportGolden (export.golden.jsonl predates the fields).
+	withTB := got[0]
+	withTB.ID = ""
+	withTB.Testbed, withTB.Env = "ci:github-actions linux/amd64 ubuntu24", map[string]string{"os": "linux", "cpu": "AMD EPYC"}
+	withTB.Dirty, withTB.Tree = true, strings.Repeat("ab", 32)
+	if ContentID(withTB) == got[0].ID {
+		t.Errorf("testbed and tree are not part of the identity")
+	}
+	mustPut(t, s, withTB)
+	out := export(t, s, Filter{Commit: c})
+	if !strings.Contains(string(out), `"testbed":"ci:github-actions linux/amd64 ubuntu24","env":{"cpu":"AMD EPYC","os":"linux"},"tree":"abab`) {
+		t.Errorf("export:\n%s", out)
+	}
+	dst := openTest(t, Options{})
+	if a, _, err := dst.Import(bytes.NewReader(out), ImportOptions{File: "x.jsonl"}); err != nil || a != 2 {
+		t.Fatalf("re-import = %d, %v", a, err)
+	}
+	back, _ := dst.ByCommit(c)
+	if len(back) != 2 || back[1].Testbed != withTB.Testbed || back[1].Env["cpu"] != "AMD EPYC" || back[1].Tree != withTB.Tree {
+		t.Errorf("re-imported %+v", back)
+	}
+	bad := withTB
+	bad.Dirty = false
+	if _, err := s.Put([]Run{bad}); err == nil || !strings.Contains(err.Error(), "clean run") {
+		t.Errorf("a tree on a clean run: %v", err)
 	}
 }

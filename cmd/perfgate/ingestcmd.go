@@ -32,6 +32,7 @@ func ingestCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit the results measured (any revision)"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE` (model, hardware, ...); repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: " + strings.Join(ingest.Formats(), ", ")},
+			testbedFlag(),
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -55,18 +56,18 @@ func ingestCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			commit, dirty, err := resolveCommit(c, repo, c.String("commit"), !c.IsSet("commit"))
+			o, err := measureOrigin(c, e, repo, c.String("commit"), !c.IsSet("commit"), c.Args().Slice())
 			if err != nil {
 				return err
 			}
-			runs, err := toRuns(results, runSpec{root: repo.Root(), name: c.String("name"), labels: labels, commit: commit, dirty: dirty, time: time.Now()})
+			runs, err := toRuns(results, o.spec(runSpec{root: repo.Root(), name: c.String("name"), labels: labels, time: time.Now()}))
 			if err != nil {
 				return err
 			}
-			if dirty {
+			if o.tree != "" {
 				// In CI a build step that touches tracked files would
 				// otherwise leave a main branch without baselines.
-				fmt.Fprintf(e.stderr, "perfgate: warning: the working tree has uncommitted changes, so these results are stored as HEAD's working tree (dirty): check compares them, but they never become a baseline and sync does not share them; if they measure %s as committed, ingest again with --commit HEAD\n", short(commit))
+				warnDirty(e, o.commit, fmt.Sprintf("if they measure %s as committed, ingest again with --commit HEAD", short(o.commit)))
 			}
 			return storeRuns(c, e, repo, runs, out)
 		},
@@ -108,6 +109,8 @@ type runSpec struct {
 	labels   map[string]string
 	commit   string
 	dirty    bool
+	tree     string  // the working tree's hash, for dirty runs
+	machine  machine // the testbed and its environment
 	time     time.Time
 	command  []string
 	exitCode int
@@ -141,6 +144,9 @@ func toRuns(results []ingest.Result, spec runSpec) ([]store.Run, error) {
 			ExitCode: spec.exitCode,
 			Dirty:    spec.dirty,
 			Invalid:  invalidReason(r.Metrics),
+			Testbed:  spec.machine.testbed,
+			Env:      spec.machine.env,
+			Tree:     spec.tree,
 		})
 	}
 	return runs, nil
