@@ -169,6 +169,9 @@ func TestActionScriptInputsAreInert(t *testing.T) {
 		t.Skip("needs bash")
 	}
 	script := actionStep(t, "perfgate")
+	if strings.Contains(script, "${{") {
+		t.Errorf("the script interpolates an expression; pass it through env:\n%s", script)
+	}
 	dir := t.TempDir()
 	log := filepath.Join(dir, "argv")
 	fake := filepath.Join(dir, "perfgate")

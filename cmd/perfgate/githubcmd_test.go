@@ -368,4 +368,13 @@ func TestPublishRefusesHostileReport(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, `--report "`+report+`"`) || !strings.Contains(stderr, "head") || !strings.Contains(stderr, "is not a commit id") {
 		t.Errorf("exit %d\n%s", code, stderr)
 	}
+	// A --sha that is not a commit would go into the API path.
+	repo, _ := regressedRepo(t)
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "check", "-o", "json", "--out", report, "--rule", "mean_ttft_ms:3%"); code != 1 {
+		t.Fatalf("check: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = runCLI(t, "", "publish", "--report", report, "--sha", "../../user")
+	if code != 2 || !strings.Contains(stderr, `--sha "../../user" is not a full commit id`) {
+		t.Errorf("--sha: exit %d\n%s", code, stderr)
+	}
 }
