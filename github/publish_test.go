@@ -46,7 +46,7 @@ func setup(t *testing.T, srv *githubtest.Server, eventName, payload string) (*En
 		"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "o/r", "GITHUB_EVENT_NAME": eventName,
 		"GITHUB_SHA": mergeSHA, "GITHUB_API_URL": srv.APIURL(), "GITHUB_SERVER_URL": "https://github.example",
 		"GITHUB_RUN_ID": "77", "GITHUB_TOKEN": testToken,
-		"GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary.md"), "GITHUB_OUTPUT": filepath.Join(dir, "output"),
+		"GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary.md"), "GITHUB_OUTPUT": filepath.Join(dir, "output"), "RUNNER_TEMP": dir,
 	}
 	if payload != "" {
 		vars["GITHUB_EVENT_PATH"] = writeEvent(t, payload)
@@ -572,7 +572,6 @@ func TestWorkflowRunOfAPush(t *testing.T) {
 func TestReportOutputIsBounded(t *testing.T) {
 	srv := githubtest.New(t, "")
 	env, _, _ := setup(t, srv, "push", "")
-	env.TempDir = t.TempDir()
 	row := "| `serving` | Mean TTFT (ms) | 100 | 120 | +20.00% | 3% | 1/1 | ❌ fail |\n"
 	big := report("fail") + strings.Repeat(row, 75_000_000/len(row)/10) // 7.5 MB
 	o := Publish(context.Background(), env, nil, nil, Publication{GateID: "a/b", Markdown: big})
