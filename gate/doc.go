@@ -214,5 +214,7 @@
 // mermaid xychart of each failing metric over the base branch's recent
 // history) and WriteJSON; the trend also writes CSV. Write picks one by
 // the -o name. ReadReport reads a check report back from JSON so that a
-// later step can publish it.
+// later step can publish it; as that report may come from a fork's
+// artifact, it is read with a size limit and checked against the schema,
+// and WriteMarkdown escapes every string of a report (internal/mdtext).
 package gate

@@ -209,10 +209,14 @@ func (t *table) write(w io.Writer, color bool) error {
 	return err
 }
 
-// mermaidText strips what would break a quoted mermaid string.
+// mermaidText strips what would break a quoted mermaid string or its
+// fenced block, and what mermaid reads as markup in a label: HTML tags
+// and its #code; entities.
 func mermaidText(s string) string {
-	return strings.NewReplacer(`"`, "'", "\n", " ", "`", "'").Replace(s)
+	return mermaidReplacer.Replace(s)
 }
+
+var mermaidReplacer = strings.NewReplacer(`"`, "'", "\n", " ", "\r", " ", "`", "'", "<", "‹", ">", "›", "#", "＃")
 
 // sparkline draws values as block characters, oldest first.
 func sparkline(vs []float64) string {

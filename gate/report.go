@@ -2,7 +2,6 @@ package gate
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 )
@@ -153,20 +152,6 @@ func (r *Report) Undecided() bool { return r.Verdict == Inconclusive }
 
 // WriteJSON writes the report as indented JSON (see report_json.go).
 func (r *Report) WriteJSON(w io.Writer) error { return writeReportJSON(w, r) }
-
-// ReadReport reads a report written by WriteJSON, so that a later step
-// (perfgate publish) can render it again as markdown.
-func ReadReport(rd io.Reader) (*Report, error) {
-	var r Report
-	dec := json.NewDecoder(rd)
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("reading a perfgate check report: %w; pass the file written by perfgate check -o json", err)
-	}
-	if r.Verdict != Pass && r.Verdict != Fail && r.Verdict != Inconclusive {
-		return nil, fmt.Errorf("reading a perfgate check report: verdict %q is not \"pass\", \"fail\" or \"inconclusive\"; pass the file written by perfgate check -o json", r.Verdict)
-	}
-	return &r, nil
-}
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -50,5 +50,7 @@
 // http.<url>.extraheader that actions/checkout stores in the repository's
 // git config; credentials in the remote URL. When the remote still asks
 // for credentials, git's credential helpers are asked (git credential
-// fill, without prompting), as git itself would.
+// fill, without prompting), as git itself would. Neither the token nor
+// the extraheader is sent to a plain http:// remote (but on a loopback
+// address): it would travel unencrypted.
 package histsync

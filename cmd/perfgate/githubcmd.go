@@ -192,6 +192,9 @@ func publishCommand(e *env) *cli.Command {
 			}
 			pub.API = !(c.IsSet("github") && !c.Bool("github"))
 			pub.SHA = strings.TrimSpace(c.String("sha"))
+			if pub.SHA != "" && !fullSHA().MatchString(pub.SHA) {
+				return usageErrorf("--sha %q is not a full commit id (40 lowercase hex digits); give the commit the status belongs on (in a workflow_run workflow, github.event.workflow_run.head_sha), or leave --sha out", pub.SHA)
+			}
 			if s := c.String("pr"); s != "" {
 				n, err := github.ParsePR(s)
 				if err != nil {

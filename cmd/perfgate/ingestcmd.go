@@ -22,7 +22,7 @@ func ingestCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "ingest",
 		Usage:     "parse benchmark output and store it in the history under a commit",
-		ArgsUsage: "FILE... (- for stdin)",
+		ArgsUsage: "FILE... (- for stdin; a pattern such as 'results/*.json' is expanded by perfgate)",
 		Description: "Every result block of every file is stored in one transaction: all or nothing.\n" +
 			"Re-ingesting an identical result is a no-op. Without --name, results need a name of\n" +
 			"their own (Go benchmarks, AISBench tasks, guidellm strategies); with --name and a named\n" +

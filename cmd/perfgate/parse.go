@@ -27,7 +27,7 @@ func parseCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "parse",
 		Usage:     "parse benchmark output and print the results; stores nothing",
-		ArgsUsage: "FILE... (- for stdin)",
+		ArgsUsage: "FILE... (- for stdin; a pattern such as 'results/*.json' is expanded by perfgate)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: " + strings.Join(ingest.Formats(), ", ")},
 			outputFlag("text", "json"),
@@ -64,6 +64,10 @@ func parseFiles(e *env, files []string, format string) ([]ingest.Result, error) 
 	results := []ingest.Result{}
 	if f := strings.ToLower(strings.TrimSpace(format)); f != "" && !slices.Contains(ingest.Formats(), f) {
 		return nil, usageErrorf("--format %q is not a known format; valid formats: %s", format, strings.Join(ingest.Formats(), ", "))
+	}
+	files, err := expandGlobs(files)
+	if err != nil {
+		return nil, err
 	}
 	for _, name := range files {
 		r, closeFn, err := openInput(e, name, "benchmark output", false)

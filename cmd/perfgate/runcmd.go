@@ -112,6 +112,7 @@ func runOnce(c *cli.Context, e *env, argv []string, format string, rep, reps int
 	cmd.Stdout = w
 	cmd.Stderr = w
 	cmd.Stdin = nil // /dev/null: a benchmark that reads stdin gets EOF, never perfgate's input
+	cmd.Env = proc.Environ()
 	proc.SetGroup(cmd, runGrace)
 	stopGroup := cmd.Cancel
 	cmd.Cancel = func() error {
