@@ -303,7 +303,8 @@ func looksYAML(head []byte) bool {
 // used) and become metrics under sanitized names (ns/op -> ns_per_op, B/op
 // -> b_per_op, MB/s -> mb_per_s, µs/op -> us_per_op, % -> pct), whose
 // directions package metric infers from the suffix; "iterations" is the
-// iteration count. Configuration lines (goos, goarch, pkg, cpu, ...)
+// iteration count. Two units of a line that become one name (a-b/op and
+// a_b/op) are an error naming both. Configuration lines (goos, goarch, pkg, cpu, ...)
 // become labels. A malformed benchmark line is an error at its line.
 func (r *Reader) parseGoBench(data []byte) error {
 	br := benchfmt.NewReader(bytes.NewReader(data), r.file)
@@ -326,12 +327,17 @@ func (r *Reader) parseGoBench(data []byte) error {
 				}
 			}
 			res.Set("iterations", float64(rec.Iters))
+			srcs := metricSources{"iterations": "the iteration count"}
 			for _, v := range rec.Values {
 				val, unit := v.Value, v.Unit
 				if v.OrigUnit != "" {
 					val, unit = v.OrigValue, v.OrigUnit
 				}
-				res.Set(goUnitName(unit), val)
+				name := goUnitName(unit)
+				if msg := srcs.claim(name, fmt.Sprintf("unit %q", unit)); msg != "" {
+					return r.errorf(line, "%s: %s (the unit b.ReportMetric is given)", res.Name, msg)
+				}
+				res.Set(name, val)
 			}
 			r.emit(res)
 		}

@@ -64,6 +64,26 @@ func (r *Result) Set(name string, v float64) {
 	r.Metrics[name] = v
 }
 
+// metricSources remembers the source name (a unit, a JSON key) each
+// metric of a result was read from, so that two source names that
+// normalise to one metric name ("a-b/op" and "a_b/op" both become
+// a_b_per_op) are an error naming both, never one value silently kept.
+type metricSources map[string]string
+
+// claim records that metric name comes from src (described for a
+// message: `unit "ns/op"`) and returns the message of a clash, or "".
+func (m metricSources) claim(name, src string) string {
+	other, ok := m[name]
+	if !ok {
+		m[name] = src
+		return ""
+	}
+	if other == src {
+		return fmt.Sprintf("%s appears twice; keep one of its values", src)
+	}
+	return fmt.Sprintf("%s and %s both become metric %q, so one value would be lost; rename one of them", other, src, name)
+}
+
 // SetLabel stores a label, normalizing numbers ("10.00" -> "10",
 // "Infinity" -> "inf") so labels from different tools compare. Absent
 // values are skipped.

@@ -128,6 +128,9 @@ func (s *Store) Import(r io.Reader, opts ImportOptions) (added, skipped int, err
 		var lo, hi uint64
 		err := s.update(func(t *txn) error {
 			a, sk, lo, hi = 0, 0, 0, 0
+			if err := t.internAll(b.runs); err != nil {
+				return err
+			}
 			for i := range b.runs {
 				ok, seq, err := t.put(&b.runs[i])
 				if err != nil {

@@ -147,6 +147,9 @@ perfgate export --name serving --since 72h --out recent.jsonl`,
 	"import": `
 perfgate import history.jsonl
 perfgate --db other.db export | perfgate import -`,
+	"recover": `
+perfgate recover --out runs.jsonl             # after "history ... is damaged"
+mv .perfgate/history.db .perfgate/history.db.damaged && perfgate import runs.jsonl && perfgate sync --pull-only`,
 	"bisect": `
 perfgate bisect --good v0.9.0 --bad HEAD --metric 'Mean TTFT' --name serving --run './bench.sh'
 perfgate bisect --good v0.9.0 --bad HEAD --metric output_throughput --name serving --stored -o json`,
@@ -193,7 +196,7 @@ func commands(e *env) []*cli.Command {
 	return out
 }
 
-var helpOrder = []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "sync", "publish"}
+var helpOrder = []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish"}
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
