@@ -84,6 +84,11 @@ type Config struct {
 	Rules        []Rule   // empty: DefaultRules apply
 	IgnoreLabels []string // labels that do not identify a series, beyond DescriptiveLabels
 	MissingFails bool     // a series or metric that vanished fails the check (default true)
+	// RequireBaseline: a check with no baseline to compare with fails
+	// instead of passing as new (require_baseline: true, or
+	// --require-baseline), so a history that could not be loaded never
+	// passes a regression.
+	RequireBaseline bool
 }
 
 // Defaults of the baseline section.
@@ -158,7 +163,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "require_baseline"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -177,7 +182,7 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
-		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels and missing)"}
+		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing and require_baseline)"}
 	}
 	if len(doc.Content) == 0 {
 		return cfg, nil // empty file: defaults
@@ -225,6 +230,15 @@ func ParseRules(file string, data []byte) (*Config, error) {
 				cfg.MissingFails = false
 			default:
 				return p.errf(v, "missing is %q; use \"fail\" (a vanished benchmark or metric fails the check) or \"warn\"", v.Value)
+			}
+		case "require_baseline":
+			switch v.Value {
+			case "true":
+				cfg.RequireBaseline = true
+			case "false":
+				cfg.RequireBaseline = false
+			default:
+				return p.errf(v, "require_baseline is %q; use true (a check with no baseline fails) or false (it passes as new, the default)", v.Value)
 			}
 		}
 		return nil
