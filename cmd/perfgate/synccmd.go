@@ -80,6 +80,9 @@ func syncCommand(e *env) *cli.Command {
 			for _, s := range res.Skipped {
 				fmt.Fprintf(e.stderr, "perfgate: warning: skipped %s\n", s)
 			}
+			if more := res.SkippedTotal - len(res.Skipped); more > 0 {
+				fmt.Fprintf(e.stderr, "perfgate: warning: skipped %d more files or lines of the branch that are no runs\n", more)
+			}
 			return writeSync(e, out, res)
 		},
 	}
@@ -114,16 +117,20 @@ func syncError(err error, token string) error {
 
 func writeSync(e *env, out string, res *histsync.Result) error {
 	if out == "json" {
-		skipped := res.Skipped
+		skipped, warnings := res.Skipped, res.Warnings
 		if skipped == nil {
 			skipped = []string{}
+		}
+		if warnings == nil {
+			warnings = []string{}
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
 			"remote": res.Remote, "branch": res.Branch, "url": res.URL, "tip": res.Tip,
-			"on_branch": res.OnBranch, "pulled": res.Pulled, "pushed": res.Pushed,
-			"attempts": res.Attempts, "dirty_not_pushed": res.Dirty, "skipped": skipped,
+			"format": res.Format, "files_on_branch": res.Files, "pulled": res.Pulled, "pushed": res.Pushed,
+			"attempts": res.Attempts, "dirty_not_pushed": res.Dirty, "skipped": skipped, "skipped_total": res.SkippedTotal,
+			"warnings": warnings,
 		})
 	}
 	tip := "no branch yet"
@@ -131,7 +138,7 @@ func writeSync(e *env, out string, res *histsync.Result) error {
 		tip = res.Tip[:12]
 	}
 	fmt.Fprintf(e.stdout, "synced with %s %s (%s): pulled %s, pushed %s; %s on the branch at %s\n",
-		res.Remote, res.Branch, res.URL, nRuns(res.Pulled), nRuns(res.Pushed), nRuns(res.OnBranch), tip)
+		res.Remote, res.Branch, res.URL, nRuns(res.Pulled), nRuns(res.Pushed), nFiles(res.Files), tip)
 	if res.Attempts > 1 {
 		fmt.Fprintf(e.stdout, "other runners pushed first: pushed on attempt %d\n", res.Attempts)
 	}
@@ -139,6 +146,14 @@ func writeSync(e *env, out string, res *histsync.Result) error {
 		fmt.Fprintf(e.stdout, "%s measured on uncommitted changes stay local (never pushed)\n", nRuns(res.Dirty))
 	}
 	return nil
+}
+
+// nFiles is "1 file" or "N files".
+func nFiles(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }
 
 // nRuns is "1 run" or "N runs".

@@ -1,0 +1,251 @@
+package histsync
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/perfgate/perfgate/store"
+)
+
+// maxSkipped bounds the skipped files and lines Result lists one by one.
+const maxSkipped = 50
+
+// tooBigError: a file on the branch is larger than sync reads.
+type tooBigError struct{ size, limit int64 }
+
+func (e *tooBigError) Error() string {
+	return fmt.Sprintf("%.1f MiB, more than the %d MiB sync reads from a file of the branch; split it into smaller .jsonl files", float64(e.size)/(1<<20), e.limit>>20)
+}
+
+// blob reads a blob of at most limit bytes.
+func (s *syncer) blob(h plumbing.Hash, limit int64) ([]byte, error) {
+	var obj plumbing.EncodedObject
+	var err error
+	if s.pending != nil {
+		obj, err = s.pending.st.EncodedObject(plumbing.BlobObject, h) // written by the commit being built
+	}
+	if obj == nil {
+		obj, err = s.repo.Storer.EncodedObject(plumbing.BlobObject, h)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if obj.Size() > limit {
+		return nil, &tooBigError{size: obj.Size(), limit: limit}
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(io.LimitReader(r, limit))
+}
+
+// skip records a file or line left out, and tells the log.
+func (s *syncer) skip(res *Result, format string, args ...any) {
+	res.SkippedTotal++
+	if len(res.Skipped) < maxSkipped {
+		res.Skipped = append(res.Skipped, fmt.Sprintf(format, args...))
+	}
+}
+
+// line is one run's line of a file of the branch.
+type line struct {
+	data []byte
+	path string
+	n    int // 1-based line number
+}
+
+// keyOf reads the id and commit from the start of a line written by
+// store.AppendJSON ({"id":"…","commit":"…",...), without decoding it.
+func keyOf(l []byte) (store.RunKey, bool) {
+	const p1, p2 = `{"id":"`, `","commit":"`
+	if len(l) < len(p1)+32+len(p2)+40+1 || string(l[:len(p1)]) != p1 {
+		return store.RunKey{}, false
+	}
+	id := l[len(p1) : len(p1)+32]
+	rest := l[len(p1)+32:]
+	if string(rest[:len(p2)]) != p2 {
+		return store.RunKey{}, false
+	}
+	rest = rest[len(p2):]
+	end := bytes.IndexByte(rest, '"')
+	if end != 40 && end != 64 {
+		return store.RunKey{}, false
+	}
+	if !isHex(string(id)) || !isHex(string(rest[:end])) {
+		return store.RunKey{}, false
+	}
+	return store.RunKey{ID: string(id), Commit: string(rest[:end])}, true
+}
+
+// importer feeds lines of the branch to the store in batches: lines whose
+// run is stored already are recognised by their key and not decoded; bad
+// lines are skipped and reported with their file and line.
+type importer struct {
+	s       *syncer
+	st      *store.Store
+	res     *Result
+	ids     map[string]bool // when not nil, collects every run id read
+	pending []line
+	size    int
+	added   int
+	warned  map[string]bool
+}
+
+const importBatch = 20000
+
+func (im *importer) add(l line) error {
+	im.pending = append(im.pending, l)
+	im.size += len(l.data)
+	if len(im.pending) >= importBatch || im.size >= 32<<20 {
+		return im.flush()
+	}
+	return nil
+}
+
+func (im *importer) flush() error {
+	if len(im.pending) == 0 {
+		return nil
+	}
+	lines := im.pending
+	im.pending, im.size = im.pending[:0:0], 0
+	keys := make([]store.RunKey, len(lines))
+	hasKey := make([]bool, len(lines))
+	for i, l := range lines {
+		keys[i], hasKey[i] = keyOf(l.data)
+	}
+	known, err := im.st.Known(keys)
+	if err != nil {
+		return fmt.Errorf("reading the history: %w", err)
+	}
+	var runs []store.Run
+	var from []line
+	for i, l := range lines {
+		if hasKey[i] && known[i] {
+			if im.ids != nil {
+				im.ids[keys[i].ID] = true
+			}
+			continue
+		}
+		r, unknown, err := store.ParseLine(l.data)
+		if unknown != "" && !im.warned[unknown] {
+			im.warned[unknown] = true
+			im.s.opts.Log("%s:%d: ignored the unknown field %s (a newer perfgate wrote it?); upgrade perfgate to keep it", l.path, l.n, unknown)
+		}
+		if err != nil {
+			im.s.skip(im.res, "%s:%d: %v", l.path, l.n, err)
+			continue
+		}
+		if im.ids != nil {
+			im.ids[r.ID] = true
+		}
+		runs = append(runs, r)
+		from = append(from, l)
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	added, err := im.st.Merge(runs, func(i int, err error) {
+		im.s.skip(im.res, "%s:%d: %v", from[i].path, from[i].n, err)
+	})
+	im.added += added
+	if err != nil {
+		return fmt.Errorf("storing the runs of %s/%s: %w", im.s.opts.Remote, im.s.opts.Branch, err)
+	}
+	return nil
+}
+
+// readLines calls fn with each non-blank line of a file of the branch; a
+// legacy run file must hold exactly one.
+func (s *syncer) readLines(f branchFile, res *Result, fn func(line) error) error {
+	data, err := s.blob(f.hash, maxRead)
+	if err != nil {
+		if tb, ok := err.(*tooBigError); ok {
+			s.skip(res, "%s: %v", f.path, tb)
+			return nil
+		}
+		return remoteErrorf("%s %s: cannot read %s: %v", s.opts.Remote, s.opts.Branch, f.path, err)
+	}
+	if f.kind == kindLegacy {
+		d := bytes.TrimSpace(data)
+		if len(d) == 0 || bytes.IndexByte(d, '\n') >= 0 {
+			s.skip(res, "%s: a run file holds exactly one JSONL line", f.path)
+			return nil
+		}
+		return fn(line{data: d, path: f.path, n: 1})
+	}
+	for n := 1; len(data) > 0; n++ {
+		l := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			if err := fn(line{data: l, path: f.path, n: n}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pull imports the runs of the files of state that are not in base (the
+// files, by path and content, of a tip whose runs the store has). It
+// returns the ids of the runs it read when collect is set.
+func (s *syncer) pull(st *store.Store, state *branchState, base map[string]plumbing.Hash, collect bool, res *Result) (map[string]bool, error) {
+	for _, j := range state.junk {
+		s.skip(res, "%s", j)
+	}
+	var files []branchFile
+	for _, f := range state.files {
+		if h, ok := base[f.path]; !ok || h != f.hash {
+			files = append(files, f)
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	im := &importer{s: s, st: st, res: res, warned: map[string]bool{}}
+	if collect {
+		im.ids = map[string]bool{}
+	}
+	res.Read += len(files)
+	for _, f := range files {
+		if err := s.readLines(f, res, im.add); err != nil {
+			return nil, err
+		}
+	}
+	if err := im.flush(); err != nil {
+		return nil, err
+	}
+	res.Pulled += im.added
+	if im.added > 0 {
+		s.opts.Log("pulled %d run%s from %s %s", im.added, plural(im.added), s.opts.Remote, s.opts.Branch)
+	}
+	return im.ids, nil
+}
+
+// branchIDs reads the ids of every run on the branch, for a push with no
+// record of earlier syncs.
+func (s *syncer) branchIDs(state *branchState) (map[string]bool, error) {
+	ids := map[string]bool{}
+	var discard Result
+	for _, f := range state.files {
+		err := s.readLines(f, &discard, func(l line) error {
+			if k, ok := keyOf(l.data); ok {
+				ids[k.ID] = true
+			} else if r, _, err := store.ParseLine(l.data); err == nil {
+				ids[r.ID] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
