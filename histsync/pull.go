@@ -2,6 +2,7 @@ package histsync
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -45,8 +46,10 @@ func (s *syncer) blob(h plumbing.Hash, limit int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r, limit))
 }
 
-// skip records a file or line left out, and tells the log.
+// skip records a file or line left out.
 func (s *syncer) skip(res *Result, format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	res.SkippedTotal++
 	if len(res.Skipped) < maxSkipped {
 		res.Skipped = append(res.Skipped, fmt.Sprintf(format, args...))
@@ -85,7 +88,9 @@ func keyOf(l []byte) (store.RunKey, bool) {
 
 // importer feeds lines of the branch to the store in batches: lines whose
 // run is stored already are recognised by their key and not decoded; bad
-// lines are skipped and reported with their file and line.
+// lines are skipped and reported with their file and line. One goroutine
+// reads and decodes (add, flush), the caller's stores (store): the two
+// overlap.
 type importer struct {
 	s       *syncer
 	st      *store.Store
@@ -93,11 +98,20 @@ type importer struct {
 	ids     map[string]bool // when not nil, collects every run id read
 	pending []line
 	size    int
-	added   int
 	warned  map[string]bool
+	out     chan batch
+	stop    chan struct{}
+}
+
+// batch is decoded runs and the lines they came from.
+type batch struct {
+	runs []store.Run
+	from []line
 }
 
 const importBatch = 20000
+
+var errStopped = errors.New("stopped")
 
 func (im *importer) add(l line) error {
 	im.pending = append(im.pending, l)
@@ -108,12 +122,13 @@ func (im *importer) add(l line) error {
 	return nil
 }
 
+// flush decodes the pending lines the store lacks and sends them.
 func (im *importer) flush() error {
 	if len(im.pending) == 0 {
 		return nil
 	}
 	lines := im.pending
-	im.pending, im.size = im.pending[:0:0], 0
+	im.pending, im.size = nil, 0
 	keys := make([]store.RunKey, len(lines))
 	hasKey := make([]bool, len(lines))
 	for i, l := range lines {
@@ -123,8 +138,7 @@ func (im *importer) flush() error {
 	if err != nil {
 		return fmt.Errorf("reading the history: %w", err)
 	}
-	var runs []store.Run
-	var from []line
+	var b batch
 	for i, l := range lines {
 		if hasKey[i] && known[i] {
 			if im.ids != nil {
@@ -144,20 +158,29 @@ func (im *importer) flush() error {
 		if im.ids != nil {
 			im.ids[r.ID] = true
 		}
-		runs = append(runs, r)
-		from = append(from, l)
+		b.runs = append(b.runs, r)
+		b.from = append(b.from, l)
 	}
-	if len(runs) == 0 {
+	if len(b.runs) == 0 {
 		return nil
 	}
-	added, err := im.st.Merge(runs, func(i int, err error) {
-		im.s.skip(im.res, "%s:%d: %v", from[i].path, from[i].n, err)
-	})
-	im.added += added
-	if err != nil {
-		return fmt.Errorf("storing the runs of %s/%s: %w", im.s.opts.Remote, im.s.opts.Branch, err)
+	select {
+	case im.out <- b:
+		return nil
+	case <-im.stop:
+		return errStopped
 	}
-	return nil
+}
+
+// store stores a batch; it returns how many runs were new.
+func (im *importer) store(b batch) (int, error) {
+	added, err := im.st.Merge(b.runs, func(i int, err error) {
+		im.s.skip(im.res, "%s:%d: %v", b.from[i].path, b.from[i].n, err)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("storing the runs of %s/%s: %w", im.s.opts.Remote, im.s.opts.Branch, err)
+	}
+	return added, nil
 }
 
 // readLines calls fn with each non-blank line of a file of the branch; a
@@ -209,22 +232,44 @@ func (s *syncer) pull(st *store.Store, state *branchState, base map[string]plumb
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
-	im := &importer{s: s, st: st, res: res, warned: map[string]bool{}}
+	im := &importer{s: s, st: st, res: res, warned: map[string]bool{}, out: make(chan batch, 1), stop: make(chan struct{})}
 	if collect {
 		im.ids = map[string]bool{}
 	}
 	res.Read += len(files)
-	for _, f := range files {
-		if err := s.readLines(f, res, im.add); err != nil {
-			return nil, err
+	read := make(chan error, 1)
+	go func() {
+		defer close(im.out)
+		for _, f := range files {
+			if err := s.readLines(f, res, im.add); err != nil {
+				read <- err
+				return
+			}
+		}
+		read <- im.flush()
+	}()
+	added := 0
+	var serr error
+	for b := range im.out {
+		if serr != nil {
+			continue
+		}
+		n, err := im.store(b)
+		added += n
+		if err != nil {
+			serr = err
+			close(im.stop)
 		}
 	}
-	if err := im.flush(); err != nil {
-		return nil, err
+	if rerr := <-read; serr == nil && rerr != nil {
+		serr = rerr
 	}
-	res.Pulled += im.added
-	if im.added > 0 {
-		s.opts.Log("pulled %d run%s from %s %s", im.added, plural(im.added), s.opts.Remote, s.opts.Branch)
+	res.Pulled += added
+	if serr != nil {
+		return nil, serr
+	}
+	if added > 0 {
+		s.opts.Log("pulled %d run%s from %s %s", added, plural(added), s.opts.Remote, s.opts.Branch)
 	}
 	return im.ids, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
@@ -108,6 +109,7 @@ type syncer struct {
 	// pending holds the objects of the commit being built, which blob
 	// also reads.
 	pending *objects
+	mu      sync.Mutex // guards the Result while a pull reads and stores at once
 }
 
 // Sync pulls the data branch's runs into st and pushes st's runs to it;
