@@ -20,10 +20,12 @@ func syncCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "sync",
 		Usage: "pull and push the history through a data branch on the git remote, so CI and developers share it",
-		Description: "Runs are stored one file each on a branch with no code (perfgate-history by default) of the\n" +
-			"remote (origin by default): sync imports the branch's runs into the local history, then commits\n" +
-			"the local runs the branch lacks and pushes them, retrying on top when another runner pushed\n" +
-			"first. Runs measured on uncommitted changes are never pushed. A fresh clone rebuilds its\n" +
+		Description: "Runs are stored as JSONL files on a branch with no code (perfgate-history by default) of the\n" +
+			"remote (origin by default), one file per push, merged into bigger files as they accumulate:\n" +
+			"sync imports the branch's new runs into the local history, then commits the local runs the\n" +
+			"branch lacks and pushes them, retrying on top when another runner pushed first. It reads only\n" +
+			"what changed since the last sync. Files on the branch that hold no runs are skipped with a\n" +
+			"warning. Runs measured on uncommitted changes are never pushed. A fresh clone rebuilds its\n" +
 			"history with one sync. On a laptop, --pull-only fetches CI's baselines without sharing local runs.\n" +
 			"HTTPS remotes use PERFGATE_GITHUB_TOKEN or GITHUB_TOKEN (for the GITHUB_SERVER_URL host only),\n" +
 			"actions/checkout's stored credentials, or git's credential helpers; SSH remotes use the SSH agent.",
