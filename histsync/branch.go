@@ -5,6 +5,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -109,7 +111,7 @@ func (s *syncer) list(tip plumbing.Hash) (*branchState, error) {
 			hasPacks = true
 		case e.Name == atticDir && e.Mode == filemode.Dir:
 		default:
-			st.junk = append(st.junk, e.Name+": not part of a perfgate history (left alone)")
+			st.junk = append(st.junk, show(e.Name)+": not part of a perfgate history (left alone)")
 		}
 	}
 	switch {
@@ -180,7 +182,7 @@ func (s *syncer) listDirs(st *branchState, top string, kindOf func(sub string) (
 		kind, ok := kindOf(d.Name)
 		dir := top + "/" + d.Name
 		if !ok || d.Mode != filemode.Dir {
-			st.junk = append(st.junk, dir+": not a directory perfgate writes (left alone)")
+			st.junk = append(st.junk, show(dir)+": not a directory perfgate writes (left alone)")
 			continue
 		}
 		sub, err := s.tree(d.Hash, dir)
@@ -191,7 +193,7 @@ func (s *syncer) listDirs(st *branchState, top string, kindOf func(sub string) (
 		for _, f := range sub.Entries {
 			p := dir + "/" + f.Name
 			if !strings.HasSuffix(f.Name, ".jsonl") || !isRegular(f.Mode) {
-				st.junk = append(st.junk, p+": not a .jsonl file (left alone)")
+				st.junk = append(st.junk, show(p)+": not a .jsonl file (left alone)")
 				continue
 			}
 			st.add(branchFile{path: p, dir: dir, name: f.Name, hash: f.Hash, kind: kind})
@@ -210,7 +212,7 @@ func (s *syncer) listLegacy(st *branchState, root *object.Tree) error {
 	for _, d := range t.Entries {
 		dir := runsDir + "/" + d.Name
 		if d.Mode != filemode.Dir || len(d.Name) != 2 || !isHex(d.Name) {
-			st.junk = append(st.junk, dir+": not a runs/<xx>/ directory (skipped)")
+			st.junk = append(st.junk, show(dir)+": not a runs/<xx>/ directory (skipped)")
 			st.atticOK = false
 			continue
 		}
@@ -222,7 +224,7 @@ func (s *syncer) listLegacy(st *branchState, root *object.Tree) error {
 			p := dir + "/" + f.Name
 			id, ok := strings.CutSuffix(f.Name, ".json")
 			if !ok || len(id) != 32 || !isHex(id) || id[:2] != d.Name || !isRegular(f.Mode) {
-				st.junk = append(st.junk, p+": not a run file runs/<xx>/<32 hex digits>.json (skipped)")
+				st.junk = append(st.junk, show(p)+": not a run file runs/<xx>/<32 hex digits>.json (skipped)")
 				st.atticOK = false
 				continue
 			}
@@ -244,6 +246,18 @@ func entryHash(entries []object.TreeEntry, name string) plumbing.Hash {
 		}
 	}
 	return plumbing.ZeroHash
+}
+
+// show returns a path of the branch for a message: as is when it is
+// plain printable text, else quoted, so that a hostile file name cannot
+// forge lines of the log (or GitHub Actions workflow commands).
+func show(p string) string {
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError || (r >= 0x80 && !unicode.IsPrint(r)) {
+			return strconv.Quote(p)
+		}
+	}
+	return p
 }
 
 func isRegular(m filemode.FileMode) bool { return m == filemode.Regular || m == filemode.Executable }

@@ -229,7 +229,7 @@ func (p *plan) merge(k int) error {
 		return err
 	}
 	for _, f := range left {
-		p.warn = append(p.warn, fmt.Sprintf("%s holds lines that are not runs: it is left out of the merge of %s/%d", f.path, logDir, k))
+		p.warn = append(p.warn, fmt.Sprintf("%s holds lines that are not runs: it is left out of the merge of %s/%d", show(f.path), logDir, k))
 	}
 	if len(used) < 2 {
 		return nil

@@ -104,23 +104,27 @@ func TestSyncStrayFiles(t *testing.T) {
 
 	// Format 2 with stray files and lines.
 	w.editBranch(map[string]string{
-		"log/9/a.jsonl":          lines[0] + "\n",
-		"log/0/notes.txt":        "hello",
-		"log/0/bad.jsonl":        lines[0] + "\nnot json\n{\"id\":\"zz\"}\n" + lines[1] + "\n",
-		"packs/garbage/x.jsonl":  lines[0] + "\n",
-		"packs/2026-01":          "a file, not a directory",
-		"stray.bin":              "\x00\x01",
-		"log/1/" + "link.jsonl":  "",
-		"packs/2026-02/e.jsonl":  "\n\n",
-		"packs/2026-02/ok.jsonl": lines[0] + "\n",
+		"log/9/a.jsonl":                lines[0] + "\n",
+		"log/0/notes.txt":              "hello",
+		"log/0/bad.jsonl":              lines[0] + "\nnot json\n{\"id\":\"zz\"}\n" + lines[1] + "\n",
+		"packs/garbage/x.jsonl":        lines[0] + "\n",
+		"packs/2026-01":                "a file, not a directory",
+		"stray.bin":                    "\x00\x01",
+		"log/1/" + "link.jsonl":        "",
+		"packs/2026-02/e.jsonl":        "\n\n",
+		"packs/2026-02/ok.jsonl":       lines[0] + "\n",
+		"log/0/x\n::error::forged.txt": "x",
 	})
 	b := w.clone("b")
 	res = b.sync(t, Options{NoPush: true})
 	got = strings.Join(res.Skipped, "\n")
-	for _, want := range []string{"log/9: ", "log/0/notes.txt: ", "log/0/bad.jsonl:2: ", "log/0/bad.jsonl:3: ", "packs/garbage: ", "packs/2026-01: ", "stray.bin: "} {
+	for _, want := range []string{"log/9: ", "log/0/notes.txt: ", "log/0/bad.jsonl:2: ", "log/0/bad.jsonl:3: ", "packs/garbage: ", "packs/2026-01: ", "stray.bin: ", `"log/0/x\n::error::forged.txt": `} {
 		if !strings.Contains(got, want) {
 			t.Errorf("skipped does not name %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "\n::error::") {
+		t.Errorf("a file name forged a log line:\n%s", got)
 	}
 	if res.Pulled != 4 { // runs 0 and 1 from bad.jsonl and ok.jsonl, run 2 and the pushed one from a pack
 		t.Errorf("pulled %d runs, want 4: %+v", res.Pulled, res)

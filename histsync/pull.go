@@ -149,10 +149,10 @@ func (im *importer) flush() error {
 		r, unknown, err := store.ParseLine(l.data)
 		if unknown != "" && !im.warned[unknown] {
 			im.warned[unknown] = true
-			im.s.opts.Log("%s:%d: ignored the unknown field %s (a newer perfgate wrote it?); upgrade perfgate to keep it", l.path, l.n, unknown)
+			im.s.opts.Log("%s:%d: ignored the unknown field %s (a newer perfgate wrote it?); upgrade perfgate to keep it", show(l.path), l.n, unknown)
 		}
 		if err != nil {
-			im.s.skip(im.res, "%s:%d: %v", l.path, l.n, err)
+			im.s.skip(im.res, "%s:%d: %v", show(l.path), l.n, err)
 			continue
 		}
 		if im.ids != nil {
@@ -175,7 +175,7 @@ func (im *importer) flush() error {
 // store stores a batch; it returns how many runs were new.
 func (im *importer) store(b batch) (int, error) {
 	added, err := im.st.Merge(b.runs, func(i int, err error) {
-		im.s.skip(im.res, "%s:%d: %v", b.from[i].path, b.from[i].n, err)
+		im.s.skip(im.res, "%s:%d: %v", show(b.from[i].path), b.from[i].n, err)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("storing the runs of %s/%s: %w", im.s.opts.Remote, im.s.opts.Branch, err)
@@ -189,15 +189,15 @@ func (s *syncer) readLines(f branchFile, res *Result, fn func(line) error) error
 	data, err := s.blob(f.hash, maxRead)
 	if err != nil {
 		if tb, ok := err.(*tooBigError); ok {
-			s.skip(res, "%s: %v", f.path, tb)
+			s.skip(res, "%s: %v", show(f.path), tb)
 			return nil
 		}
-		return remoteErrorf("%s %s: cannot read %s: %v", s.opts.Remote, s.opts.Branch, f.path, err)
+		return remoteErrorf("%s %s: cannot read %s: %v", s.opts.Remote, s.opts.Branch, show(f.path), err)
 	}
 	if f.kind == kindLegacy {
 		d := bytes.TrimSpace(data)
 		if len(d) == 0 || bytes.IndexByte(d, '\n') >= 0 {
-			s.skip(res, "%s: a run file holds exactly one JSONL line", f.path)
+			s.skip(res, "%s: a run file holds exactly one JSONL line", show(f.path))
 			return nil
 		}
 		return fn(line{data: d, path: f.path, n: 1})
