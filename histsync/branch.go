@@ -30,20 +30,21 @@ const (
 	levels = 3 // log/0 .. log/2
 	// packMax bounds a file perfgate writes (unless one run is larger).
 	packMax = 16 << 20
-	// fileWarn and fileMax: GitHub warns about files over 50 MiB and
-	// refuses files over 100 MiB.
-	fileWarn = 40 << 20
-	fileMax  = 95 << 20
-	// branchWarn: GitHub recommends repositories under 1 GB.
-	branchWarn = 512 << 20
 	// maxRead bounds a file sync reads from the branch.
 	maxRead = 64 << 20
 )
 
-// Compaction (variables for tests): a log level with fanIn files is
+// Limits and compaction (variables for tests). A log level with fanIn files is
 // merged into one file; levelCeil[k] is the size below which a file lives
 // in log/k, and a file of levelCeil[levels-1] bytes or more is a pack.
 var (
+	// fileWarn and fileMax: GitHub warns about files over 50 MiB and
+	// refuses files over 100 MiB.
+	fileWarn int64 = 40 << 20
+	fileMax  int64 = 95 << 20
+	// branchWarn: GitHub recommends repositories under 1 GB.
+	branchWarn int64 = 512 << 20
+
 	fanIn     = 16
 	levelCeil = [levels]int64{16 << 10, 128 << 10, 1 << 20}
 )

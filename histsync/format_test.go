@@ -251,3 +251,34 @@ func TestSyncRefusedPush(t *testing.T) {
 		t.Errorf("refused push: %v", err)
 	}
 }
+
+// TestSyncSizeLimits: a file near GitHub's limits is warned about, one
+// over them is refused before the push, and so is a branch too large.
+func TestSyncSizeLimits(t *testing.T) {
+	defer func(w, m, b int64) { fileWarn, fileMax, branchWarn = w, m, b }(fileWarn, fileMax, branchWarn)
+	fileWarn, fileMax, branchWarn = 150, 5000, 600
+	w := newWorld(t)
+	a := w.clone("a")
+	a.put(t, "serving", w.code[0], 1, false)
+	res := a.sync(t, Options{})
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "GitHub warns about files over 50 MiB") {
+		t.Errorf("warnings of a 150-byte file: %q", res.Warnings)
+	}
+	a.put(t, "serving", w.code[1], 3, false)
+	res = a.sync(t, Options{})
+	if got := strings.Join(res.Warnings, "\n"); !strings.Contains(got, "GitHub recommends repositories under 1 GB") {
+		t.Errorf("warnings of a large branch: %s", got)
+	}
+	big := store.Run{Commit: w.code[2], Benchmark: "big", Time: time.Unix(1, 0), Metrics: map[string]float64{},
+		Labels: map[string]string{"blob": strings.Repeat("x", 4000)}, Source: store.Source{File: "big.json"}}
+	for i := 0; i < 40; i++ {
+		big.Metrics[fmt.Sprintf("m%03d_with_a_long_name", i)] = float64(i)
+	}
+	if _, err := a.st.Put([]store.Run{big}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Sync(context.Background(), a.dir, a.st, Options{})
+	if !errors.Is(err, ErrConfig) || !strings.Contains(fmt.Sprint(err), "GitHub refuses files over 100 MiB") {
+		t.Errorf("a run over the limit: %v", err)
+	}
+}
