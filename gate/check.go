@@ -556,6 +556,10 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 			} else {
 				cr.Reason = fmt.Sprintf("the baseline %s has no %s", shortSHA(baseSHA), r.Metric)
 			}
+			if c.cfg.RequireBaseline {
+				cr.Verdict = Fail
+				cr.Reason += "; require_baseline is set, so a check without a baseline fails: record the base branch's results (perfgate sync pulls them)"
+			}
 			out = append(out, cr)
 			continue
 		}

@@ -91,6 +91,11 @@ type Config struct {
 	// Testbed names the machine runs are recorded on when --testbed does
 	// not (the rules file's testbed:); "" means the derived default.
 	Testbed string
+	// RequireBaseline: a check with no baseline to compare with fails
+	// instead of passing as new (require_baseline: true, or
+	// --require-baseline), so a history that could not be loaded never
+	// passes a regression.
+	RequireBaseline bool
 }
 
 // The choices of the rules file's inconclusive key.
@@ -173,7 +178,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -192,7 +197,7 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
-		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing and testbed)"}
+		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing, inconclusive, testbed and require_baseline)"}
 	}
 	if len(doc.Content) == 0 {
 		return cfg, nil // empty file: defaults
@@ -254,6 +259,15 @@ func ParseRules(file string, data []byte) (*Config, error) {
 				return p.errf(v, "testbed must be a name of one line (at most 200 bytes), e.g. testbed: ci-910b; leave it out to derive the name from the machine")
 			}
 			cfg.Testbed = name
+		case "require_baseline":
+			switch v.Value {
+			case "true":
+				cfg.RequireBaseline = true
+			case "false":
+				cfg.RequireBaseline = false
+			default:
+				return p.errf(v, "require_baseline is %q; use true (a check with no baseline fails) or false (it passes as new, the default)", v.Value)
+			}
 		}
 		return nil
 	})

@@ -258,6 +258,7 @@ func checkCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "base", Usage: "base branch or revision (default: baseline.branch of the rules, else main)"},
 			rulesFileFlag(),
 			&cli.StringSliceFlag{Name: "rule", Usage: "a rule in shorthand, e.g. 'mean_ttft_ms:3%'; repeatable"},
+			&cli.BoolFlag{Name: "require-baseline", Usage: "a check with no baseline fails instead of passing as new (require_baseline: true in the rules file)"},
 		}, append(reportFlags(), githubFlags()...)...),
 		Action: func(c *cli.Context) error {
 			repo, err := openRepo(c)
@@ -268,6 +269,9 @@ func checkCommand(e *env) *cli.Command {
 			cfg, err := loadConfig(c, repo)
 			if err != nil {
 				return err
+			}
+			if c.Bool("require-baseline") {
+				cfg.RequireBaseline = true
 			}
 			head, err := repo.Resolve(c.String("head"))
 			if err != nil {
