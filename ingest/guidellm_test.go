@@ -14,7 +14,7 @@ func TestGuidellm(t *testing.T) {
 				"p0.1_ttft_ms": 13.44, "p1_ttft_ms": 14.186667, "p99.9_ttft_ms": 20.16,
 				"mean_e2el_ms": 644, "min_e2el_ms": 579.6, // request_latency is in seconds
 				"request_throughput": 1.5, "output_throughput": 198.1, "total_token_throughput": 992.7,
-				"request_concurrency": 1, "total_input_tokens": 256 * 46, "total_output_tokens": 128 * 46,
+				"concurrency": 1, "total_input_tokens": 256 * 46, "total_output_tokens": 128 * 46,
 			},
 			labels: map[string]string{"strategy": "synchronous", "model": "Qwen/Qwen3-8B", "profile": "sweep",
 				"data": "prompt_tokens=256,output_tokens=128"},

@@ -32,7 +32,7 @@ import (
 // after the benchmark's strategy ("synchronous", "constant@5.00"). A group
 // header spans as many columns as the pipes that follow it. Mapping:
 // Request Stats Per Second -> request_throughput, Concurrency ->
-// request_concurrency, Out Tok/sec -> output_throughput, Tot Tok/sec ->
+// concurrency, Out Tok/sec -> output_throughput, Tot Tok/sec ->
 // total_token_throughput, Req Latency (sec) -> *_e2el_ms (converted),
 // TTFT, ITL, TPOT (ms) -> *_ttft_ms, *_itl_ms, *_tpot_ms. From the Info
 // row of the same benchmark: Requests Made Comp -> completed, Err ->
@@ -277,7 +277,7 @@ func (p *guidellmTextParser) statsRow(n int, cells []string, emit Emit) error {
 		case g == "request stats" && col == "per second":
 			res.Set("request_throughput", v)
 		case g == "request stats" && col == "concurrency":
-			res.Set("request_concurrency", v)
+			res.Set("concurrency", v)
 		case g == "out tok/sec" && col == "mean":
 			res.Set("output_throughput", v)
 		case g == "tot tok/sec" && col == "mean":

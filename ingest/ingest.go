@@ -21,7 +21,9 @@
 //   - gobench: Go testing benchmark output, read with x/perf/benchfmt.
 //
 // Absent values (N/A, /, -, None, not set, null) are left out of Metrics,
-// never stored as zero. Non-finite values are dropped with a warning.
+// never stored as zero. Non-finite values are dropped with a warning. A
+// result that completed no request (completed is 0) has no latency: its
+// *_ms statistics, which tools print as 0, are left out with a warning.
 package ingest
 
 import (
@@ -34,6 +36,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/perfgate/perfgate/metric"
 )
 
 // Result is one benchmark result block.
@@ -52,8 +56,10 @@ func NewResult(format string, line int) Result {
 	return Result{Format: format, Line: line, Metrics: map[string]float64{}, Labels: map[string]string{}}
 }
 
-// Set stores a metric value, dropping non-finite values with a warning.
+// Set stores a metric value under its canonical name (metric.Canonical),
+// dropping non-finite values with a warning.
 func (r *Result) Set(name string, v float64) {
+	name = metric.Canonical(name)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("metric %s is %v; left out", name, v))
 		return
@@ -247,8 +253,42 @@ func (r *Reader) Scan() bool {
 	if r.cur.Labels == nil {
 		r.cur.Labels = map[string]string{}
 	}
+	dropLatenciesOfNothing(&r.cur)
 	r.count++
 	return true
+}
+
+// dropLatenciesOfNothing leaves out the time statistics (every *_ms
+// metric) of a result that completed no request: tools print and save
+// 0.0 for them (vLLM's np.mean(ttfts or 0) when every request failed), but
+// a run that served nothing has no latency, and a stored zero would read
+// as the best run in history, compare and charts.
+func dropLatenciesOfNothing(res *Result) {
+	if c, ok := res.Metrics["completed"]; !ok || c != 0 {
+		return
+	}
+	var dropped []string
+	for k := range res.Metrics {
+		if strings.HasSuffix(k, "_ms") {
+			dropped = append(dropped, k)
+		}
+	}
+	if len(dropped) == 0 {
+		return
+	}
+	sort.Strings(dropped)
+	for _, k := range dropped {
+		delete(res.Metrics, k)
+	}
+	res.Warnings = append(res.Warnings, fmt.Sprintf("no request completed: its %d latency statistics (%s) are absent, not 0", len(dropped), summarizeNames(dropped, 4)))
+}
+
+// summarizeNames lists the first n names and how many more there are.
+func summarizeNames(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 // Result returns the result Scan found.

@@ -22,6 +22,7 @@ type formatCase struct {
 	errLine      int
 	errText      string
 	unrecognized bool
+	warn         string // a warning of result idx must contain it; "" = no warnings
 }
 
 func runFormatCases(t *testing.T, cases []formatCase) {
@@ -78,6 +79,7 @@ func runFormatCases(t *testing.T, cases []formatCase) {
 					t.Errorf("label %s = %q, want %q (labels %v)", k, r.Labels[k], v, r.Labels)
 				}
 			}
+			checkWarn(t, r, tc.warn)
 		})
 	}
 }
@@ -189,7 +191,7 @@ func TestVLLMTableAfterBlocks(t *testing.T) {
 func TestGuidellmConsole(t *testing.T) {
 	runFormatCases(t, []formatCase{
 		{file: "guidellm-console/sweep.txt", count: 3, idx: 1, resFormat: "guidellm", name: "throughput",
-			metrics: map[string]float64{"request_throughput": 20, "request_concurrency": 62.1, "output_throughput": 5120, "total_token_throughput": 15360,
+			metrics: map[string]float64{"request_throughput": 20, "concurrency": 62.1, "output_throughput": 5120, "total_token_throughput": 15360,
 				"mean_e2el_ms": 3100, "p99_e2el_ms": 4200, "median_ttft_ms": 120.4, "p99_itl_ms": 14.9, "mean_tpot_ms": 11.4,
 				"completed": 600, "failed": 2, "duration": 30, "total_input_tokens": 307200, "total_output_tokens": 153600},
 			labels: map[string]string{"model": "Qwen/Qwen3-8B", "strategy": "throughput", "profile": "sweep", "data": "prompt_tokens=512,output_tokens=256"}},
@@ -202,7 +204,7 @@ func TestGuidellmConsole(t *testing.T) {
 		{file: "guidellm-console/v0.4_console.txt", count: 4, idx: 1, resFormat: "guidellm", name: "throughput",
 			metrics: map[string]float64{"duration": 30, "total_input_tokens": 307200, "total_output_tokens": 153600,
 				"median_e2el_ms": 3000, "p95_e2el_ms": 4100, "median_ttft_ms": 120.4, "p95_ttft_ms": 580.2, "p95_itl_ms": 14.1, "median_tpot_ms": 11.1,
-				"request_concurrency": 62.1, "request_throughput": 20, "input_throughput": 10240, "output_throughput": 5120, "total_token_throughput": 15360},
+				"concurrency": 62.1, "request_throughput": 20, "input_throughput": 10240, "output_throughput": 5120, "total_token_throughput": 15360},
 			absent: []string{"mean_ttft_ms", "completed", "median_request_concurrency"},
 			labels: map[string]string{"strategy": "throughput"}},
 		{file: "guidellm-console/v0.4_console.txt", format: "guidellm", count: 4, idx: 3, resFormat: "guidellm", name: "constant#2",
@@ -210,6 +212,21 @@ func TestGuidellmConsole(t *testing.T) {
 			labels:  map[string]string{"strategy": "constant"}},
 		{file: "guidellm-console/v0.4_truncated.txt", errLine: 34, errText: "cut off before its closing"},
 		{file: "guidellm-console/v0.4_bad_cell.txt", errLine: 33, errText: `"12x.4" is not a number`},
+		// v0.4/v0.5 (issue 12, items 1 and 2): the Text Metrics table stacks
+		// its Input and Output halves under one title, separated by a
+		// "|===|" rule; "Server Throughput Statistics" has no qualifier;
+		// Requests Per Sec and Concurrency print Mdn and Mean.
+		{file: "guidellm-console/v0.5_text_stacked.txt", count: 2, idx: 1, resFormat: "guidellm", name: "throughput",
+			metrics: map[string]float64{"duration": 30, "total_input_tokens": 98304, "total_output_tokens": 49152,
+				"median_e2el_ms": 2900, "p95_ttft_ms": 498.3, "median_itl_ms": 10.8, "p95_tpot_ms": 13.5,
+				"request_throughput": 6.4, "concurrency": 61.8, "input_throughput": 3270.1, "output_throughput": 1635, "total_token_throughput": 4905.1},
+			absent: []string{"mean_ttft_ms", "request_concurrency"},
+			labels: map[string]string{"strategy": "throughput"}},
+		// Issue 12, item 10: the last table lacks its closing rule but has a
+		// row for each benchmark: kept, with a warning naming the line.
+		{file: "guidellm-console/v0.5_no_closing_rule.txt", count: 2, idx: 0, resFormat: "guidellm", name: "synchronous",
+			metrics: map[string]float64{"request_throughput": 0.8, "total_token_throughput": 614.4, "median_ttft_ms": 18.4},
+			warn: `"Server Throughput Statistics" that starts at line 55 has no closing "=====" rule after line 62; it has a row for each of the report's 2 benchmarks and was kept`},
 	})
 }
 

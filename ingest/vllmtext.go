@@ -62,7 +62,8 @@ import (
 // Other lines keep the names of vLLM's and SGLang's JSON results:
 //   - Total generated tokens (retokenized) -> total_output_tokens_retokenized,
 //     Total input text/vision tokens -> total_input_{text,vision}_tokens,
-//     Concurrency -> concurrency, Accept length -> accept_length,
+//     Concurrency -> concurrency, Accept length ->
+//     spec_decode_acceptance_length (metric.Canonical),
 //     RTFx -> rtfx, Input throughput (inputs/s) -> input_sequence_throughput;
 //   - the Speculative Decoding section: Acceptance rate (%) ->
 //     spec_decode_acceptance_rate (in percent), Acceptance length ->
@@ -696,7 +697,7 @@ var vsFixed = map[string]vsTarget{
 	"peak output token throughput (tok/s)": {metric: "max_output_tokens_per_s"},
 	"peak concurrent requests":             {metric: "max_concurrent_requests"},
 	"concurrency":                          {metric: "concurrency", sglang: true},
-	"accept length":                        {metric: "accept_length", sglang: true},
+	"accept length":                        {metric: "spec_decode_acceptance_length", sglang: true},
 	"rtfx (inverse real-time factor)":      {metric: "rtfx"},
 	"input throughput (inputs/s)":          {metric: "input_sequence_throughput"},
 	"probe requests completed":             {metric: "probe_completed"},

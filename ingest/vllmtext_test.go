@@ -36,7 +36,7 @@ var vsCases = []vsCase{
 	// Byte-order mark, CRLF line ends and tabs between label and value.
 	{file: "sglang_tabs_crlf_bom.txt", want: []vsWant{{
 		format: "sglang", line: 1, nmetrics: 20,
-		metrics: map[string]float64{"completed": 100, "duration": 10.5, "total_input_text_tokens": 1000, "concurrency": 60.1, "accept_length": 2.5,
+		metrics: map[string]float64{"completed": 100, "duration": 10.5, "total_input_text_tokens": 1000, "concurrency": 60.1, "spec_decode_acceptance_length": 2.5,
 			"mean_e2el_ms": 1000.5, "p95_itl_ms": 8, "max_itl_ms": 30.3, "total_token_throughput": 285.7},
 		labels: map[string]string{"backend": "sglang", "request_rate": "inf", "max_concurrency": "64"},
 	}}},
@@ -101,7 +101,7 @@ var vsCases = []vsCase{
 	{file: "sglang_current.txt", want: []vsWant{
 		{format: "sglang", line: 9,
 			metrics: map[string]float64{"completed": 160, "total_output_tokens_retokenized": 654700, "total_input_text_tokens": 655360,
-				"total_input_vision_tokens": 0, "concurrency": 31.99, "accept_length": 3.65, "total_token_throughput": 2339.01,
+				"total_input_vision_tokens": 0, "concurrency": 31.99, "spec_decode_acceptance_length": 3.65, "total_token_throughput": 2339.01,
 				"mean_e2el_ms": 112055.69, "p90_e2el_ms": 112712.63, "p95_itl_ms": 30.22, "max_itl_ms": 1200.05, "max_concurrent_requests": 64},
 			labels: map[string]string{"backend": "sglang", "request_rate": "inf", "max_concurrency": "32", "input_len": "4096"}},
 		{format: "sglang", metrics: map[string]float64{"mean_e2el_ms": 112055.69},
