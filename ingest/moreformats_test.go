@@ -226,7 +226,7 @@ func TestGuidellmConsole(t *testing.T) {
 		// row for each benchmark: kept, with a warning naming the line.
 		{file: "guidellm-console/v0.5_no_closing_rule.txt", count: 2, idx: 0, resFormat: "guidellm", name: "synchronous",
 			metrics: map[string]float64{"request_throughput": 0.8, "total_token_throughput": 614.4, "median_ttft_ms": 18.4},
-			warn: `"Server Throughput Statistics" that starts at line 55 has no closing "=====" rule after line 62; it has a row for each of the report's 2 benchmarks and was kept`},
+			warn:    `"Server Throughput Statistics" that starts at line 55 has no closing "=====" rule after line 62; it has a row for each of the report's 2 benchmarks and was kept`},
 	})
 }
 

@@ -34,7 +34,7 @@ func TestVLLMJSON(t *testing.T) {
 		{file: "vllm-json/v0.11_all_failed.json", format: "vllm-json", results: 1, want: []docWant{
 			{nMetric: 10, warn: "no request completed: its 16 latency statistics (mean_e2el_ms, mean_itl_ms, mean_tpot_ms, mean_ttft_ms and 12 more) are absent, not 0",
 				metrics: map[string]float64{"completed": 0, "failed": 200, "duration": 1.8734519481658936,
-				"request_throughput": 0, "output_throughput": 0, "total_token_throughput": 0, "max_concurrent_requests": 32},
+					"request_throughput": 0, "output_throughput": 0, "total_token_throughput": 0, "max_concurrent_requests": 32},
 				labels: map[string]string{"model": "meta-llama/Llama-3.1-8B-Instruct", "max_concurrency": "32"},
 				absent: []string{"mean_ttft_ms", "median_ttft_ms", "p99_tpot_ms", "std_itl_ms", "mean_e2el_ms", "p99_e2el_ms", "request_goodput"}},
 		}},
