@@ -137,6 +137,16 @@ func TestTRTLLMBench(t *testing.T) {
 		{file: "trtllm-bench/pytorch_streaming_two_runs.txt", format: "trtllm-bench", count: 2, idx: 1, resFormat: "trtllm-bench",
 			metrics: map[string]float64{"request_throughput": 5.5, "p99_e2el_ms": 12900}},
 		{file: "trtllm-bench/truncated.txt", errLine: 52, errText: "cut off"},
+		// 0.12 (issue 12, item 3): a STATISTICS section, Token Throughput,
+		// Total Latency (seconds), tab-separated, after a log prefix line.
+		{file: "trtllm-bench/v0.12_statistics.log", count: 1, resFormat: "trtllm-bench",
+			metrics: map[string]float64{"completed": 3000, "output_throughput": 7416.232531486508, "request_throughput": 57.93931665223834,
+				"duration": 51.778842861, "average_input_length": 128, "average_output_length": 128},
+			absent: []string{"issue_rate", "kv_memory_percentage", "max_input_length"},
+			labels: map[string]string{"model": "meta-llama/Llama-2-7b-hf", "engine_version": "0.12.0", "dtype": "float16", "tp": "1", "pp": "1",
+				"max_batch_size": "4096", "max_num_tokens": "8192", "scheduling_policy": "Guaranteed No Evict"}},
+		{file: "trtllm-bench/v0.12_statistics.log", format: "trtllm-bench", count: 1, resFormat: "trtllm-bench",
+			metrics: map[string]float64{"duration": 51.778842861}},
 		// 1.1+: "TensorRT LLM Version", a MACHINE DETAILS line without a
 		// colon, DECODING STATISTICS (Eagle3), the DATASET DETAILS table.
 		{file: "trtllm-bench/v1.2_pytorch_eagle3_machine.txt", count: 1, resFormat: "trtllm-bench",
