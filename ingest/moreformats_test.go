@@ -104,9 +104,39 @@ func TestProfileConsoleTables(t *testing.T) {
 		{file: "genai-perf-console/aiperf_bom_crlf_telemetry.txt", format: "genai-perf", unrecognized: true, errText: "tried formats: genai-perf"},
 		{file: "genai-perf-console/aiperf_ascii.txt", count: 1, resFormat: "aiperf",
 			metrics: map[string]float64{"mean_ttft_ms": 50.04, "p99_e2el_ms": 5707.95, "request_throughput": 0.27}},
+		// Issue 12, item 5: a narrow terminal; rich wraps every label and
+		// cuts "(tokens/sec/user)" to "(tokens/sec/u…", which resolves to
+		// the full label, so the series keeps its wide-terminal name.
+		{file: "genai-perf-console/aiperf_narrow.txt", count: 1, resFormat: "aiperf",
+			metrics: map[string]float64{"mean_ttft_ms": 215.07, "p75_e2el_ms": 2400.13, "std_itl_ms": 1.7,
+				"mean_output_token_throughput_per_user": 70.38, "p99_output_token_throughput_per_user": 88.91,
+				"mean_output_sequence_length": 128, "output_throughput": 2241.61, "request_throughput": 17.51, "completed": 1000},
+			absent: []string{"mean_output_token_throughput_per_user_tokens_per_sec_per_u", "mean_output_token_throughput_per_u"}},
 		{file: "genai-perf-console/truncated.txt", errLine: 6, errText: "cut off"},
 		{file: "genai-perf-console/bad_cell.txt", errLine: 5, errText: `"fast" is not a number`},
 	})
+}
+
+// TestProfileResolveLabel: a label cut with "…" resolves only to a single
+// label it is the start of.
+func TestProfileResolveLabel(t *testing.T) {
+	rows := []profileRow{{label: "Custom Latency (ms)"}, {label: "Custom Lat… (ms)"}}
+	for _, tc := range []struct{ in, want string }{
+		{"Output Token Throughput Per User (tokens/sec/u…", "Output Token Throughput Per User (tokens/sec/user)"},
+		{"Output Token Throughput  Per…", "Output Token Throughput Per User (tokens/sec/user)"},
+		{"Request Throughput (requests/s…", "Request Throughput (requests/sec)"},
+		{"Time to First Token (m…", "Time to First Token (ms)"},
+		{"Custom Lat…", "Custom Latency (ms)"}, // the table's own uncut label
+		{"Output Token Thro…", ""},             // Output Token Throughput, and Per User
+		{"Request…", ""},
+		{"…", ""},
+		{"Unknown Metric (m…", ""},
+	} {
+		got, ok := profileResolveLabel(tc.in, rows)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("profileResolveLabel(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
+		}
+	}
 }
 
 func TestLLMPerf(t *testing.T) {
