@@ -66,7 +66,7 @@ func noResultsf(format string, args ...any) error {
 var DescriptiveLabels = []string{
 	"branch", "comment", "commit", "created_at", "data_source", "date", "datetime",
 	"description", "end_time", "file", "filename", "host", "hostname", "job_id",
-	"log", "log_file", "note", "notes", "path", "result_file", "run_id", "source",
+	"log", "log_file", "note", "notes", "path", "result_file", "run_id", "run_number", "source",
 	"start_time", "time", "timestamp",
 }
 
