@@ -304,13 +304,20 @@ func looksYAML(head []byte) bool {
 // -> b_per_op, MB/s -> mb_per_s, µs/op -> us_per_op, % -> pct), whose
 // directions package metric infers from the suffix; "iterations" is the
 // iteration count. Configuration lines (goos, goarch, pkg, cpu, ...)
-// become labels. A malformed benchmark line is an error at its line.
+// become labels. As benchstat does, a line that does not parse (a
+// malformed Unit line, a result line cut short or split by the benchmark's
+// own output, a benchmark that failed: "BenchmarkX-8 --- FAIL: ...") is
+// left out with a warning naming its line, on the next result (the last
+// one for lines after it); only input in which no result could be read is
+// an error, at its first bad line.
 func (r *Reader) parseGoBench(data []byte) error {
 	br := benchfmt.NewReader(bytes.NewReader(data), r.file)
+	var bad []goBadLine
+	first := len(r.queue)
 	for br.Scan() {
 		switch rec := br.Result().(type) {
 		case *benchfmt.SyntaxError:
-			return r.errorf(rec.Line, "invalid Go benchmark line: %s; fix the line or remove it", rec.Msg)
+			bad = append(bad, goBadLine{rec.Line, goSyntaxMsg(data, rec)})
 		case *benchfmt.Result:
 			res := NewResult(GoBenchFormat, 0)
 			_, line := br.Result().Pos()
@@ -339,7 +346,62 @@ func (r *Reader) parseGoBench(data []byte) error {
 	if err := br.Err(); err != nil {
 		return r.errorf(0, "reading Go benchmark output: %v", err)
 	}
+	return r.goBadLines(bad, r.queue[first:])
+}
+
+// goBadLine is a Go benchmark line that did not parse.
+type goBadLine struct {
+	line int
+	msg  string
+}
+
+// goBadLines puts a warning for each bad line on the first result after it
+// (or the last result), or, when there is no result, returns the first as
+// the error.
+func (r *Reader) goBadLines(bad []goBadLine, res []Result) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	if len(res) == 0 {
+		return r.errorf(bad[0].line, "%s; fix the line or remove it", bad[0].msg)
+	}
+	j := 0
+	for _, b := range bad {
+		for j < len(res)-1 && res[j].Line < b.line {
+			j++
+		}
+		res[j].Warnings = append(res[j].Warnings, fmt.Sprintf("line %d: %s; left out", b.line, b.msg))
+	}
 	return nil
+}
+
+// goSyntaxMsg describes a line benchfmt could not parse; a benchmark that
+// failed says so instead of "parsing iteration count".
+func goSyntaxMsg(data []byte, e *benchfmt.SyntaxError) string {
+	line := goLine(data, e.Line)
+	if name, rest, ok := strings.Cut(line, "--- FAIL:"); ok && strings.HasPrefix(strings.TrimSpace(name), "Benchmark") {
+		bench := strings.TrimSpace(rest)
+		if bench == "" {
+			bench = strings.TrimSpace(name)
+		}
+		return fmt.Sprintf("benchmark %s failed (--- FAIL) and has no result", bench)
+	}
+	return "invalid Go benchmark line: " + e.Msg
+}
+
+// goLine returns line n (1-based) of data, without its terminator.
+func goLine(data []byte, n int) string {
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(data, '\n')
+		if j < 0 {
+			return ""
+		}
+		data = data[j+1:]
+	}
+	if j := bytes.IndexByte(data, '\n'); j >= 0 {
+		data = data[:j]
+	}
+	return strings.TrimSuffix(string(data), "\r")
 }
 
 var procsRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)-(\d+)$`) })
