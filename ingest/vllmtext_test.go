@@ -147,6 +147,16 @@ var vsCases = []vsCase{
 	{file: "all_formats.log", format: "vllm", want: []vsWant{{line: 2}, {line: 72}}},
 	{file: "all_formats.log", format: "vllm-latency", want: []vsWant{{line: 68}}},
 	{file: "unclosed_complete.txt", want: []vsWant{{nmetrics: 16, warnings: 1, metrics: map[string]float64{"p99_itl_ms": 42.96}}}},
+	// Issue 12, item 8: GPUStack's report prints a "Latency" section of
+	// "Mean Latency(s)" lines (seconds, no space before the unit): request
+	// latency, *_e2el_ms in milliseconds. Indented in a docs admonition.
+	{file: "gpustack_latency_section.md", want: []vsWant{{
+		format: "vllm", line: 11, nmetrics: 25,
+		metrics: map[string]float64{"mean_e2el_ms": 4710, "median_e2el_ms": 4120, "p95_e2el_ms": 11020, "p99_e2el_ms": 14860,
+			"mean_ttft_ms": 59.27, "p99_itl_ms": 44.07, "completed": 1000, "max_concurrent_requests": 64},
+		absent: []string{"mean_latency_s", "mean_latency_ms", "p99_latency_s"},
+		labels: map[string]string{"max_concurrency": "64"},
+	}}},
 	{file: "interleaved_server_log.log", want: []vsWant{{nmetrics: 16, metrics: map[string]float64{"mean_ttft_ms": 65.26, "p99_itl_ms": 42.96}}}},
 	{file: "truncated.txt", err: `is cut off: the input ends before its closing "=====" line and it lacks part of the "inter-token latency" section`, errLine: 18},
 	{file: "cut_then_other_output.log", err: "is cut off: other output follows", errLine: 7},
