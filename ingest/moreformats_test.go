@@ -244,7 +244,7 @@ func TestGuidellmConsole(t *testing.T) {
 		// kept with a warning; with a row missing it is cut off: an error.
 		{file: "guidellm-console/v0.3_no_closing_rule.txt", count: 3, idx: 2, resFormat: "guidellm", name: "constant@3.25",
 			metrics: map[string]float64{"completed": 97, "duration": 30.1, "mean_ttft_ms": 22},
-			warn: `guidellm Benchmarks Stats table that starts at line 22 has no closing "=====" rule after line 29; it has a row for each of the 3 benchmarks of the Info table and was kept`},
+			warn:    `guidellm Benchmarks Stats table that starts at line 22 has no closing "=====" rule after line 29; it has a row for each of the 3 benchmarks of the Info table and was kept`},
 		{file: "guidellm-console/v0.3_cut_rows.txt", errLine: 28, errText: "after 2 of its 3 rows: the report is cut off"},
 		// v0.4+: titled tables with three header rows and merged cells; the
 		// console names a benchmark by its strategy type only.
