@@ -69,8 +69,8 @@ func noResultsf(format string, args ...any) error {
 // its series: two runs that differ only in these are compared.
 var DescriptiveLabels = []string{
 	"branch", "comment", "commit", "created_at", "data_source", "date", "datetime",
-	"description", "end_time", "file", "filename", "host", "hostname", "job_id",
-	"log", "log_file", "note", "notes", "path", "result_file", "run_id", "source",
+	"description", "end_time", "external_id", "file", "filename", "host", "hostname", "job_id",
+	"log", "log_file", "note", "notes", "path", "result_file", "run_id", "run_number", "source",
 	"start_time", "time", "timestamp",
 }
 

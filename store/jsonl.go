@@ -28,9 +28,19 @@ import (
 // without them. The time is RFC 3339
 // in UTC with nanoseconds; map keys are sorted, so an export is
 // deterministic and an export of an import of an export is identical.
+//
+// An "id" that is not a perfgate run id (32 lowercase hex digits) is
+// another system's id, as a converter writes it ("run-0000001"): import
+// keeps it as the label ExternalIDLabel and derives the run's own id from
+// its content, as for a line without an id. The label is descriptive (it
+// does not split series, see gate.DescriptiveLabels) and part of the
+// content, so importing the same line again is a no-op.
 
 // maxLineLen bounds one JSONL line.
 const maxLineLen = 64 << 20
+
+// ExternalIDLabel is the label that keeps another system's run id.
+const ExternalIDLabel = "external_id"
 
 // FieldList names the fields a line may have, for messages.
 const FieldList = "id, commit, benchmark, time, metrics, labels, source (format, file, line), command, exit_code, dirty, invalid, testbed, env, tree"
@@ -335,6 +345,13 @@ func (d *lineDecoder) finish(line []byte, dec *json.Decoder, j *jsonRun, err err
 	}
 	if r.Labels == nil {
 		r.Labels = map[string]string{}
+	}
+	if r.ID != "" && !isRunID(r.ID) {
+		if old, ok := r.Labels[ExternalIDLabel]; ok && old != r.ID {
+			return Run{}, badf("id %q is not a perfgate run id, so it would be kept as label %s, but the run has label %s=%q already; remove one of them", r.ID, ExternalIDLabel, ExternalIDLabel, old)
+		}
+		r.Labels[ExternalIDLabel] = r.ID
+		r.ID = ""
 	}
 	if j.ExitCode != nil {
 		if len(j.Command) == 0 {
