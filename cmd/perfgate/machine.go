@@ -75,20 +75,17 @@ func detectMachine(c *cli.Context, e *env, repo *gitrepo.Repo) (machine, error) 
 
 // workingTree is the working-tree hash of HEAD's checkout ("" when it
 // holds exactly HEAD). Untracked files count, except perfgate's own: the
-// files being ingested, the files the runs already stored at commit were
-// read from (a benchmark's earlier result files are outputs, not code),
-// and the history itself. A tree perfgate cannot read is reported and
-// taken as clean.
-func workingTree(c *cli.Context, e *env, repo *gitrepo.Repo, commit string, inputs []string) (string, error) {
+// outputs (paths as runs record them: the files being ingested and those
+// the runs already stored at the commit were read from, since a
+// benchmark's result files are not code) and the history itself. A tree perfgate cannot read is
+// reported and taken as clean.
+func workingTree(c *cli.Context, e *env, repo *gitrepo.Repo, outputs []string) (string, error) {
 	skip := map[string]bool{}
-	for _, in := range inputs {
-		skip[sourceFile(in, repo.Root())] = true
+	for _, f := range outputs {
+		skip[f] = true
 	}
 	if p, err := dbPath(c, repo); err == nil {
 		skip[sourceFile(p, repo.Root())] = true
-		for _, f := range storedSources(p, commit) {
-			skip[f] = true
-		}
 	}
 	tree, err := repo.TreeState(c.Context, func(p string) bool { return skip[p] })
 	if err != nil {
@@ -96,6 +93,47 @@ func workingTree(c *cli.Context, e *env, repo *gitrepo.Repo, commit string, inpu
 		return "", nil
 	}
 	return tree, nil
+}
+
+// outputsAt returns the files being ingested and the files the runs
+// stored at commit were read from, as runs record them (relative to the
+// repository root); nothing from a history that does not exist or cannot
+// be read (the command that stores the runs reports that itself).
+func outputsAt(c *cli.Context, repo *gitrepo.Repo, commit string, files []string) []string {
+	inputs := make([]string, len(files))
+	for i, f := range files {
+		inputs[i] = sourceFile(f, repo.Root())
+	}
+	path, err := dbPath(c, repo)
+	if err != nil {
+		return inputs
+	}
+	if _, err := os.Stat(path); err != nil {
+		return inputs
+	}
+	timeout, err := lockTimeout()
+	if err != nil {
+		return inputs
+	}
+	s, err := store.Open(path, store.Options{ReadOnly: true, Timeout: timeout})
+	if err != nil {
+		return inputs
+	}
+	defer s.Close()
+	runs, err := s.ByCommit(commit)
+	if err != nil {
+		return inputs
+	}
+	return append(sources(runs), inputs...)
+}
+
+// sources lists the files runs were read from.
+func sources(runs []store.Run) []string {
+	out := make([]string, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, r.Source.File)
+	}
+	return out
 }
 
 // warnDirty says what storing results of a working tree with changes
@@ -140,7 +178,7 @@ func measureOrigin(c *cli.Context, e *env, repo *gitrepo.Repo, rev string, check
 		return o, err
 	}
 	if checkTree {
-		if o.tree, err = workingTree(c, e, repo, commit, inputs); err != nil {
+		if o.tree, err = workingTree(c, e, repo, outputsAt(c, repo, commit, inputs)); err != nil {
 			return o, err
 		}
 	}
@@ -157,39 +195,13 @@ func (o origin) spec(s runSpec) runSpec {
 // tree (wrote files that are neither ignored nor outside the repository):
 // its runs record the tree as it was, which check no longer finds.
 func warnTreeChanged(c *cli.Context, e *env, repo *gitrepo.Repo, o origin) {
-	now, err := workingTree(c, e, repo, o.commit, nil)
+	now, err := workingTree(c, e, repo, outputsAt(c, repo, o.commit, nil))
 	if err != nil || now == o.tree {
 		return
 	}
 	fmt.Fprintf(e.stderr, "perfgate: warning: the benchmark command changed the working tree (it wrote or changed files git does not ignore): these runs record the tree as it was before, so perfgate check on the tree as it is now does not use them; write the command's output outside the repository or add it to .gitignore, then run again\n")
 }
 
-// storedSources returns the files the runs stored at commit were read
-// from; nothing when the history does not exist or cannot be read (the
-// command that stores or checks runs reports that itself).
-func storedSources(path, commit string) []string {
-	if _, err := os.Stat(path); err != nil {
-		return nil
-	}
-	timeout, err := lockTimeout()
-	if err != nil {
-		return nil
-	}
-	s, err := store.Open(path, store.Options{ReadOnly: true, Timeout: timeout})
-	if err != nil {
-		return nil
-	}
-	defer s.Close()
-	runs, err := s.ByCommit(commit)
-	if err != nil {
-		return nil
-	}
-	out := make([]string, 0, len(runs))
-	for _, r := range runs {
-		out = append(out, r.Source.File)
-	}
-	return out
-}
 
 // accepts reports whether a stored run may stand for a measurement on this
 // machine: it has no testbed (stored before perfgate recorded one), or
@@ -283,4 +295,13 @@ func setupNames(setups map[string]int) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+func anyDirty(runs []store.Run) bool {
+	for _, r := range runs {
+		if r.Dirty {
+			return true
+		}
+	}
+	return false
 }
