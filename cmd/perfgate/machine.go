@@ -202,7 +202,6 @@ func warnTreeChanged(c *cli.Context, e *env, repo *gitrepo.Repo, o origin) {
 	fmt.Fprintf(e.stderr, "perfgate: warning: the benchmark command changed the working tree (it wrote or changed files git does not ignore): these runs record the tree as it was before, so perfgate check on the tree as it is now does not use them; write the command's output outside the repository or add it to .gitignore, then run again\n")
 }
 
-
 // accepts reports whether a stored run may stand for a measurement on this
 // machine: it has no testbed (stored before perfgate recorded one), or
 // this one, or the machine is unknown (bisect --stored, which keeps
