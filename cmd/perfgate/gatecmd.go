@@ -446,11 +446,11 @@ func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, h
 	if !anyDirty(runs) {
 		return nil, nil // nothing measured on a working tree: HEAD's results, and no git status
 	}
-	tree, err := workingTree(c, e, repo, sources(runs))
-	if err != nil || tree == "" {
+	wt, err := workingTree(c, e, repo, sources(runs))
+	if err != nil || wt.Hash == "" {
 		return nil, err
 	}
-	match, other := currentTreeRuns(runs, tree)
+	match, other := currentTreeRuns(runs, wt.Hash)
 	if len(match) == 0 {
 		clean := 0
 		for _, r := range runs {

@@ -56,18 +56,14 @@ func ingestCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			o, err := measureOrigin(c, e, repo, c.String("commit"), !c.IsSet("commit"), c.Args().Slice())
+			o, err := measureOrigin(c, e, repo, c.String("commit"), !c.IsSet("commit"), c.Args().Slice(),
+				"if they measure HEAD as committed, ingest again with --commit HEAD")
 			if err != nil {
 				return err
 			}
 			runs, err := toRuns(results, o.spec(runSpec{root: repo.Root(), name: c.String("name"), labels: labels, time: time.Now()}))
 			if err != nil {
 				return err
-			}
-			if o.tree != "" {
-				// In CI a build step that touches tracked files would
-				// otherwise leave a main branch without baselines.
-				warnDirty(e, o.commit, fmt.Sprintf("if they measure %s as committed, ingest again with --commit HEAD", short(o.commit)))
 			}
 			return storeRuns(c, e, repo, runs, out)
 		},

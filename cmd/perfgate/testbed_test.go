@@ -259,3 +259,22 @@ func TestBisectStoredTestbeds(t *testing.T) {
 		t.Errorf("--label testbed=laptop: culprit %v (%s)", bj.Culprit, bj.Reason)
 	}
 }
+
+// TestRunNamesTheChanges: run on a dirty tree names the changed files, and
+// a benchmark that writes into the repository is told it hides its runs
+// from check.
+func TestRunNamesTheChanges(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "one", map[string]string{"main.txt": "1"})
+	os.WriteFile(filepath.Join(repo, "main.txt"), []byte("edited"), 0o644)
+	bench := filepath.Join(t.TempDir(), "bench.sh")
+	os.WriteFile(bench, []byte("#!/bin/sh\necho '"+metricsJSON(100, 300)+"'\necho x > "+filepath.Join(repo, "out.json")+"\n"), 0o755)
+	_, stderr, code := runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--testbed", "box", "--", bench)
+	if code != 0 || !strings.Contains(stderr, "uncommitted changes (main.txt)") || !strings.Contains(stderr, "changed the working tree (now main.txt, out.json)") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	stdout, _, _ := runCLI(t, "", "--repo", repo, "export")
+	if !strings.Contains(stdout, `"dirty":true,"testbed":"box"`) || !strings.Contains(stdout, `"tree":"`) {
+		t.Errorf("export:\n%s", stdout)
+	}
+}
