@@ -31,6 +31,13 @@ func (r *Report) headline() string {
 		}
 	case r.Verdict == Fail:
 		head = fmt.Sprintf("%d of %d %s missing", s.Missing, s.Checks, checks)
+		if s.Missing == 0 && s.Inconclusive > 0 {
+			head = fmt.Sprintf("%d of %d %s inconclusive (inconclusive: fail), none failed", s.Inconclusive, s.Checks, checks)
+			s.Inconclusive = 0
+		}
+	case r.Verdict == Inconclusive:
+		head = fmt.Sprintf("%d of %d %s inconclusive, none failed: not a pass, see the warnings for what would decide", s.Inconclusive, s.Checks, checks)
+		s.Inconclusive = 0
 	default:
 		head = fmt.Sprintf("%d %s, none failed", s.Checks, checks)
 		if s.Checks == 0 {
@@ -190,6 +197,8 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	code := ansiBold + ansiGreen
 	if r.Verdict == Fail {
 		code = ansiBold + ansiRed
+	} else if r.Verdict == Inconclusive {
+		code = ansiBold + ansiYellow
 	}
 	fmt.Fprintf(&b, "%s  %s\n", paint(color, code, verdict), r.headline())
 	plain := func(s string) string { return s }
@@ -220,7 +229,14 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		if err := writeString(&b, t, color); err != nil {
 			return err
 		}
-		fmt.Fprintf(&b, "N: values behind baseline/current. *: unqualified (no noise estimate; the literal threshold decided).\n")
+		legend := "N: values behind baseline/current."
+		for _, c := range r.Checks {
+			if c.Unqualified {
+				legend += " *: unqualified (no noise estimate; the literal threshold decided)."
+				break
+			}
+		}
+		fmt.Fprintln(&b, legend)
 		if why := r.reasons(names, func(s string) string { return s }); len(why) > 0 {
 			fmt.Fprintf(&b, "\n%s\n", paint(color, ansiBold, "Why"))
 			for _, l := range why {
@@ -261,6 +277,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	icon := "✅"
 	if r.Verdict == Fail {
 		icon = "❌"
+	} else if r.Verdict == Inconclusive {
+		icon = "⚠️"
 	}
 	fmt.Fprintf(&b, "### %s perfgate: %s — %s\n\n", icon, r.Verdict, r.headline())
 	head := fmt.Sprintf("`%s`", shortSHA(r.Head))

@@ -22,7 +22,8 @@ const (
 
 // Methods a check's verdict came from.
 const (
-	MethodMannWhitney = "mann-whitney" // repeated runs on both sides
+	MethodShift       = "shift"        // repeated runs on both sides: Hodges-Lehmann shift, t reference
+	MethodMannWhitney = "mann-whitney" // repeated runs, before version 0.3 (read from old reports)
 	MethodNoiseBand   = "noise-band"   // one run against the base branch's window
 	MethodRepeats     = "repeats"      // noise from the baseline commit's repeated runs
 	MethodThreshold   = "threshold"    // the literal threshold: unqualified
@@ -66,6 +67,8 @@ type RulesInfo struct {
 	MaxDistance int    `json:"max_distance"`
 	// MissingFails: a vanished series or metric fails the check.
 	MissingFails bool `json:"missing_fails"`
+	// Inconclusive is the rules file's inconclusive policy: pass, warn or fail.
+	Inconclusive string `json:"inconclusive,omitempty"`
 }
 
 // Summary counts checks per verdict.
@@ -97,7 +100,7 @@ type CheckResult struct {
 	Unqualified    bool     `json:"unqualified,omitempty"`
 	Noise          *float64 `json:"noise,omitempty"`      // percent, one standard deviation of one run
 	Z              *float64 `json:"z,omitempty"`          // robust z, positive when worse
-	P              *float64 `json:"p,omitempty"`          // Holm-adjusted p-value of "worse"
+	P              *float64 `json:"p,omitempty"`          // one-sided p-value of "worse" (shift test)
 	PImproved      *float64 `json:"p_improved,omitempty"` // p-value of "better", for an improved check
 	BaselineCommit string   `json:"baseline_commit,omitempty"`
 	Distance       *int     `json:"distance,omitempty"`      // from the merge-base to BaselineCommit
@@ -105,11 +108,13 @@ type CheckResult struct {
 	SegmentStart   string   `json:"segment_start,omitempty"` // oldest commit of the reference segment, when the window was cut
 	Reason         string   `json:"reason,omitempty"`
 	History        []Point  `json:"history,omitempty"` // the window, oldest first, then head
+	// RunsToDecide, for an inconclusive check, is about how many runs a
+	// side would decide it; 0 when more runs cannot (see Reason).
+	RunsToDecide int `json:"runs_to_decide,omitempty"`
 
-	pRaw, pImp float64 // Mann-Whitney p-values before Holm
-	limit      float64
-	worse      bool // beyond the threshold in the bad direction
-	better     bool
+	limit  float64
+	worse  bool // beyond the threshold in the bad direction
+	better bool
 }
 
 // SampleCounts is how many values stood behind each side.
@@ -141,6 +146,11 @@ type Mismatch struct {
 // Failed reports whether the gate failed.
 func (r *Report) Failed() bool { return r.Verdict == Fail }
 
+// Undecided reports whether the report's verdict is inconclusive: no check
+// failed, but some could not be decided (the rules file's inconclusive:
+// warn, the default). It is not a pass: the check run is neutral.
+func (r *Report) Undecided() bool { return r.Verdict == Inconclusive }
+
 // WriteJSON writes the report as indented JSON (see report_json.go).
 func (r *Report) WriteJSON(w io.Writer) error { return writeReportJSON(w, r) }
 
@@ -152,8 +162,8 @@ func ReadReport(rd io.Reader) (*Report, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("reading a perfgate check report: %w; pass the file written by perfgate check -o json", err)
 	}
-	if r.Verdict != Pass && r.Verdict != Fail {
-		return nil, fmt.Errorf("reading a perfgate check report: verdict %q is not \"pass\" or \"fail\"; pass the file written by perfgate check -o json", r.Verdict)
+	if r.Verdict != Pass && r.Verdict != Fail && r.Verdict != Inconclusive {
+		return nil, fmt.Errorf("reading a perfgate check report: verdict %q is not \"pass\", \"fail\" or \"inconclusive\"; pass the file written by perfgate check -o json", r.Verdict)
 	}
 	return &r, nil
 }

@@ -85,6 +85,10 @@ func writeReportJSON(w io.Writer, r *Report) error {
 	j.int(r.Rules.MaxDistance)
 	j.key("missing_fails")
 	j.bool(r.Rules.MissingFails)
+	if r.Rules.Inconclusive != "" {
+		j.key("inconclusive")
+		j.str(r.Rules.Inconclusive)
+	}
 	j.close('}')
 	s := r.Summary
 	j.key("summary")
@@ -240,6 +244,10 @@ func (j *jsonWriter) check(c *CheckResult) {
 			j.close('}')
 		}
 		j.close(']')
+	}
+	if c.RunsToDecide != 0 {
+		j.key("runs_to_decide")
+		j.int(c.RunsToDecide)
 	}
 	j.close('}')
 }

@@ -84,10 +84,21 @@ type Config struct {
 	Rules        []Rule   // empty: DefaultRules apply
 	IgnoreLabels []string // labels that do not identify a series, beyond DescriptiveLabels
 	MissingFails bool     // a series or metric that vanished fails the check (default true)
+	// Inconclusive is what an inconclusive check makes of the report:
+	// InconclusiveWarn (default: the report's verdict is inconclusive,
+	// exit 0, a neutral check run), InconclusivePass or InconclusiveFail.
+	Inconclusive string
 	// Testbed names the machine runs are recorded on when --testbed does
 	// not (the rules file's testbed:); "" means the derived default.
 	Testbed string
 }
+
+// The choices of the rules file's inconclusive key.
+const (
+	InconclusivePass = "pass"
+	InconclusiveWarn = "warn"
+	InconclusiveFail = "fail"
+)
 
 // Defaults of the baseline section.
 const (
@@ -101,6 +112,7 @@ func DefaultConfig() *Config {
 	return &Config{
 		Baseline:     BaselineConfig{Branch: DefaultBranch, MaxDistance: DefaultMaxDistance, Window: DefaultWindow},
 		MissingFails: true,
+		Inconclusive: InconclusiveWarn,
 	}
 }
 
@@ -161,7 +173,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "testbed"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -228,6 +240,13 @@ func ParseRules(file string, data []byte) (*Config, error) {
 				cfg.MissingFails = false
 			default:
 				return p.errf(v, "missing is %q; use \"fail\" (a vanished benchmark or metric fails the check) or \"warn\"", v.Value)
+			}
+		case "inconclusive":
+			switch v.Value {
+			case InconclusivePass, InconclusiveWarn, InconclusiveFail:
+				cfg.Inconclusive = v.Value
+			default:
+				return p.errf(v, "inconclusive is %q; use \"warn\" (default: the report says inconclusive and exits 0), \"pass\" or \"fail\" (an inconclusive check fails the gate)", v.Value)
 			}
 		case "testbed":
 			name := strings.TrimSpace(v.Value)

@@ -220,6 +220,53 @@ func selfInvalid(s *Sample) string {
 	return ""
 }
 
+// fixedRequests reports whether a series' runs send a fixed number of
+// requests, so that fewer completed requests mean lost requests: the run
+// names its configured count (a num_prompts label, as vLLM, SGLang and
+// MindIE record it), or completed+failed takes one value in most runs of
+// the nearby history that report both (three or more; head's own count is
+// what is judged, so it does not count). Benchmarks
+// bounded by time (guidellm, AISBench, a --duration run) complete as many
+// requests as the time allows: a slower build completes fewer, which is
+// slower, not invalid.
+func fixedRequests(head []Sample, near []*Sample) bool {
+	var totals []float64
+	add := func(s *Sample) bool {
+		if s.Labels["num_prompts"] != "" {
+			return true
+		}
+		c, cok := s.Metrics["completed"]
+		f := s.Metrics["failed"]
+		if cok {
+			totals = append(totals, c+f)
+		}
+		return false
+	}
+	for i := range head {
+		if head[i].Labels["num_prompts"] != "" {
+			return true
+		}
+	}
+	for _, s := range near {
+		if add(s) {
+			return true
+		}
+	}
+	if len(totals) < 3 {
+		return false
+	}
+	count := map[float64]int{}
+	most := 0
+	for _, t := range totals {
+		count[t]++
+		most = max(most, count[t])
+	}
+	// A count that repeats in most runs is a configured one (a run that
+	// lost requests without counting them as failed differs); a
+	// time-bounded benchmark rarely completes the same number twice.
+	return 2*most > len(totals)
+}
+
 // completedDrop says why a sample's completed count is too far below
 // ref; "" when it is not (or either is unknown).
 func completedDrop(s *Sample, ref float64, what string) string {

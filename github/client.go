@@ -268,6 +268,7 @@ func (c *Client) mayRetryCreate(ctx context.Context, err error, attempt int, met
 type Status struct {
 	Name       string // the status context or check run name
 	Success    bool
+	Neutral    bool   // undecided: a neutral check run; a commit status has no such state, so success with "inconclusive" first in its description
 	Title      string // one line; a status description is cut to 140 characters
 	Summary    string // markdown, for a check run's output
 	DetailsURL string // the workflow run, when known
@@ -283,6 +284,9 @@ func (c *Client) SetStatus(ctx context.Context, sha string, s Status) error {
 		state = "success"
 	}
 	desc := cutRunes(s.Title, maxDescription)
+	if s.Neutral && !strings.HasPrefix(s.Title, "inconclusive") {
+		desc = cutRunes("inconclusive: "+s.Title, maxDescription)
+	}
 	st := &gh.RepoStatus{State: &state, Context: &s.Name, Description: &desc}
 	if s.DetailsURL != "" {
 		st.TargetURL = &s.DetailsURL
@@ -296,7 +300,10 @@ func (c *Client) SetStatus(ctx context.Context, sha string, s Status) error {
 // failure only when a look finds no check run with its external id.
 func (c *Client) CreateCheckRun(ctx context.Context, sha string, s Status) (string, error) {
 	conclusion := "failure"
-	if s.Success {
+	switch {
+	case s.Neutral:
+		conclusion = "neutral"
+	case s.Success:
 		conclusion = "success"
 	}
 	status := "completed"

@@ -63,8 +63,11 @@ func StatusName(gateID string) string {
 
 // Publication is one gate's report, ready to publish.
 type Publication struct {
-	GateID   string // "" means DefaultGateID
-	Pass     bool   // the verdict
+	GateID string // "" means DefaultGateID
+	Pass   bool   // the verdict
+	// Neutral: the gate could not decide (inconclusive, not failed):
+	// a neutral check run, and a commit status that says so.
+	Neutral  bool
 	Title    string // one line: the verdict sentence
 	Markdown string // the report
 	Comment  CommentMode
@@ -105,6 +108,9 @@ func Publish(ctx context.Context, env *Env, client *Client, clientErr error, p P
 	verdict := "fail"
 	if p.Pass {
 		verdict = "pass"
+	}
+	if p.Neutral {
+		verdict = "inconclusive"
 	}
 	if env.StepSummary != "" {
 		if err := env.AppendStepSummary(p.Markdown); err != nil {
@@ -179,7 +185,7 @@ func Publish(ctx context.Context, env *Env, client *Client, clientErr error, p P
 		o.note("not setting a status from the fork's read-only token: the job's result shows the verdict")
 		return o
 	}
-	st := Status{Name: StatusName(gateID), Success: p.Pass, Title: p.Title, Summary: p.Markdown, DetailsURL: env.RunURL}
+	st := Status{Name: StatusName(gateID), Success: p.Pass, Neutral: p.Neutral, Title: p.Title, Summary: p.Markdown, DetailsURL: env.RunURL}
 	if p.CheckRun {
 		url, err := client.CreateCheckRun(ctx, sha, st)
 		if err != nil {

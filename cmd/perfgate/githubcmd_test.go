@@ -196,7 +196,7 @@ func TestGitHubFlagErrors(t *testing.T) {
 		{"gate id", []string{"--repo", repo, "check", "--gate-id", "a b"}, 2, `--gate-id: "a b" is not a gate id`},
 		{"publish without a report", []string{"publish"}, 2, "--report FILE is required"},
 		{"publish a missing report", []string{"publish", "--report", "nope.json"}, 2, `--report "nope.json"`},
-		{"publish a bad report", []string{"publish", "--report", report}, 2, `verdict "maybe" is not "pass" or "fail"`},
+		{"publish a bad report", []string{"publish", "--report", report}, 2, `verdict "maybe" is not "pass", "fail" or "inconclusive"`},
 		{"publish a bad pr", []string{"publish", "--report", "x", "--pr", "x"}, 2, ""},
 	}
 	for _, tt := range tests {
