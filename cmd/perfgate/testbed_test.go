@@ -86,6 +86,9 @@ func TestTestbedsNeverMix(t *testing.T) {
 		git(t, repo, "commit", "-q", "--allow-empty", "-m", "new machine")
 		ingestAt(t, repo, metricsJSON(100, 300), "--testbed", "new-laptop")
 		stdout, stderr, code := runCLI(t, "", "--repo", repo, "check", "--rule", "mean_ttft_ms:5%")
+		if strings.Contains(stdout, "perfgate sync --pull-only") || !strings.Contains(strings.SplitN(stdout, "\n", 6)[4], "not compared: head was measured on testbed") {
+			t.Errorf("the testbed mismatch is not the first warning, or the no-baseline advice contradicts it:\n%s", stdout)
+		}
 		if code != 0 || !strings.Contains(stdout, `head was measured on testbed "new-laptop"`) || !strings.Contains(stdout, "--testbed NAME") ||
 			!strings.Contains(stdout, "on testbed new-laptop") {
 			t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
