@@ -213,10 +213,11 @@ func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out
 			Line      int    `json:"line"`
 			Dirty     bool   `json:"dirty,omitempty"`
 			Invalid   string `json:"invalid,omitempty"`
+			Testbed   string `json:"testbed,omitempty"`
 		}
 		items := make([]item, len(runs))
 		for i, r := range runs {
-			items[i] = item{store.ContentID(r), r.Benchmark, r.Source.Format, r.Source.File, r.Source.Line, r.Dirty, r.Invalid}
+			items[i] = item{store.ContentID(r), r.Benchmark, r.Source.Format, r.Source.File, r.Source.Line, r.Dirty, r.Invalid, r.Testbed}
 		}
 		return writeJSON(e.stdout, map[string]any{"commit": commit, "added": added, "skipped": len(runs) - added, "runs": items})
 	}
@@ -224,7 +225,11 @@ func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out
 	if len(runs) > 0 && runs[0].Dirty {
 		dirty = "working tree dirty; "
 	}
-	fmt.Fprintf(e.stdout, "stored %d of %d results at %s (%s%d already stored)\n", added, len(runs), short(commit), dirty, len(runs)-added)
+	where := ""
+	if len(runs) > 0 && runs[0].Testbed != "" {
+		where = fmt.Sprintf(" on testbed %q", runs[0].Testbed)
+	}
+	fmt.Fprintf(e.stdout, "stored %d of %d results at %s%s (%s%d already stored)\n", added, len(runs), short(commit), where, dirty, len(runs)-added)
 	for _, b := range names {
 		fmt.Fprintf(e.stdout, "  %-40s %d\n", b, benches[b])
 	}
