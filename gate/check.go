@@ -275,7 +275,8 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			strings.Join(names, ", "), example)
 	}
 
-	rep.Warnings = append(append(c.warnings(), c.testbedWarnings(all)...), globWarnings...)
+	tbFirst, tbWarnings := c.testbedWarnings(all) // before warnings(): it may replace noBaseline
+	rep.Warnings = append(append(append(tbFirst, c.warnings()...), tbWarnings...), globWarnings...)
 	if noRule != "" {
 		// A warning, not a note: a gate that checks nothing passes
 		// every change, and a CI log should say so where it is seen.

@@ -112,9 +112,11 @@ func (c *checker) testbedMismatch(sr *series) bool {
 }
 
 // testbedWarnings says which series compared with results that have no
-// testbed, and which found a baseline only on another testbed.
-func (c *checker) testbedWarnings(all []*series) []string {
-	var out []string
+// testbed, and which found a baseline only on another testbed. When those
+// explain why no series has a baseline, the testbed warnings come first
+// (first) in place of the generic "no baseline" one, whose advice (fetch
+// the history) would not help.
+func (c *checker) testbedWarnings(all []*series) (first, rest []string) {
 	legacy := 0
 	for _, sr := range all {
 		if sr.testbed == "" {
@@ -129,17 +131,32 @@ func (c *checker) testbedWarnings(all []*series) []string {
 		}
 	}
 	if legacy > 0 {
-		out = append(out, fmt.Sprintf("%d baseline result(s) have no testbed (stored before perfgate recorded which machine measured a run) and were compared as if measured on %s; results stored from now on carry their testbed",
+		rest = append(rest, fmt.Sprintf("%d baseline result(s) have no testbed (stored before perfgate recorded which machine measured a run) and were compared as if measured on %s; results stored from now on carry their testbed",
 			legacy, quoteList(c.rep.Testbeds)))
 	}
+	var mm []string
+	explained := map[string]bool{}
 	for _, m := range c.rep.Mismatches {
 		if m.HeadTestbed == "" {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s not compared: head was measured on testbed %q, its nearest baseline (%s) on testbed %q, and runs of different testbeds are never compared; measure the base branch on this testbed, or, if the machines are alike, name both the same with --testbed NAME (or testbed: in the rules file)",
+		explained[m.Benchmark+"\x00"+labelString(m.HeadLabels)+"\x00"+m.HeadTestbed] = true
+		mm = append(mm, fmt.Sprintf("%s not compared: head was measured on testbed %q, its nearest baseline (%s) on testbed %q, and runs of different testbeds are never compared; measure the base branch on this testbed, or, if the machines are alike, name both the same with --testbed NAME (or testbed: in the rules file)",
 			seriesName(m.Benchmark, m.HeadLabels), m.HeadTestbed, shortSHA(m.Commit), m.BaselineTestbed))
 	}
-	return out
+	if c.noBaseline != "" && len(mm) > 0 {
+		every := true
+		for _, sr := range all {
+			if !explained[sr.bench+"\x00"+labelString(sr.labels)+"\x00"+sr.testbed] {
+				every = false
+			}
+		}
+		if every {
+			c.noBaseline = ""
+			return mm, rest
+		}
+	}
+	return nil, append(rest, mm...)
 }
 
 func quoteList(xs []string) string {

@@ -18,14 +18,23 @@ import (
 	git "github.com/go-git/go-git/v5"
 )
 
+// WorkTree is what TreeState found.
+type WorkTree struct {
+	// Hash identifies the changes: "" when the tree holds exactly HEAD.
+	Hash string
+	// Changed lists the paths counted (slash-separated, relative to the
+	// root, sorted): tracked changes and untracked files.
+	Changed []string
+}
+
 // TreeState identifies what the working tree holds beyond HEAD: a SHA-256
 // (64 hex digits) over every path that differs from HEAD, tracked changes
 // staged or not (with the file's content, or its absence), and untracked
-// files that are not ignored (their paths and content). It is "" when the
-// tree holds exactly HEAD's files, so TreeState(...) != "" is "dirty" with
-// untracked files counted. skip, when set, leaves out untracked paths
+// files that are not ignored (their paths and content). The hash is ""
+// when the tree holds exactly HEAD's files, so a non-empty one means
+// "dirty", untracked files counted. skip, when set, leaves out untracked paths
 // (slash-separated, relative to the root) for which it returns true: a
-// caller's own output files. A bare repository has no working tree: "".
+// caller's own output files. A bare repository has no working tree.
 //
 // Two trees with the same changes on the same commit have the same state,
 // whatever the branch, the index or the files' times: only content counts.
@@ -34,47 +43,47 @@ import (
 // .gitignore files, info/exclude, core.excludesFile); without the git CLI,
 // from go-git's worktree status, which hashes every file and reads only
 // .gitignore files and info/exclude.
-func (r *Repo) TreeState(ctx context.Context, skip func(path string) bool) (string, error) {
+func (r *Repo) TreeState(ctx context.Context, skip func(path string) bool) (WorkTree, error) {
 	if r.root == "" {
-		return "", nil
+		return WorkTree{}, nil
 	}
 	changes, err := r.statusByCLI(ctx)
 	if errors.Is(err, exec.ErrNotFound) {
 		changes, err = r.statusByGoGit()
 	}
 	if err != nil {
-		return "", err
+		return WorkTree{}, err
 	}
 	return r.hashChanges(ctx, changes, skip)
 }
 
 // hashChanges hashes the listed paths' working-tree content.
-func (r *Repo) hashChanges(ctx context.Context, changes []change, skip func(string) bool) (string, error) {
+func (r *Repo) hashChanges(ctx context.Context, changes []change, skip func(string) bool) (WorkTree, error) {
 	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
 	h := sha256.New()
-	n := 0
+	var wt WorkTree
 	for _, c := range changes {
 		if c.untracked && skip != nil && skip(c.path) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return "", err
+			return WorkTree{}, err
 		}
 		content, err := r.contentOf(c.path)
 		if err != nil {
-			return "", err
+			return WorkTree{}, err
 		}
 		kind := "T"
 		if c.untracked {
 			kind = "U"
 		}
 		fmt.Fprintf(h, "%s %q %s\n", kind, c.path, content)
-		n++
+		wt.Changed = append(wt.Changed, c.path)
 	}
-	if n == 0 {
-		return "", nil
+	if len(wt.Changed) > 0 {
+		wt.Hash = hex.EncodeToString(h.Sum(nil))
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return wt, nil
 }
 
 // change is one path git status lists.

@@ -22,7 +22,10 @@ func TestTreeState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		if (s.Hash == "") != (len(s.Changed) == 0) {
+			t.Errorf("hash %q with changes %q", s.Hash, s.Changed)
+		}
+		return s.Hash
 	}
 	tests := []struct {
 		name   string
@@ -82,6 +85,9 @@ func TestTreeState(t *testing.T) {
 	t.Run("skip", func(t *testing.T) {
 		r := setup(t)
 		r.write(map[string]string{"results/r1.json": "{}"})
+		if wt, _ := r.open().TreeState(ctx, nil); strings.Join(wt.Changed, ",") != "results/r1.json" {
+			t.Errorf("changed %q, want the untracked file", wt.Changed)
+		}
 		if s := state(t, r, func(p string) bool { return p == "results/r1.json" }); s != "" {
 			t.Errorf("skipped untracked file still counted: %q", s)
 		}
@@ -108,7 +114,7 @@ func TestTreeState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want == "" || got != want {
+		if want == "" || got.Hash != want {
 			t.Errorf("go-git's state %q, git's %q (go-git lists %v, git %v)", got, want, changes, cli)
 		}
 	})

@@ -443,19 +443,19 @@ func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, h
 	if h.s == nil {
 		return nil, nil
 	}
-	tree, err := workingTree(c, e, repo, head, nil)
-	if err != nil || tree == "" {
-		return nil, err
-	}
 	runs, err := h.s.ByCommit(head)
 	if err != nil {
 		return nil, err
 	}
-	match, other := currentTreeRuns(runs, tree)
+	if !anyDirty(runs) {
+		return nil, nil // nothing measured on a working tree: HEAD's results, and no git status
+	}
+	wt, err := workingTree(c, e, repo, sources(runs))
+	if err != nil || wt.Hash == "" {
+		return nil, err
+	}
+	match, other := currentTreeRuns(runs, wt.Hash)
 	if len(match) == 0 {
-		if other == 0 {
-			return nil, nil // nothing measured on a working tree: HEAD's results
-		}
 		clean := 0
 		for _, r := range runs {
 			if !r.Dirty {

@@ -56,18 +56,14 @@ func ingestCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			o, err := measureOrigin(c, e, repo, c.String("commit"), !c.IsSet("commit"), c.Args().Slice())
+			o, err := measureOrigin(c, e, repo, c.String("commit"), !c.IsSet("commit"), c.Args().Slice(),
+				"if they measure HEAD as committed, ingest again with --commit HEAD")
 			if err != nil {
 				return err
 			}
 			runs, err := toRuns(results, o.spec(runSpec{root: repo.Root(), name: c.String("name"), labels: labels, time: time.Now()}))
 			if err != nil {
 				return err
-			}
-			if o.tree != "" {
-				// In CI a build step that touches tracked files would
-				// otherwise leave a main branch without baselines.
-				warnDirty(e, o.commit, fmt.Sprintf("if they measure %s as committed, ingest again with --commit HEAD", short(o.commit)))
 			}
 			return storeRuns(c, e, repo, runs, out)
 		},
@@ -217,10 +213,11 @@ func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out
 			Line      int    `json:"line"`
 			Dirty     bool   `json:"dirty,omitempty"`
 			Invalid   string `json:"invalid,omitempty"`
+			Testbed   string `json:"testbed,omitempty"`
 		}
 		items := make([]item, len(runs))
 		for i, r := range runs {
-			items[i] = item{store.ContentID(r), r.Benchmark, r.Source.Format, r.Source.File, r.Source.Line, r.Dirty, r.Invalid}
+			items[i] = item{store.ContentID(r), r.Benchmark, r.Source.Format, r.Source.File, r.Source.Line, r.Dirty, r.Invalid, r.Testbed}
 		}
 		return writeJSON(e.stdout, map[string]any{"commit": commit, "added": added, "skipped": len(runs) - added, "runs": items})
 	}
@@ -228,7 +225,11 @@ func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out
 	if len(runs) > 0 && runs[0].Dirty {
 		dirty = "working tree dirty; "
 	}
-	fmt.Fprintf(e.stdout, "stored %d of %d results at %s (%s%d already stored)\n", added, len(runs), short(commit), dirty, len(runs)-added)
+	where := ""
+	if len(runs) > 0 && runs[0].Testbed != "" {
+		where = fmt.Sprintf(" on testbed %q", runs[0].Testbed)
+	}
+	fmt.Fprintf(e.stdout, "stored %d of %d results at %s%s (%s%d already stored)\n", added, len(runs), short(commit), where, dirty, len(runs)-added)
 	for _, b := range names {
 		fmt.Fprintf(e.stdout, "  %-40s %d\n", b, benches[b])
 	}

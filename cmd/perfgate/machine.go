@@ -75,33 +75,81 @@ func detectMachine(c *cli.Context, e *env, repo *gitrepo.Repo) (machine, error) 
 
 // workingTree is the working-tree hash of HEAD's checkout ("" when it
 // holds exactly HEAD). Untracked files count, except perfgate's own: the
-// files being ingested, the files the runs already stored at commit were
-// read from (a benchmark's earlier result files are outputs, not code),
-// and the history itself. A tree perfgate cannot read is reported and
-// taken as clean.
-func workingTree(c *cli.Context, e *env, repo *gitrepo.Repo, commit string, inputs []string) (string, error) {
+// outputs (paths as runs record them: the files being ingested and those
+// the runs already stored at the commit were read from, since a
+// benchmark's result files are not code) and the history itself. A tree perfgate cannot read is
+// reported and taken as clean.
+func workingTree(c *cli.Context, e *env, repo *gitrepo.Repo, outputs []string) (gitrepo.WorkTree, error) {
 	skip := map[string]bool{}
-	for _, in := range inputs {
-		skip[sourceFile(in, repo.Root())] = true
+	for _, f := range outputs {
+		skip[f] = true
 	}
 	if p, err := dbPath(c, repo); err == nil {
 		skip[sourceFile(p, repo.Root())] = true
-		for _, f := range storedSources(p, commit) {
-			skip[f] = true
-		}
 	}
 	tree, err := repo.TreeState(c.Context, func(p string) bool { return skip[p] })
 	if err != nil {
 		fmt.Fprintf(e.stderr, "perfgate: warning: cannot tell whether the working tree has uncommitted changes: %v\n", err)
-		return "", nil
+		return gitrepo.WorkTree{}, nil
 	}
 	return tree, nil
 }
 
+// outputsAt returns the files being ingested and the files the runs
+// stored at commit were read from, as runs record them (relative to the
+// repository root); nothing from a history that does not exist or cannot
+// be read (the command that stores the runs reports that itself).
+func outputsAt(c *cli.Context, repo *gitrepo.Repo, commit string, files []string) []string {
+	inputs := make([]string, len(files))
+	for i, f := range files {
+		inputs[i] = sourceFile(f, repo.Root())
+	}
+	path, err := dbPath(c, repo)
+	if err != nil {
+		return inputs
+	}
+	if _, err := os.Stat(path); err != nil {
+		return inputs
+	}
+	timeout, err := lockTimeout()
+	if err != nil {
+		return inputs
+	}
+	s, err := store.Open(path, store.Options{ReadOnly: true, Timeout: timeout})
+	if err != nil {
+		return inputs
+	}
+	defer s.Close()
+	runs, err := s.ByCommit(commit)
+	if err != nil {
+		return inputs
+	}
+	return append(sources(runs), inputs...)
+}
+
+// sources lists the files runs were read from.
+func sources(runs []store.Run) []string {
+	out := make([]string, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, r.Source.File)
+	}
+	return out
+}
+
 // warnDirty says what storing results of a working tree with changes
-// means.
-func warnDirty(e *env, commit, how string) {
-	fmt.Fprintf(e.stderr, "perfgate: warning: the working tree has uncommitted changes (untracked files count), so these results are stored as HEAD's working tree (dirty): check compares them while the tree holds exactly these changes, but they never become a baseline and sync does not share them; %s\n", how)
+// means, and which files made it so.
+func warnDirty(e *env, changed []string, how string) {
+	fmt.Fprintf(e.stderr, "perfgate: warning: the working tree has uncommitted changes (%s), so these results are stored as HEAD's working tree (dirty): check compares them while the tree holds exactly these changes, but they never become a baseline and sync does not share them; %s\n",
+		changeList(changed), how)
+}
+
+// changeList names up to five changed paths.
+func changeList(paths []string) string {
+	const most = 5
+	if len(paths) <= most {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:most], ", "), len(paths)-most)
 }
 
 // currentTreeRuns returns the dirty runs at head whose working-tree hash
@@ -124,13 +172,15 @@ func currentTreeRuns(runs []store.Run, tree string) (match []store.Run, other in
 // tree's hash when it has changes (checkTree), and the machine.
 type origin struct {
 	commit  string
-	tree    string
+	tree    string   // the working tree's hash; "" when clean
+	changed []string // the paths that made it dirty
 	machine machine
 }
 
 // measureOrigin resolves rev and records the machine and, for HEAD's
-// checkout, the working tree. inputs are the files being ingested.
-func measureOrigin(c *cli.Context, e *env, repo *gitrepo.Repo, rev string, checkTree bool, inputs []string) (origin, error) {
+// checkout, the working tree, warning when it has changes (hint says
+// what else to do). inputs are the files being ingested.
+func measureOrigin(c *cli.Context, e *env, repo *gitrepo.Repo, rev string, checkTree bool, inputs []string, hint string) (origin, error) {
 	commit, _, err := resolveCommit(c, repo, rev, false)
 	if err != nil {
 		return origin{}, err
@@ -140,8 +190,15 @@ func measureOrigin(c *cli.Context, e *env, repo *gitrepo.Repo, rev string, check
 		return o, err
 	}
 	if checkTree {
-		if o.tree, err = workingTree(c, e, repo, commit, inputs); err != nil {
+		wt, err := workingTree(c, e, repo, outputsAt(c, repo, commit, inputs))
+		if err != nil {
 			return o, err
+		}
+		o.tree, o.changed = wt.Hash, wt.Changed
+		if o.tree != "" {
+			// In CI a build step that leaves files behind would
+			// otherwise leave a main branch without baselines.
+			warnDirty(e, o.changed, hint)
 		}
 	}
 	return o, nil
@@ -157,38 +214,11 @@ func (o origin) spec(s runSpec) runSpec {
 // tree (wrote files that are neither ignored nor outside the repository):
 // its runs record the tree as it was, which check no longer finds.
 func warnTreeChanged(c *cli.Context, e *env, repo *gitrepo.Repo, o origin) {
-	now, err := workingTree(c, e, repo, o.commit, nil)
-	if err != nil || now == o.tree {
+	now, err := workingTree(c, e, repo, outputsAt(c, repo, o.commit, nil))
+	if err != nil || now.Hash == o.tree {
 		return
 	}
-	fmt.Fprintf(e.stderr, "perfgate: warning: the benchmark command changed the working tree (it wrote or changed files git does not ignore): these runs record the tree as it was before, so perfgate check on the tree as it is now does not use them; write the command's output outside the repository or add it to .gitignore, then run again\n")
-}
-
-// storedSources returns the files the runs stored at commit were read
-// from; nothing when the history does not exist or cannot be read (the
-// command that stores or checks runs reports that itself).
-func storedSources(path, commit string) []string {
-	if _, err := os.Stat(path); err != nil {
-		return nil
-	}
-	timeout, err := lockTimeout()
-	if err != nil {
-		return nil
-	}
-	s, err := store.Open(path, store.Options{ReadOnly: true, Timeout: timeout})
-	if err != nil {
-		return nil
-	}
-	defer s.Close()
-	runs, err := s.ByCommit(commit)
-	if err != nil {
-		return nil
-	}
-	out := make([]string, 0, len(runs))
-	for _, r := range runs {
-		out = append(out, r.Source.File)
-	}
-	return out
+	fmt.Fprintf(e.stderr, "perfgate: warning: the benchmark command changed the working tree (now %s): these runs record the tree as it was before, so perfgate check on the tree as it is now does not use them; write the command's output outside the repository or add it to .gitignore, then run again\n", changeList(now.Changed))
 }
 
 // accepts reports whether a stored run may stand for a measurement on this
@@ -283,4 +313,13 @@ func setupNames(setups map[string]int) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+func anyDirty(runs []store.Run) bool {
+	for _, r := range runs {
+		if r.Dirty {
+			return true
+		}
+	}
+	return false
 }

@@ -66,7 +66,7 @@ func runCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			o, err := measureOrigin(c, e, repo, "HEAD", true, nil)
+			o, err := measureOrigin(c, e, repo, "HEAD", true, nil, "commit them (or ignore the files in .gitignore) to measure HEAD itself")
 			if err != nil {
 				return err
 			}

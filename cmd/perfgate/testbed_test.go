@@ -86,6 +86,9 @@ func TestTestbedsNeverMix(t *testing.T) {
 		git(t, repo, "commit", "-q", "--allow-empty", "-m", "new machine")
 		ingestAt(t, repo, metricsJSON(100, 300), "--testbed", "new-laptop")
 		stdout, stderr, code := runCLI(t, "", "--repo", repo, "check", "--rule", "mean_ttft_ms:5%")
+		if strings.Contains(stdout, "perfgate sync --pull-only") || !strings.Contains(strings.SplitN(stdout, "\n", 6)[4], "not compared: head was measured on testbed") {
+			t.Errorf("the testbed mismatch is not the first warning, or the no-baseline advice contradicts it:\n%s", stdout)
+		}
 		if code != 0 || !strings.Contains(stdout, `head was measured on testbed "new-laptop"`) || !strings.Contains(stdout, "--testbed NAME") ||
 			!strings.Contains(stdout, "on testbed new-laptop") {
 			t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -257,5 +260,24 @@ func TestBisectStoredTestbeds(t *testing.T) {
 	bj, _ := bisectOut(t, append(args, "--label", "testbed=laptop")...)
 	if bj.Culprit == nil || *bj.Culprit != shas[stepCommit] {
 		t.Errorf("--label testbed=laptop: culprit %v (%s)", bj.Culprit, bj.Reason)
+	}
+}
+
+// TestRunNamesTheChanges: run on a dirty tree names the changed files, and
+// a benchmark that writes into the repository is told it hides its runs
+// from check.
+func TestRunNamesTheChanges(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "one", map[string]string{"main.txt": "1"})
+	os.WriteFile(filepath.Join(repo, "main.txt"), []byte("edited"), 0o644)
+	bench := filepath.Join(t.TempDir(), "bench.sh")
+	os.WriteFile(bench, []byte("#!/bin/sh\necho '"+metricsJSON(100, 300)+"'\necho x > "+filepath.Join(repo, "out.json")+"\n"), 0o755)
+	_, stderr, code := runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--testbed", "box", "--", bench)
+	if code != 0 || !strings.Contains(stderr, "uncommitted changes (main.txt)") || !strings.Contains(stderr, "changed the working tree (now main.txt, out.json)") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	stdout, _, _ := runCLI(t, "", "--repo", repo, "export")
+	if !strings.Contains(stdout, `"dirty":true,"testbed":"box"`) || !strings.Contains(stdout, `"tree":"`) {
+		t.Errorf("export:\n%s", stdout)
 	}
 }
