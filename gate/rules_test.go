@@ -92,6 +92,7 @@ rules:
     max: 0.9
 ignore_labels: [host, run_tag]
 missing: warn
+testbed: ci-910b
 `
 	cfg, err := ParseRules(".perfgate.yml", []byte(good))
 	if err != nil {
@@ -119,6 +120,9 @@ missing: warn
 	if cfg.MissingFails {
 		t.Error("missing: warn was not read")
 	}
+	if cfg.Testbed != "ci-910b" {
+		t.Errorf("testbed = %q", cfg.Testbed)
+	}
 	if strings.Join(cfg.IgnoreLabels, ",") != "host,run_tag" {
 		t.Errorf("ignore_labels = %v", cfg.IgnoreLabels)
 	}
@@ -141,7 +145,7 @@ func TestParseRulesErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"unknown top key", "baseline:\n  branch: main\nrule:\n  - metric: failed\n",
-			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing)`},
+			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline)`},
 		{"unknown rule key", "rules:\n  - metric: mean_ttft_ms\n    max_regresion: 3%\n",
 			`.perfgate.yml:3: unknown key "max_regresion" in a rule; did you mean "max_regression"?`},
 		{"unknown baseline key", "baseline:\n  windows: 10\n",
@@ -176,6 +180,10 @@ func TestParseRulesErrors(t *testing.T) {
 			`.perfgate.yml:3: direction "up-ish" is not valid; use "lower" (lower is better) or "higher"`},
 		{"bad missing", "missing: maybe\n",
 			`.perfgate.yml:1: missing is "maybe"; use "fail"`},
+		{"empty testbed", "testbed:\n",
+			`.perfgate.yml:1: testbed must be a name of one line`},
+		{"testbed list", "testbed: [a, b]\n",
+			`.perfgate.yml:1: testbed must be a name of one line`},
 		{"yaml syntax", "rules:\n  - metric: failed\n    max: 0\n  bad\n",
 			`.perfgate.yml:4: not valid YAML: could not find expected ':'; fix the syntax`},
 		{"not a mapping", "- metric: failed\n",

@@ -38,6 +38,8 @@ const (
 	flagDirty   = 1 << 0
 	flagCommand = 1 << 1
 	flagInvalid = 1 << 2
+	flagTestbed = 1 << 3 // testbed and environment follow the invalid reason
+	flagTree    = 1 << 4 // the working-tree hash follows
 
 	maxInternArg = 256 // longer command arguments are stored inline
 )
@@ -337,7 +339,12 @@ func timeOfKey(k []byte) time.Time {
 // name<<1|kind, then 8 bytes little-endian float64 for kind 0 or varint
 // mantissa and varint exponent for kind 1), then the command (uvarint
 // count, length-prefixed arguments, varint exit code) when flagged, and
-// the invalid reason (length-prefixed) when flagged. A command argument is
+// the invalid reason (length-prefixed) when flagged, then the testbed
+// (uvarint string id) and the environment (uvarint count and (key, value)
+// string ids) when flagged, then the working-tree hash (length-prefixed)
+// when flagged. Older records lack the later sections and read as before;
+// an older perfgate ignores the flags it does not know and the bytes after
+// the sections it reads. A command argument is
 // uvarint id<<1 when interned, or uvarint length<<1|1 and its bytes when
 // longer than maxInternArg.
 func (t *txn) encodeRun(b []byte, r *Run) ([]byte, uint32, error) {
@@ -350,6 +357,12 @@ func (t *txn) encodeRun(b []byte, r *Run) ([]byte, uint32, error) {
 	}
 	if r.Invalid != "" {
 		flags |= flagInvalid
+	}
+	if r.Testbed != "" || len(r.Env) > 0 {
+		flags |= flagTestbed
+	}
+	if r.Tree != "" {
+		flags |= flagTree
 	}
 	b = append(b, recFormat)
 	b = binary.AppendUvarint(b, flags)
@@ -409,6 +422,30 @@ func (t *txn) encodeRun(b []byte, r *Run) ([]byte, uint32, error) {
 	if flags&flagInvalid != 0 {
 		b = binary.AppendUvarint(b, uint64(len(r.Invalid)))
 		b = append(b, r.Invalid...)
+	}
+	if flags&flagTestbed != 0 {
+		id, err := t.intern(r.Testbed)
+		if err != nil {
+			return nil, 0, err
+		}
+		b = binary.AppendUvarint(b, uint64(id))
+		b = binary.AppendUvarint(b, uint64(len(r.Env)))
+		for _, k := range sortedKeys(r.Env) {
+			kid, err := t.intern(k)
+			if err != nil {
+				return nil, 0, err
+			}
+			vid, err := t.intern(r.Env[k])
+			if err != nil {
+				return nil, 0, err
+			}
+			b = binary.AppendUvarint(b, uint64(kid))
+			b = binary.AppendUvarint(b, uint64(vid))
+		}
+	}
+	if flags&flagTree != 0 {
+		b = binary.AppendUvarint(b, uint64(len(r.Tree)))
+		b = append(b, r.Tree...)
 	}
 	return b, bench, nil
 }
@@ -543,6 +580,19 @@ func (t *txn) decodeRun(rec []byte) (Run, error) {
 	}
 	if flags&flagInvalid != 0 {
 		run.Invalid = string(r.bytes(r.count(1)))
+	}
+	if flags&flagTestbed != 0 {
+		run.Testbed = str(r.id())
+		if ne := r.count(2); ne > 0 {
+			run.Env = make(map[string]string, ne)
+			for i := 0; i < ne; i++ {
+				k := str(r.id())
+				run.Env[k] = str(r.id())
+			}
+		}
+	}
+	if flags&flagTree != 0 {
+		run.Tree = string(r.bytes(r.count(1)))
 	}
 	if err != nil {
 		return run, err

@@ -36,7 +36,9 @@
 // runs. Callers should record a stable file name (relative to the
 // repository) so that the same file ingested from another directory is
 // recognised. Import keeps the ids of the lines it reads; an id already
-// stored with different content is bad input.
+// stored with different content is bad input. The testbed, environment and
+// working-tree hash are part of the identity when set; a run without them
+// keeps the id it had before perfgate recorded them.
 //
 // # Transactions and locking
 //

@@ -75,6 +75,10 @@ type bisectSpec struct {
 	typed  string // --metric as typed
 	labels map[string]string
 	format string
+	// machine is the testbed the runs are made on (set once the repository
+	// is open): new runs record it, stored ones of other testbeds are not
+	// reused.
+	machine machine
 }
 
 func parseSpec(c *cli.Context) (bisectSpec, error) {
@@ -182,6 +186,11 @@ func runBisect(c *cli.Context, e *env) error {
 		return err
 	}
 	defer repo.Close()
+	if !stored {
+		if sp.machine, err = detectMachine(c, e, repo); err != nil {
+			return err
+		}
+	}
 	good, err := repo.Resolve(c.String("good"))
 	if err != nil {
 		return gitError(fmt.Errorf("--good: %w", err))
@@ -344,9 +353,10 @@ func loadStored(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, shas []string
 	known := map[int][]float64{}
 	identities := map[string]int{}
 	have := map[string]bool{}
+	adoptLegacyTestbed(runs)
 	for sha, rs := range runs {
 		for _, r := range rs {
-			if r.Dirty || r.Invalid != "" || !labelsMatch(r.Labels, sp.labels) {
+			if r.Dirty || r.Invalid != "" || !labelsMatch(withTestbed(r), sp.labels) || !sp.machine.accepts(r) {
 				continue
 			}
 			for k := range r.Metrics {
@@ -356,19 +366,12 @@ func loadStored(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, shas []string
 			if !ok {
 				continue
 			}
-			identities[identityKey(r.Labels)]++
+			identities[setupKey(r)]++
 			known[index[sha]] = append(known[index[sha]], v)
 		}
 	}
 	if len(identities) > 1 {
-		keys := make([]string, 0, len(identities))
-		for k := range identities {
-			if k == "" {
-				k = "(no labels)"
-			}
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := setupNames(identities)
 		return nil, usageErrorf("the stored %s results in this range come from %d different setups (%s); pick one with --label KEY=VALUE",
 			sp.name, len(identities), strings.Join(keys, "; "))
 	}
@@ -509,7 +512,7 @@ func (m *commitMeasurer) toRuns(results []ingest.Result, sha, where string) (all
 	}
 	var names []string
 	for _, prefix := range candidates {
-		runs, err := toRuns(results, runSpec{name: prefix, labels: m.sp.labels, commit: sha, time: time.Now(),
+		runs, err := toRuns(results, runSpec{name: prefix, labels: m.sp.labels, commit: sha, time: time.Now(), machine: m.sp.machine,
 			command: []string{"sh", "-c", m.cmdline}})
 		if err != nil {
 			return nil, nil, err
@@ -733,6 +736,9 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 		return 0, err
 	}
 	defer repo.Close()
+	if sp.machine, err = detectMachine(c, e, repo); err != nil {
+		return 0, stepConfigErrorf("%v", err)
+	}
 	ref, err := stepReference(c, repo, sp)
 	if err != nil {
 		return 0, err
@@ -766,7 +772,7 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 	if err != nil {
 		return 0, stepFailure{err}
 	}
-	runs, err := toRuns(results, runSpec{name: sp.name, labels: sp.labels, commit: head, dirty: dirty, time: time.Now(), command: argv})
+	runs, err := toRuns(results, runSpec{name: sp.name, labels: sp.labels, commit: head, dirty: dirty, time: time.Now(), command: argv, machine: sp.machine})
 	if err != nil {
 		return 0, err
 	}

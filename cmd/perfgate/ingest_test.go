@@ -505,3 +505,52 @@ func TestIngestDirtyTree(t *testing.T) {
 		t.Errorf("ingest --commit HEAD: exit %d, stdout %s, stderr %q; want a clean run, no warning", code, stdout, stderr)
 	}
 }
+
+// TestIngestGlobs: ingest expands file patterns itself, so a workflow
+// passes them after -- with no shell: a file a pull request names
+// "--label=owned=yes.txt" is read as a file, never taken for a flag.
+func TestIngestGlobs(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	dir := t.TempDir()
+	writeFile(t, dir, "a.json", metricsJSON(100, 300))
+	writeFile(t, dir, "b.json", metricsJSON(101, 300))
+	writeFile(t, dir, "--label=owned=yes.txt", metricsJSON(102, 300))
+	writeFile(t, dir, "lit*.json", metricsJSON(103, 300))
+	if err := os.Mkdir(filepath.Join(dir, "sub.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "ingest", "--name", "serving", "-o", "json", "--", "*")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var got struct {
+		Runs []struct{ File string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, r := range got.Runs {
+		files = append(files, filepath.Base(r.File))
+	}
+	if want := []string{"--label=owned=yes.txt", "a.json", "b.json", "lit*.json"}; strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Errorf("ingested %q, want %q", files, want)
+	}
+	exp, _, _ := runCLI(t, "", "--repo", repo, "export")
+	if strings.Contains(exp, `"owned":`) {
+		t.Errorf("a file name became a label:\n%s", exp)
+	}
+	// A file whose name has a * is itself, not a pattern; a pattern that
+	// matches nothing (directories do not count) is an error naming it.
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "parse", "--", "lit*.json"); code != 0 {
+		t.Errorf("a literal file name with *: exit %d\n%s", code, stderr)
+	}
+	for _, pattern := range []string{"*.csv", "sub*", "[.json"} {
+		_, stderr, code := runCLI(t, "", "--repo", repo, "ingest", "--name", "serving", "--", pattern)
+		if code != 2 || !strings.Contains(stderr, fmt.Sprintf("%q", pattern)) {
+			t.Errorf("%s: exit %d\n%s", pattern, code, stderr)
+		}
+	}
+}

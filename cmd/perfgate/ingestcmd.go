@@ -22,7 +22,7 @@ func ingestCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "ingest",
 		Usage:     "parse benchmark output and store it in the history under a commit",
-		ArgsUsage: "FILE... (- for stdin)",
+		ArgsUsage: "FILE... (- for stdin; a pattern such as 'results/*.json' is expanded by perfgate)",
 		Description: "Every result block of every file is stored in one transaction: all or nothing.\n" +
 			"Re-ingesting an identical result is a no-op. Without --name, results need a name of\n" +
 			"their own (Go benchmarks, AISBench tasks, guidellm strategies); with --name and a named\n" +
@@ -32,6 +32,7 @@ func ingestCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit the results measured (any revision)"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE` (model, hardware, ...); repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: " + strings.Join(ingest.Formats(), ", ")},
+			testbedFlag(),
 			maxDocFlag(),
 			outputFlag("text", "json"),
 		},
@@ -60,18 +61,14 @@ func ingestCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			commit, dirty, err := resolveCommit(c, repo, c.String("commit"), !c.IsSet("commit"))
+			o, err := measureOrigin(c, e, repo, c.String("commit"), !c.IsSet("commit"), c.Args().Slice(),
+				"if they measure HEAD as committed, ingest again with --commit HEAD")
 			if err != nil {
 				return err
 			}
-			runs, err := toRuns(results, runSpec{root: repo.Root(), name: c.String("name"), labels: labels, commit: commit, dirty: dirty, time: time.Now()})
+			runs, err := toRuns(results, o.spec(runSpec{root: repo.Root(), name: c.String("name"), labels: labels, time: time.Now()}))
 			if err != nil {
 				return err
-			}
-			if dirty {
-				// In CI a build step that touches tracked files would
-				// otherwise leave a main branch without baselines.
-				fmt.Fprintf(e.stderr, "perfgate: warning: the working tree has uncommitted changes, so these results are stored as HEAD's working tree (dirty): check compares them, but they never become a baseline and sync does not share them; if they measure %s as committed, ingest again with --commit HEAD\n", short(commit))
 			}
 			return storeRuns(c, e, repo, runs, out)
 		},
@@ -113,6 +110,8 @@ type runSpec struct {
 	labels   map[string]string
 	commit   string
 	dirty    bool
+	tree     string  // the working tree's hash, for dirty runs
+	machine  machine // the testbed and its environment
 	time     time.Time
 	command  []string
 	exitCode int
@@ -146,6 +145,9 @@ func toRuns(results []ingest.Result, spec runSpec) ([]store.Run, error) {
 			ExitCode: spec.exitCode,
 			Dirty:    spec.dirty,
 			Invalid:  invalidReason(r.Metrics),
+			Testbed:  spec.machine.testbed,
+			Env:      spec.machine.env,
+			Tree:     spec.tree,
 		})
 	}
 	return runs, nil
@@ -216,10 +218,11 @@ func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out
 			Line      int    `json:"line"`
 			Dirty     bool   `json:"dirty,omitempty"`
 			Invalid   string `json:"invalid,omitempty"`
+			Testbed   string `json:"testbed,omitempty"`
 		}
 		items := make([]item, len(runs))
 		for i, r := range runs {
-			items[i] = item{store.ContentID(r), r.Benchmark, r.Source.Format, r.Source.File, r.Source.Line, r.Dirty, r.Invalid}
+			items[i] = item{store.ContentID(r), r.Benchmark, r.Source.Format, r.Source.File, r.Source.Line, r.Dirty, r.Invalid, r.Testbed}
 		}
 		return writeJSON(e.stdout, map[string]any{"commit": commit, "added": added, "skipped": len(runs) - added, "runs": items})
 	}
@@ -227,7 +230,11 @@ func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out
 	if len(runs) > 0 && runs[0].Dirty {
 		dirty = "working tree dirty; "
 	}
-	fmt.Fprintf(e.stdout, "stored %d of %d results at %s (%s%d already stored)\n", added, len(runs), short(commit), dirty, len(runs)-added)
+	where := ""
+	if len(runs) > 0 && runs[0].Testbed != "" {
+		where = fmt.Sprintf(" on testbed %q", runs[0].Testbed)
+	}
+	fmt.Fprintf(e.stdout, "stored %d of %d results at %s%s (%s%d already stored)\n", added, len(runs), short(commit), where, dirty, len(runs)-added)
 	for _, b := range names {
 		fmt.Fprintf(e.stdout, "  %-40s %d\n", b, benches[b])
 	}

@@ -27,7 +27,7 @@ func parseCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "parse",
 		Usage:     "parse benchmark output and print the results; stores nothing",
-		ArgsUsage: "FILE... (- for stdin)",
+		ArgsUsage: "FILE... (- for stdin; a pattern such as 'results/*.json' is expanded by perfgate)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: " + strings.Join(ingest.Formats(), ", ")},
 			maxDocFlag(),
@@ -111,6 +111,10 @@ func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, e
 	results := []ingest.Result{}
 	if f := strings.ToLower(strings.TrimSpace(opts.Format)); f != "" && !slices.Contains(ingest.Formats(), f) {
 		return nil, usageErrorf("--format %q is not a known format; valid formats: %s", opts.Format, strings.Join(ingest.Formats(), ", "))
+	}
+	files, err := expandGlobs(files)
+	if err != nil {
+		return nil, err
 	}
 	for _, name := range files {
 		r, closeFn, err := openInput(e, name, "benchmark output", false)

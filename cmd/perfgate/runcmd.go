@@ -37,6 +37,7 @@ func runCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the command `N` times; each repetition is one sample"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of the command: " + strings.Join(ingest.Formats(), ", ")},
+			testbedFlag(),
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -65,7 +66,7 @@ func runCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			commit, dirty, err := resolveCommit(c, repo, "HEAD", true)
+			o, err := measureOrigin(c, e, repo, "HEAD", true, nil, "commit them (or ignore the files in .gitignore) to measure HEAD itself")
 			if err != nil {
 				return err
 			}
@@ -78,11 +79,14 @@ func runCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				rs, err := toRuns(results, runSpec{root: repo.Root(), name: name, labels: labels, commit: commit, dirty: dirty, time: time.Now(), command: argv})
+				rs, err := toRuns(results, o.spec(runSpec{root: repo.Root(), name: name, labels: labels, time: time.Now(), command: argv}))
 				if err != nil {
 					return err
 				}
 				runs = append(runs, rs...)
+			}
+			if o.tree != "" {
+				warnTreeChanged(c, e, repo, o)
 			}
 			return storeRuns(c, e, repo, runs, out)
 		},
@@ -108,6 +112,7 @@ func runOnce(c *cli.Context, e *env, argv []string, format string, rep, reps int
 	cmd.Stdout = w
 	cmd.Stderr = w
 	cmd.Stdin = nil // /dev/null: a benchmark that reads stdin gets EOF, never perfgate's input
+	cmd.Env = proc.Environ()
 	proc.SetGroup(cmd, runGrace)
 	stopGroup := cmd.Cancel
 	cmd.Cancel = func() error {
