@@ -217,22 +217,48 @@ func checkFile(path string) error {
 		return nil // bbolt's open reports it, with the permission advice
 	}
 	defer f.Close()
+	// Another perfgate may be committing meanwhile (this runs before
+	// bbolt takes the file's lock): the size is read after the meta page
+	// (a file only grows), and a complaint stands only when the meta page
+	// did not change while it was checked. A commit writes its meta page
+	// last, and the pages of the meta page it replaces are reused only
+	// by the commit after it, so an unchanged meta page means a
+	// consistent read.
+	for attempt := 1; ; attempt++ {
+		fi, err := f.Stat()
+		if err != nil || fi.Size() == 0 {
+			return nil
+		}
+		m, err := readMeta(f, fi.Size())
+		if errors.Is(err, errNotBolt) {
+			return nil // not a history at all: bbolt's open says so
+		}
+		if err != nil {
+			return &DamagedError{Path: path, Detail: err.Error()}
+		}
+		derr := checkPages(f, m)
+		if derr == nil {
+			return nil
+		}
+		derr.Path = path
+		if again, err := readMeta(f, fi.Size()); attempt == 3 || err != nil || again.txid == m.txid {
+			return derr
+		}
+	}
+}
+
+// checkPages checks the pages a meta page refers to: that the file holds
+// all of them, and the free page list.
+func checkPages(f *os.File, m boltMeta) *DamagedError {
 	fi, err := f.Stat()
-	if err != nil || fi.Size() == 0 {
-		return nil
-	}
-	m, err := readMeta(f, fi.Size())
-	if errors.Is(err, errNotBolt) {
-		return nil // not a history at all: bbolt's open says so
-	}
 	if err != nil {
-		return &DamagedError{Path: path, Detail: err.Error()}
+		return nil // bbolt's open reports it
 	}
 	if need := int64(m.pgid) * int64(m.pageSize); need > fi.Size() || need < 0 {
-		return &DamagedError{Path: path, Detail: fmt.Sprintf("the file is %d bytes long but its pages need %d: it was cut short", fi.Size(), need), cut: true}
+		return &DamagedError{Detail: fmt.Sprintf("the file is %d bytes long but its pages need %d: it was cut short", fi.Size(), need), cut: true}
 	}
 	if err := checkFreelist(f, m); err != nil {
-		return &DamagedError{Path: path, Detail: err.Error()}
+		return &DamagedError{Detail: err.Error()}
 	}
 	return nil
 }

@@ -349,3 +349,40 @@ func TestGuardKeepsCallersPanics(t *testing.T) {
 	})
 	t.Fatalf("Each returned %v, want the callback's panic to go on", err)
 }
+
+// The checks before bbolt opens the file run without its lock: a history
+// being written meanwhile must never look damaged to them.
+func TestCheckFileWhileWriting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	w, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer w.Close()
+		for c := range 150 {
+			if _, err := w.Put([]Run{mkRun(c, "b", float64(c))}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	checks := 0
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d checks while 150 runs were stored", checks)
+			return
+		default:
+		}
+		if err := checkFile(path); err != nil {
+			t.Fatalf("check %d while the history is written: %v", checks, err)
+		}
+		checks++
+	}
+}
