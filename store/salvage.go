@@ -102,7 +102,7 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 		if err != nil {
 			rep.problem("%s", detail(err))
 		}
-		guard(path, db.Close)
+		defer guard(path, db.Close) // its lock keeps writers out of the scan too
 	}
 	if werr == nil && rep.Lost() {
 		werr = salvageScan(path, fi.Size(), bw, &rep, written)
