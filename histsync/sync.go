@@ -114,7 +114,7 @@ type syncer struct {
 
 // Sync pulls the data branch's runs into st and pushes st's runs to it;
 // dir is the repository (any directory of its working tree, or a bare
-// repository). st must be writable unless opts.NoPull.
+// repository). st must be writable: it also remembers what was synced.
 func Sync(ctx context.Context, dir string, st *store.Store, opts Options) (*Result, error) {
 	if opts.Remote == "" {
 		opts.Remote = DefaultRemote
