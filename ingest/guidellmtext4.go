@@ -31,9 +31,16 @@ import (
 // Statistics (Requests Per Sec -> request_throughput, Requests Concurrency
 // Mean -> concurrency, Input/Output/Total Tokens Per Sec ->
 // input_throughput, output_throughput, total_token_throughput). Per-request
-// token and modality tables are not read. "--" is absent. The report ends
-// with the Server Throughput table; a table cut before its closing rule, or
-// a report that ends before that table, is an error naming the line.
+// token and modality tables are not read; their Input and Output halves
+// are stacked under one title, the second's headers after the first's
+// closing rule. "--" is absent. Titles are read with or without their
+// "(Completed Requests)"/"(All Requests)" qualifier (v0.4 and v0.5 print
+// "Server Throughput Statistics" bare). The report ends with the Server
+// Throughput table. A table without its closing rule is kept, with a
+// warning, when it has a row for each of the report's benchmarks (counted
+// in the first table that closed), and is otherwise cut off; a cut table,
+// or a report that ends before its Request Latency and Server Throughput
+// tables, is an error naming the line.
 
 // guidellm4Titles maps a table title, without the "(Completed Requests)"
 // or "(All Requests)" qualifier that later versions add, to its kind.

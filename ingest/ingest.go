@@ -9,7 +9,33 @@
 // (JSON, YAML, CSV) are decoded whole, since their meaning depends on the
 // whole document. A malformed or truncated block is a positioned *Error
 // ("file:line: what, and what to do"), never a panic and never a silently
-// partial result.
+// partial result; the input then stores nothing.
+//
+// # Truncation
+//
+// One rule for every format. A block (a result block, report or table)
+// that ends without its end marker — its closing rule or bottom border —
+// because the input ends or other output follows is kept, with a warning
+// naming the line after which it ends, when it holds everything its tool
+// prints before that marker; otherwise it was cut off, which is a
+// positioned error. What "everything" is, by format:
+//   - vllm, sglang: Successful requests, a throughput, the last of the
+//     default latency sections, with as many statistics as the first.
+//   - trtllm-bench: the request throughput, an output or total throughput,
+//     a latency, and every latency breakdown with all its statistics.
+//   - guidellm console: a row for each of the report's benchmarks, counted
+//     in the table before (v0.4+: the first table that closed; v0.2/v0.3:
+//     the Benchmarks Info table).
+//   - aisbench, mindie, genai-perf and aiperf console tables: the tools
+//     print no row count, so a table without its bottom border can never
+//     be told complete and is an error, as is a row without its closing
+//     separator (the only cut a markdown vLLM results table, which has no
+//     bottom border, can show).
+//   - JSON, YAML and CSV documents: a document cut short does not decode
+//     (or its last CSV row has too few cells): an error at that position.
+//   - gobench: every result line is a block of its own; a line cut short
+//     is a bad line, which, as benchstat does, is left out with a warning
+//     (only output without any result is an error).
 //
 // Formats come in families, chosen by sniffing the head of the input:
 //   - text: console output; every text parser sees every line, so a log

@@ -239,6 +239,13 @@ func TestGuidellmConsole(t *testing.T) {
 			metrics: map[string]float64{"completed": 97, "duration": 30.1, "mean_ttft_ms": 22},
 			labels:  map[string]string{"strategy": "constant", "rate": "3.25"}},
 		{file: "guidellm-console/truncated.txt", errLine: 24, errText: "cut off"},
+		// Issue 12, item 10: one truncation rule. The Stats table lacks its
+		// closing rule but has a row for each benchmark of the Info table:
+		// kept with a warning; with a row missing it is cut off: an error.
+		{file: "guidellm-console/v0.3_no_closing_rule.txt", count: 3, idx: 2, resFormat: "guidellm", name: "constant@3.25",
+			metrics: map[string]float64{"completed": 97, "duration": 30.1, "mean_ttft_ms": 22},
+			warn:    `guidellm Benchmarks Stats table that starts at line 22 has no closing "=====" rule after line 29; it has a row for each of the 3 benchmarks of the Info table and was kept`},
+		{file: "guidellm-console/v0.3_cut_rows.txt", errLine: 28, errText: "after 2 of its 3 rows: the report is cut off"},
 		// v0.4+: titled tables with three header rows and merged cells; the
 		// console names a benchmark by its strategy type only.
 		{file: "guidellm-console/v0.4_console.txt", count: 4, idx: 1, resFormat: "guidellm", name: "throughput",
