@@ -91,6 +91,7 @@ func guidellm4Base(t string) (string, bool) {
 type guidellm4 struct {
 	start   int    // line of the report's first title
 	kind    string // kind of the current table ("" between tables)
+	title   string // its title as printed, without the status icon
 	tstart  int    // line of the current title
 	state   int    // 0 want top rule, 1 headers, 2 values, 3 after bottom rule
 	headers [][]string
@@ -129,6 +130,10 @@ func (p *guidellmTextParser) v4Line(n int, s string, emit Emit) (bool, error) {
 		}
 		g := p.v4
 		g.kind, g.tstart, g.state, g.headers, g.row = kind, n, g4Top, nil, 0
+		g.title = s
+		if _, bare := guidellm4Base(s); !bare {
+			g.title = s[strings.IndexByte(s, ' ')+1:] // without the status icon
+		}
 		g.seen[kind] = true
 		return true, nil
 	}
@@ -193,14 +198,8 @@ func (p *guidellmTextParser) v4Line(n int, s string, emit Emit) (bool, error) {
 	return true, &Error{File: p.file, Line: n, Msg: fmt.Sprintf("guidellm table %s that starts at line %d: a row outside the table's rules: %s; copy the complete report", Quote(p.v4TitleName()), g.tstart, Quote(s))}
 }
 
-func (p *guidellmTextParser) v4TitleName() string {
-	for t, k := range guidellm4Titles {
-		if k == p.v4.kind && k != "skip" {
-			return t
-		}
-	}
-	return "table"
-}
+// v4TitleName is the current table's title as printed.
+func (p *guidellmTextParser) v4TitleName() string { return p.v4.title }
 
 // v4Unclosed ends the current table, whose last line is last, at line n
 // (the input's last line, or the first that is not part of the table),
@@ -213,23 +212,14 @@ func (p *guidellmTextParser) v4Unclosed(n, last int) error {
 		return p.v4Cut(n)
 	}
 	g.state = g4Closed
-	g.warns = append(g.warns, fmt.Sprintf("guidellm table %s that starts at line %d has no closing \"=====\" rule after line %d; it has a row for each of the report's %d benchmarks and was kept", Quote(p.v4TitleNameOf(g.kind)), g.tstart, last, g.bench))
+	g.warns = append(g.warns, fmt.Sprintf("guidellm table %s that starts at line %d has no closing \"=====\" rule after line %d; it has a row for each of the report's %d benchmarks and was kept", Quote(g.title), g.tstart, last, g.bench))
 	return nil
 }
 
 func (p *guidellmTextParser) v4Cut(n int) error {
 	g := p.v4
 	p.v4 = nil
-	return &Error{File: p.file, Line: n, Msg: fmt.Sprintf("guidellm table %s that starts at line %d is cut off before its closing \"=====\" rule; copy the complete report", Quote(p.v4TitleNameOf(g.kind)), g.tstart)}
-}
-
-func (p *guidellmTextParser) v4TitleNameOf(kind string) string {
-	for t, k := range guidellm4Titles {
-		if k == kind && k != "skip" {
-			return t
-		}
-	}
-	return "table"
+	return &Error{File: p.file, Line: n, Msg: fmt.Sprintf("guidellm table %s that starts at line %d is cut off before its closing \"=====\" rule; copy the complete report", Quote(g.title), g.tstart)}
 }
 
 // v4Columns resolves each column's group, name and unit, filling the
