@@ -65,7 +65,15 @@ func guidellm4Title(s string) (string, bool) {
 		return "", false
 	}
 	switch s[len(s)-1] {
-	case ')', 'o', 's':
+	case ')':
+	case 'o':
+		if !strings.HasSuffix(s, " Info") {
+			return "", false
+		}
+	case 's':
+		if !strings.HasSuffix(s, " Statistics") {
+			return "", false
+		}
 	default:
 		return "", false
 	}
