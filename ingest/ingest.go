@@ -7,9 +7,10 @@
 // parser of the detected format, and returns results as their blocks
 // complete (Scan/Result/Err, like bufio.Scanner). Structured documents
 // (JSON, YAML, CSV) are decoded whole, since their meaning depends on the
-// whole document. A malformed or truncated block is a positioned *Error
+// whole document. A malformed or cut-off block is a positioned *Error
 // ("file:line: what, and what to do"), never a panic and never a silently
-// partial result; the input then stores nothing.
+// partial result; the input then stores nothing (Go benchmark output, read
+// as benchstat reads it, is the one exception: see below).
 //
 // # Truncation
 //
