@@ -67,10 +67,62 @@ func (r *Reader) parseYAML(data []byte) error {
 		if err := node.Decode(&v); err != nil {
 			return r.errorf(node.Line, "invalid YAML: %v", err)
 		}
+		before := len(r.queue)
 		if err := r.dispatchDoc(normalizeYAML(v), node.Line); err != nil {
 			return err
 		}
+		if err := r.checkYAMLCut(r.queue[before:], data); err != nil {
+			return err
+		}
 	}
+}
+
+// guidellmAlways are the metrics every guidellm benchmark summary yields
+// (its metrics object has all ten distributions in every version).
+var guidellmAlways = []string{
+	"mean_ttft_ms", "mean_tpot_ms", "mean_itl_ms", "mean_e2el_ms", "request_throughput",
+	"output_throughput", "total_token_throughput", "total_input_tokens", "total_output_tokens", "concurrency",
+}
+
+// checkYAMLCut applies the truncation rule to a YAML document, which has
+// no end marker and still parses when cut at a line break: a guidellm
+// benchmark must hold every distribution guidellm writes, and each of its
+// latencies as many percentiles as the others. A file cut between two
+// benchmarks cannot be told from a shorter report.
+func (r *Reader) checkYAMLCut(res []Result, data []byte) error {
+	last := bytes.Count(data, []byte("\n"))
+	for _, x := range res {
+		if x.Format != "guidellm" {
+			continue
+		}
+		var miss []string
+		for _, m := range guidellmAlways {
+			if _, ok := x.Metrics[m]; !ok {
+				miss = append(miss, m)
+			}
+		}
+		pcts := map[string]int{}
+		for m := range x.Metrics {
+			for _, kind := range []string{"ttft", "tpot", "itl", "e2el"} {
+				if m[0] == 'p' && strings.HasSuffix(m, "_"+kind+"_ms") {
+					pcts[kind]++
+				}
+			}
+		}
+		most := 0
+		for _, n := range pcts {
+			most = max(most, n)
+		}
+		for _, kind := range []string{"ttft", "tpot", "itl", "e2el"} {
+			if pcts[kind] < most {
+				miss = append(miss, fmt.Sprintf("%d of the %d percentiles of %s", most-pcts[kind], most, kind))
+			}
+		}
+		if len(miss) > 0 {
+			return r.errorf(last, "guidellm YAML report: benchmark %s lacks %s, which guidellm always writes: the file is cut off; write the report again", Quote(x.Name), summarizeNames(miss, 4))
+		}
+	}
+	return nil
 }
 
 var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })

@@ -32,8 +32,13 @@
 //     be told complete and is an error, as is a row without its closing
 //     separator (the only cut a markdown vLLM results table, which has no
 //     bottom border, can show).
-//   - JSON, YAML and CSV documents: a document cut short does not decode
-//     (or its last CSV row has too few cells): an error at that position.
+//   - JSON and CSV documents: a document cut short does not decode, or its
+//     last CSV row has fewer cells than its header: an error there.
+//   - YAML has no end marker and still parses when cut at a line break: a
+//     guidellm benchmark must hold every distribution guidellm writes and
+//     as many percentiles for each latency (else an error at the last
+//     line); a report cut between two benchmarks cannot be told from a
+//     shorter one.
 //   - gobench: every result line is a block of its own; a line cut short
 //     is a bad line, which, as benchstat does, is left out with a warning
 //     (only output without any result is an error).
