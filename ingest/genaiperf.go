@@ -431,6 +431,9 @@ func convertAnalyzeCSV(format string, rows [][]string, lines []int) ([]Result, e
 		if isAnalyzeCSV(row) {
 			break
 		}
+		if len(row) < len(header) {
+			return nil, &Error{Line: docLineOf(lines, i), Msg: fmt.Sprintf("%s: row %s has %d cells, its header %d: the file is cut off or was edited; re-export it", format, Quote(strings.TrimSpace(row[0])), len(row), len(header))}
+		}
 		res := NewResult(format, docLineOf(lines, i))
 		res.Name = strings.TrimSpace(row[0])
 		byMetric := map[string]map[string]any{}

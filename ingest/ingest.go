@@ -33,7 +33,8 @@
 //     separator (the only cut a markdown vLLM results table, which has no
 //     bottom border, can show).
 //   - JSON and CSV documents: a document cut short does not decode, or its
-//     last CSV row has fewer cells than its header: an error there.
+//     last CSV row has fewer cells than its header: an error there. JSONL
+//     cut at a line break reads as fewer results, which cannot be told.
 //   - YAML has no end marker and still parses when cut at a line break: a
 //     guidellm benchmark must hold every distribution guidellm writes and
 //     as many percentiles for each latency (else an error at the last
