@@ -1,25 +1,23 @@
-package bisect
+package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/perfgate/perfgate/gitrepo"
-	"github.com/perfgate/perfgate/internal/proc"
 )
 
-// Worktree runs a command in temporary checkouts of commits, never in the
-// user's checkout: each run writes the commit's tree into a new directory
-// (gitrepo.Materialize, which leaves the user's index, HEAD and files
-// alone), runs the command there and removes the directory, also when the
+// Worktree runs commands in temporary checkouts of commits, never in the
+// user's checkout: a checkout writes the commit's tree into a new
+// directory (gitrepo.Materialize, which leaves the user's index, HEAD and
+// files alone), and the directory is removed afterwards, also when the
 // context is cancelled (Ctrl-C).
 type Worktree struct {
 	Repo *gitrepo.Repo
@@ -27,14 +25,71 @@ type Worktree struct {
 	// temporary directory. A build may need a roomy disk: point it there.
 	Dir string
 	// Grace is how long a cancelled command has between SIGTERM and
-	// SIGKILL (default 10s).
+	// SIGKILL (DefaultGrace when 0).
 	Grace time.Duration
 }
 
-// TailSize is how much of a command's output CommandResult keeps: the
-// last 64 KiB, enough for the lines a failure message shows, however much
-// the command prints.
-const TailSize = 64 << 10
+// Checkout is one commit checked out in a temporary directory.
+type Checkout struct {
+	Dir string // the directory
+	SHA string // the full commit id
+}
+
+// Checkout writes rev's tree into a fresh temporary directory; the
+// caller removes it with Remove.
+func (w *Worktree) Checkout(ctx context.Context, rev string) (*Checkout, error) {
+	dir, err := os.MkdirTemp(w.Dir, "perfgate-checkout-")
+	if err != nil {
+		return nil, fmt.Errorf("cannot make a temporary checkout directory: %v; pass --workdir DIR with a writable directory", err)
+	}
+	sha, err := w.Repo.Materialize(ctx, rev, dir)
+	if err != nil {
+		removeAll(dir)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	return &Checkout{Dir: dir, SHA: sha}, nil
+}
+
+// Remove removes the checkout, also what a command left read-only in it.
+func (c *Checkout) Remove() error {
+	if err := removeAll(c.Dir); err != nil {
+		return fmt.Errorf("cannot remove the temporary checkout %s: %v; remove it by hand", c.Dir, err)
+	}
+	return nil
+}
+
+// Exec checks rev out into a fresh temporary directory, runs c there
+// (c.Dir is set to it; env gains the extra variables, each KEY=VALUE with
+// VALUE's "%s" replaced by the full SHA) and removes the directory before
+// it returns. See Exec for the rest.
+func (w *Worktree) Exec(ctx context.Context, rev string, c Command, env ...string) (o *Output, sha string, err error) {
+	co, err := w.Checkout(ctx, rev)
+	if err != nil {
+		return nil, "", err
+	}
+	defer func() {
+		if rerr := co.Remove(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	c.Dir = co.Dir
+	if c.Grace == 0 {
+		c.Grace = w.Grace
+	}
+	if len(env) > 0 {
+		if c.Env == nil {
+			c.Env = os.Environ()
+		}
+		for _, kv := range env {
+			c.Env = append(c.Env, strings.ReplaceAll(kv, "%s", co.SHA))
+		}
+	}
+	o, err = Exec(ctx, c)
+	return o, co.SHA, err
+}
 
 // CommandResult is what a command did in a checkout.
 type CommandResult struct {
@@ -57,64 +112,29 @@ type CommandResult struct {
 // error: it is in ExitCode. err reports a checkout that failed, a shell
 // that could not start, or the context's error.
 func (w *Worktree) Run(ctx context.Context, rev, cmdline string, out io.Writer) (res CommandResult, err error) {
-	dir, err := os.MkdirTemp(w.Dir, "perfgate-bisect-")
+	co, err := w.Checkout(ctx, rev)
 	if err != nil {
-		return res, fmt.Errorf("cannot make a temporary checkout directory: %v; pass --workdir DIR with a writable directory", err)
-	}
-	res.Dir = dir
-	defer func() {
-		if rerr := removeAll(dir); rerr != nil && err == nil {
-			err = fmt.Errorf("cannot remove the temporary checkout %s: %v; remove it by hand", dir, rerr)
-		}
-	}()
-	sha, err := w.Repo.Materialize(ctx, rev, dir)
-	if err != nil {
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
 		return res, err
 	}
-	tail := &tailBuffer{max: TailSize}
-	w2 := io.Writer(tail)
-	if out != nil {
-		w2 = io.MultiWriter(tail, out)
-	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PERFGATE_BISECT_COMMIT="+sha)
-	// One writer for both: exec then calls it from one goroutine at a time.
-	cmd.Stdout, cmd.Stderr = w2, w2
-	grace := w.Grace
-	if grace <= 0 {
-		grace = 10 * time.Second
-	}
-	proc.SetGroup(cmd, grace)
-	runErr := cmd.Run()
-	proc.KillGroup(cmd)
-	res.Tail, res.Written = bytes.Clone(tail.Bytes()), tail.written
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-	if errors.Is(runErr, exec.ErrWaitDelay) {
-		// The shell exited but something it started in the background
-		// kept its output open; that something has just been killed.
-		runErr = nil
-		if st := cmd.ProcessState; st != nil && !st.Success() {
-			res.ExitCode = st.ExitCode()
+	res.Dir = co.Dir
+	defer func() {
+		if rerr := co.Remove(); rerr != nil && err == nil {
+			err = rerr
 		}
+	}()
+	o, err := Exec(ctx, Command{
+		Argv: []string{"sh", "-c", cmdline}, Dir: co.Dir,
+		Env:  append(os.Environ(), "PERFGATE_BISECT_COMMIT="+co.SHA),
+		Live: out, Grace: w.Grace, quiet: true,
+	})
+	if o != nil {
+		res.Tail, res.Written, res.ExitCode = o.Tail, o.Written, o.ExitCode
 	}
-	if runErr != nil {
-		var ee *exec.ExitError
-		if errors.As(runErr, &ee) {
-			res.ExitCode = ee.ExitCode()
-			if res.ExitCode < 0 {
-				res.ExitCode = 128 + proc.Signal(ee)
-			}
-			return res, nil
-		}
-		return res, fmt.Errorf("cannot run the command with sh -c: %v", runErr)
+	var se *StartError
+	if errors.As(err, &se) {
+		return res, fmt.Errorf("cannot run the command with sh -c: %v", se.Err)
 	}
-	return res, nil
+	return res, err
 }
 
 // removeAll removes dir even when the command left read-only directories

@@ -1,0 +1,29 @@
+// Package runner owns perfgate's execution of benchmarks: everything
+// between "here is a command" and "these runs are in the history", shared
+// by perfgate run, ab, bisect and bisect-step.
+//
+//   - Exec runs one command in a process group of its own (Ctrl-C or a
+//     cancelled context stops it and whatever it started: SIGTERM, then
+//     SIGKILL after a grace period), with /dev/null as stdin, and streams
+//     its combined output to a live writer and to ingest's parser as it
+//     comes, so memory stays bounded however much it prints. It keeps the
+//     tail of the output for error messages and, when asked, all of it in
+//     a temporary file (the raw output that Saver keeps when the history
+//     cannot be written).
+//   - Worktree checks commits out into temporary directories
+//     (gitrepo.Materialize: the user's checkout, index and HEAD are never
+//     touched) and runs commands there; the directories are removed
+//     afterwards, also when the context is cancelled.
+//   - ToRuns turns parsed results into history runs (benchmark names,
+//     labels, the dirty flag, the validity of each result), as perfgate
+//     ingest stores them.
+//   - Repeat runs a command N times in the current checkout (perfgate
+//     run); CommitMeasurer runs a command line at a commit in a temporary
+//     checkout (perfgate bisect); Step runs it once where git bisect
+//     checked out (perfgate bisect-step).
+//   - Saver writes runs to the history, opening (and locking) it only for
+//     the write, never across benchmark time.
+//
+// runner knows the store and git, but nothing of the command line: the
+// CLI wires flags to it and maps its errors to exit codes.
+package runner
