@@ -136,8 +136,9 @@ func (m *CommitMeasurer) Measure(ctx context.Context, i int) ([]float64, error) 
 	// The output is parsed as it comes; only its tail is kept.
 	out, _, err := m.Worktree.Exec(ctx, cm.SHA, Command{
 		Argv: []string{"sh", "-c", m.Cmdline}, Format: m.Target.Format,
-		Source: "output of --run at " + cm.Short, Live: m.Live,
+		Source: "output of --run at " + cm.Short, Live: m.Live, KeepRaw: true,
 	}, "PERFGATE_BISECT_COMMIT=%s")
+	defer out.Discard() // unless Save kept it beside unsaved runs
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -176,7 +177,7 @@ func (m *CommitMeasurer) Measure(ctx context.Context, i int) ([]float64, error) 
 	if len(values) == 0 && invalid == "" {
 		return nil, m.Target.UnknownMetric("the output of --run at "+where, have)
 	}
-	if _, err := m.Saver.Save(runs); err != nil {
+	if _, err := m.Saver.Save(runs, out.RawFile); err != nil {
 		return nil, err
 	}
 	if len(values) == 0 {

@@ -18,11 +18,16 @@
 //     labels, the dirty flag, the validity of each result), as perfgate
 //     ingest stores them.
 //   - Repeat runs a command N times in the current checkout (perfgate
-//     run); CommitMeasurer runs a command line at a commit in a temporary
+//     run) and keeps every repetition that produced a result: a failing
+//     repetition is reported and does not discard the others; CommitMeasurer runs a command line at a commit in a temporary
 //     checkout (perfgate bisect); Step runs it once where git bisect
 //     checked out (perfgate bisect-step).
 //   - Saver writes runs to the history, opening (and locking) it only for
-//     the write, never across benchmark time.
+//     the write, never across benchmark time. When the history still
+//     cannot be written (locked, read-only, damaged), the runs are saved
+//     as JSONL (the format of perfgate export) with the raw output beside
+//     them, and the error carries the exact perfgate import command that
+//     stores them later: a finished benchmark is never thrown away.
 //
 // runner knows the store and git, but nothing of the command line: the
 // CLI wires flags to it and maps its errors to exit codes.

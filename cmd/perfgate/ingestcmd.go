@@ -103,8 +103,8 @@ func resolveCommit(c *cli.Context, repo *gitrepo.Repo, rev string, checkDirty bo
 }
 
 // storeRuns writes runs in one transaction and reports what was stored.
-func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out string) error {
-	added, err := saver(c, repo).Save(runs)
+func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out string, raw ...string) error {
+	added, err := saver(c, repo).Save(runs, raw...)
 	if err != nil {
 		return storeError(err)
 	}
@@ -163,5 +163,6 @@ func short(sha string) string {
 // saver writes to the history of --db (or the repository's), opening it
 // only for each write.
 func saver(c *cli.Context, repo *gitrepo.Repo) *runner.Saver {
-	return &runner.Saver{Open: func() (*store.Store, error) { return openStore(c, repo, false) }}
+	db, _ := dbPath(c, repo) // when it fails, so does Open, and says why
+	return &runner.Saver{Open: func() (*store.Store, error) { return openStore(c, repo, false) }, DB: db}
 }

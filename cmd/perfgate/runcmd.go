@@ -22,9 +22,13 @@ func runCommand(e *env) *cli.Command {
 		Description: "The command's output (stdout and stderr) is shown live on stderr and parsed when it\n" +
 			"exits. A run on a working tree with uncommitted changes is marked dirty, so a local\n" +
 			"pre-merge check compares it with main:  perfgate run --name B -- CMD && perfgate check\n" +
-			"If any repetition fails, nothing is stored. The command's stdin is /dev/null and it runs in a\n" +
-			"process group of its own: Ctrl-C (or SIGTERM) stops it and whatever it started (SIGTERM, then\n" +
-			"SIGKILL after 10s), stores nothing and exits 3.",
+			"With --repeat N, a repetition that fails (non-zero exit, unreadable output) does not discard\n" +
+			"the others: the rest still run, every repetition with a result is stored, and perfgate says\n" +
+			"which failed and exits 3. The command's stdin is /dev/null and it runs in a process group of\n" +
+			"its own: Ctrl-C (or SIGTERM) stops it and whatever it started (SIGTERM, then SIGKILL after\n" +
+			"10s), stores the repetitions that finished before and exits 3. The history is opened only to\n" +
+			"store the results; if it cannot be written then, they are saved to a file (with the raw\n" +
+			"output) and perfgate prints the perfgate import command that stores them.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` (required)"},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the command `N` times; each repetition is one sample"},
@@ -63,16 +67,21 @@ func runCommand(e *env) *cli.Command {
 				return err
 			}
 			rep := &runner.Repeat{
-				Command:  runner.Command{Argv: argv, Format: c.String("format"), Live: e.stderr, Grace: runGrace},
+				Command:  runner.Command{Argv: argv, Format: c.String("format"), Live: e.stderr, Grace: runGrace, KeepRaw: true},
 				Spec:     runner.Spec{Root: repo.Root(), Name: name, Labels: labels, Commit: commit, Dirty: dirty},
 				N:        n,
 				Progress: e.stderr,
 			}
-			runs, err := rep.Run(c.Context)
-			if err != nil {
-				return runError(err)
+			got, runErr := rep.Run(c.Context)
+			if len(got.Good) == 0 {
+				got.Discard()
+				return runError(runErr)
 			}
-			return storeRuns(c, e, repo, runs, out)
+			// What finished is stored, also when other repetitions failed.
+			if err := storeRuns(c, e, repo, got.Runs, out, got.Raw...); err != nil {
+				return err
+			}
+			return runError(runErr)
 		},
 	}
 }
@@ -81,14 +90,22 @@ func runCommand(e *env) *cli.Command {
 // and SIGKILL; tests shorten it.
 var runGrace = runner.DefaultGrace
 
-// runError maps a failed repetition to its exit code and message.
+// runError maps failed repetitions to the exit code and message.
 func runError(err error) error {
 	var intr *runner.Interrupted
+	var inc *runner.Incomplete
 	var ee *runner.ExitError
 	var se *runner.StartError
 	switch {
+	case err == nil:
+		return nil
 	case errors.As(err, &intr):
+		if intr.Finished > 0 {
+			return envError(fmt.Errorf("%v; the %d repetition(s) that finished before are stored", err, intr.Finished))
+		}
 		return envError(fmt.Errorf("%v and stored nothing", err))
+	case errors.As(err, &inc):
+		return envError(fmt.Errorf("%v\nthe good repetitions are stored; run again for more samples", err))
 	case errors.As(err, &ee):
 		return envError(fmt.Errorf("%v; nothing was stored. Fix the command, or run it by hand and use perfgate ingest", err))
 	case errors.As(err, &se):
