@@ -43,6 +43,10 @@ func writeReportJSON(w io.Writer, r *Report) error {
 		j.key("dirty")
 		j.bool(true)
 	}
+	if r.Paired {
+		j.key("paired")
+		j.bool(true)
+	}
 	if r.BaseRef != "" {
 		j.key("base_ref")
 		j.str(r.BaseRef)

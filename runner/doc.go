@@ -21,7 +21,9 @@
 //     run) and keeps every repetition that produced a result: a failing
 //     repetition is reported and does not discard the others; CommitMeasurer runs a command line at a commit in a temporary
 //     checkout (perfgate bisect); Step runs it once where git bisect
-//     checked out (perfgate bisect-step).
+//     checked out (perfgate bisect-step); AB runs it on two commits in
+//     temporary checkouts, interleaved A B B A ... (perfgate ab), and
+//     returns the runs in adjacent pairs for gate.CheckPaired.
 //   - Saver writes runs to the history, opening (and locking) it only for
 //     the write, never across benchmark time. When the history still
 //     cannot be written (locked, read-only, damaged), the runs are saved

@@ -29,6 +29,7 @@ type Repeat struct {
 
 // Interrupted is a repetition stopped by Ctrl-C or SIGTERM.
 type Interrupted struct {
+	Cmd      string // the perfgate command, "run" when empty
 	Program  string
 	Rep, N   int
 	SIGTERM  bool // terminated rather than interrupted
@@ -40,7 +41,11 @@ func (e *Interrupted) Error() string {
 	if e.SIGTERM {
 		what = "terminated (SIGTERM)"
 	}
-	return fmt.Sprintf("run: %s; stopped the benchmark command %q in repetition %d of %d", what, e.Program, e.Rep, e.N)
+	cmd, unit := "run", "repetition"
+	if e.Cmd != "" {
+		cmd, unit = e.Cmd, "pair"
+	}
+	return fmt.Sprintf("%s: %s; stopped the benchmark command %q in %s %d of %d", cmd, what, e.Program, unit, e.Rep, e.N)
 }
 
 // Is makes errors.Is(err, context.Canceled) true.

@@ -134,6 +134,9 @@ perfgate check                                 # HEAD against main, rules from .
 perfgate check --rule 'Mean TTFT:3%' --rule 'failed<=0'
 perfgate check --head feature --base main -o markdown --out report.md
 perfgate check -o json | jq .verdict`,
+	"ab": `
+perfgate ab --base main --name serving --rule 'Mean TTFT:5%' -- ./bench.sh
+perfgate ab --base v0.9.0 --head feature --repeat 8 --name serving -o markdown --out ab.md -- vllm bench serve ...`,
 	"compare": `
 perfgate compare main HEAD
 perfgate compare v0.9.0 v0.10.0 -o markdown`,
@@ -193,7 +196,7 @@ func commands(e *env) []*cli.Command {
 	return out
 }
 
-var helpOrder = []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "sync", "publish"}
+var helpOrder = []string{"parse", "ingest", "run", "check", "ab", "compare", "history", "bisect", "bisect-step", "export", "import", "sync", "publish"}
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
@@ -225,7 +228,7 @@ func checkOutput(c *cli.Context, choices ...string) (string, error) {
 
 // cmdArgsCommands take the benchmark command as their arguments: flags after
 // its first word belong to it, not to perfgate.
-var cmdArgsCommands = map[string]bool{"run": true, "bisect-step": true}
+var cmdArgsCommands = map[string]bool{"run": true, "ab": true, "bisect-step": true}
 
 // normalizeArgs rejects an unknown command with a suggestion, and moves the
 // flags a user typed after a command's arguments (perfgate compare main HEAD
