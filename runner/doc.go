@@ -30,6 +30,10 @@
 //     as JSONL (the format of perfgate export) with the raw output beside
 //     them, and the error carries the exact perfgate import command that
 //     stores them later: a finished benchmark is never thrown away.
+//   - Adaptive spends runs only while a gate verdict is undecided
+//     (perfgate run --repeat auto), built on gate.Check's public results;
+//     TestAdaptiveErrorRates states its error rates next to a fixed
+//     --repeat 5.
 //
 // runner knows the store and git, but nothing of the command line: the
 // CLI wires flags to it and maps its errors to exit codes.

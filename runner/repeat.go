@@ -22,6 +22,9 @@ type Repeat struct {
 	// repetition's end.
 	Spec Spec
 	N    int
+	// First numbers the first repetition in messages and source names
+	// (1 when 0), for sessions that run one repetition at a time.
+	First int
 	// Progress gets "perfgate: run i of N: CMD" before each repetition
 	// when N > 1; nil is silent.
 	Progress io.Writer
@@ -178,7 +181,7 @@ func (r *Repeat) Run(ctx context.Context) (*Outcome, error) {
 func (r *Repeat) once(ctx context.Context, i int) ([]store.Run, string, error) {
 	argv := r.Command.Argv
 	c := r.Command
-	c.Source = fmt.Sprintf("output of %s (run %d)", argv[0], i)
+	c.Source = fmt.Sprintf("output of %s (run %d)", argv[0], i+max(r.First, 1)-1)
 	out, err := Exec(ctx, c)
 	if err != nil {
 		out.Discard()

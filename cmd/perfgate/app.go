@@ -128,7 +128,8 @@ perfgate ingest --name serving --commit $GITHUB_SHA --label hardware=910B result
 vllm bench serve ... | perfgate ingest --name serving -`,
 	"run": `
 perfgate run --name serving --repeat 3 -- vllm bench serve --model Qwen/Qwen2.5-7B-Instruct
-perfgate run --name serving -- ./bench.sh && perfgate check`,
+perfgate run --name serving -- ./bench.sh && perfgate check
+perfgate run --name serving --repeat auto --max-runs 5 -- ./bench.sh && perfgate check`,
 	"check": `
 perfgate check                                 # HEAD against main, rules from .perfgate.yml
 perfgate check --rule 'Mean TTFT:3%' --rule 'failed<=0'

@@ -272,7 +272,7 @@ func TestRunFailures(t *testing.T) {
 		{"no result", []string{"--", nothing}, 2, []string{"no result block found", "nothing was stored"}},
 		{"missing command", []string{"--", filepath.Join(dir, "nope")}, 3, []string{"cannot start", "check the command and PATH"}},
 		{"no command", nil, 2, []string{"no command given"}},
-		{"bad repeat", []string{"--repeat", "0", "--", nothing}, 2, []string{"--repeat 0"}},
+		{"bad repeat", []string{"--repeat", "0", "--", nothing}, 2, []string{`--repeat "0"`}},
 	}
 	for _, tt := range tests {
 		_, stderr, code := runCLI(t, "", append([]string{"--repo", repo, "run", "--name", "serving"}, tt.args...)...)

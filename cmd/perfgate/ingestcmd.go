@@ -108,6 +108,12 @@ func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out
 	if err != nil {
 		return storeError(err)
 	}
+	return reportStored(e, runs, added, out, nil)
+}
+
+// reportStored says what was stored: warnings on stderr, the summary on
+// stdout (-o json: with the extra fields).
+func reportStored(e *env, runs []store.Run, added int, out string, extra map[string]any) error {
 	for _, r := range runs {
 		if r.Invalid != "" {
 			fmt.Fprintf(e.stderr, "perfgate: warning: %s:%d: result is invalid and will not be used as a baseline: %s\n", r.Source.File, r.Source.Line, r.Invalid)
@@ -140,7 +146,11 @@ func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out
 		for i, r := range runs {
 			items[i] = item{store.ContentID(r), r.Benchmark, r.Source.Format, r.Source.File, r.Source.Line, r.Dirty, r.Invalid}
 		}
-		return writeJSON(e.stdout, map[string]any{"commit": commit, "added": added, "skipped": len(runs) - added, "runs": items})
+		doc := map[string]any{"commit": commit, "added": added, "skipped": len(runs) - added, "runs": items}
+		for k, v := range extra {
+			doc[k] = v
+		}
+		return writeJSON(e.stdout, doc)
 	}
 	dirty := ""
 	if len(runs) > 0 && runs[0].Dirty {

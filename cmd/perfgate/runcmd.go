@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/perfgate/perfgate/gate"
+	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/ingest"
 	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
@@ -28,10 +32,18 @@ func runCommand(e *env) *cli.Command {
 			"its own: Ctrl-C (or SIGTERM) stops it and whatever it started (SIGTERM, then SIGKILL after\n" +
 			"10s), stores the repetitions that finished before and exits 3. The history is opened only to\n" +
 			"store the results; if it cannot be written then, they are saved to a file (with the raw\n" +
-			"output) and perfgate prints the perfgate import command that stores them.",
+			"output) and perfgate prints the perfgate import command that stores them.\n\n" +
+			"--repeat auto runs once, stores the run and evaluates check (--base, --rules, --rule as check\n" +
+			"takes them); it runs again only while a check is undecided (inconclusive, or a pass or fail\n" +
+			"that more runs could still change; a fail needs 4 runs), up to --max-runs, and reports the\n" +
+			"runs it spent (-o json: runs_spent, decided, verdict).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` (required)"},
-			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the command `N` times; each repetition is one sample"},
+			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "run the command `N` times (each repetition is one sample), or auto: run again only while check's verdict is undecided"},
+			&cli.IntFlag{Name: "max-runs", Value: runner.DefaultMaxRuns, Usage: "with --repeat auto, the run budget `N`"},
+			&cli.StringFlag{Name: "base", Usage: "with --repeat auto, the base branch check compares with (default: baseline.branch of the rules, else main)"},
+			rulesFileFlag(),
+			&cli.StringSliceFlag{Name: "rule", Usage: "with --repeat auto, a rule in shorthand, e.g. 'mean_ttft_ms:3%'; repeatable"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of the command: " + strings.Join(ingest.Formats(), ", ")},
 			outputFlag("text", "json"),
@@ -49,9 +61,9 @@ func runCommand(e *env) *cli.Command {
 			if len(argv) == 0 {
 				return usageErrorf("run: no command given; write it after --, for example: perfgate run --name B -- vllm bench serve --model M")
 			}
-			n := c.Int("repeat")
-			if n < 1 {
-				return usageErrorf("--repeat %d: must be at least 1", n)
+			n, auto, err := parseRepeat(c)
+			if err != nil {
+				return err
 			}
 			labels, err := parseLabels(c.StringSlice("label"))
 			if err != nil {
@@ -72,6 +84,9 @@ func runCommand(e *env) *cli.Command {
 				N:        n,
 				Progress: e.stderr,
 			}
+			if auto {
+				return runAdaptive(c, e, repo, rep, out)
+			}
 			got, runErr := rep.Run(c.Context)
 			if len(got.Good) == 0 {
 				got.Discard()
@@ -84,6 +99,85 @@ func runCommand(e *env) *cli.Command {
 			return runError(runErr)
 		},
 	}
+}
+
+// parseRepeat reads --repeat N or --repeat auto (with --max-runs).
+func parseRepeat(c *cli.Context) (n int, auto bool, err error) {
+	v := strings.TrimSpace(c.String("repeat"))
+	if strings.EqualFold(v, "auto") {
+		if m := c.Int("max-runs"); m < 1 {
+			return 0, false, usageErrorf("--max-runs %d: the run budget must be at least 1 (default %d)", m, runner.DefaultMaxRuns)
+		}
+		return 1, true, nil
+	}
+	if c.IsSet("max-runs") {
+		return 0, false, usageErrorf("--max-runs is the budget of --repeat auto; with --repeat %s it does nothing: pass --repeat auto, or leave --max-runs out", v)
+	}
+	n, err = strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, false, usageErrorf("--repeat %q: must be a whole number of runs, at least 1, or auto", v)
+	}
+	return n, false, nil
+}
+
+// runAdaptive is run --repeat auto: one run at a time, each stored at
+// once (so check sees it), until check's verdict is decided or --max-runs
+// runs are spent (runner.Adaptive).
+func runAdaptive(c *cli.Context, e *env, repo *gitrepo.Repo, rep *runner.Repeat, out string) error {
+	cfg, err := loadConfig(c, repo)
+	if err != nil {
+		return err
+	}
+	rules := cfg.Rules
+	if len(rules) == 0 {
+		rules = gate.DefaultRules()
+	}
+	max := c.Int("max-runs")
+	var runs []store.Run
+	added := 0
+	a := &runner.Adaptive{
+		Max: max, Rules: rules, Progress: e.stderr,
+		Measure: func(ctx context.Context, i int) error {
+			fmt.Fprintf(e.stderr, "perfgate: run %d (at most %d): %s\n", i, max, strings.Join(rep.Command.Argv, " "))
+			one := *rep
+			one.First, one.Progress = i, nil
+			got, err := one.Run(ctx)
+			if len(got.Good) == 0 {
+				got.Discard()
+				return runError(err)
+			}
+			n, serr := saver(c, repo).Save(got.Runs, got.Raw...)
+			if serr != nil {
+				return storeError(serr)
+			}
+			runs, added = append(runs, got.Runs...), added+n
+			return nil
+		},
+		Evaluate: func(context.Context) (*gate.Report, error) {
+			return checkHead(c, repo, cfg, "HEAD", true)
+		},
+	}
+	res, err := a.Run(c.Context)
+	state := "decided"
+	if !res.Decided {
+		state = "undecided"
+	}
+	if res.Report != nil {
+		fmt.Fprintf(e.stderr, "perfgate: run: spent %d of at most %d runs; check's verdict is %s (%s); perfgate check shows the report\n", res.Runs, max, res.Report.Verdict, state)
+	}
+	if len(runs) > 0 {
+		extra := map[string]any{"runs_spent": res.Runs, "max_runs": max, "decided": res.Decided}
+		if res.Report != nil {
+			extra["verdict"] = string(res.Report.Verdict)
+		}
+		if len(res.Open) > 0 {
+			extra["undecided"] = res.Open
+		}
+		if werr := reportStored(e, runs, added, out, extra); werr != nil {
+			return werr
+		}
+	}
+	return err
 }
 
 // runGrace is how long a stopped benchmark command has between SIGTERM
