@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/perfgate/perfgate/runner"
+	"github.com/perfgate/perfgate/store"
 )
 
 // abBench is a stand-in benchmark on a machine whose speed drifts: every
@@ -134,5 +135,28 @@ func TestABUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("ab %v: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
 		}
+	}
+}
+
+// TestABLockedHistory: when the history stays locked, ab still reports
+// its verdict from the runs it made, saves them aside with the import
+// command, and exits 3 (1 if the gate fails).
+func TestABLockedHistory(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "base", map[string]string{"level.txt": "100\n"})
+	commit(t, repo, "head", map[string]string{"level.txt": "100\n"})
+	dir := t.TempDir()
+	script := abBench(t, dir)
+	db := filepath.Join(dir, "history.db")
+	holder, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	t.Setenv("PERFGATE_LOCK_TIMEOUT", "100ms")
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "ab", "--base", "HEAD~1", "--repeat", "3", "--name", "serving",
+		"--rule", "mean_ttft_ms:5%", "--", script)
+	if code != 3 || !strings.HasPrefix(stdout, "PASS") || !strings.Contains(stderr, "nothing is lost: the 6 run(s) are saved in") || !strings.Contains(stderr, " import ") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

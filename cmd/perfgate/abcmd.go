@@ -102,13 +102,19 @@ func runAB(c *cli.Context, e *env) error {
 		Progress: e.stderr,
 	}
 	got, runErr := ab.Run(c.Context)
+	// A history that cannot be written does not cost the verdict: the
+	// runs are saved aside (with the command that stores them) and the
+	// report is made from memory; the exit is then 3 unless the gate fails.
+	var saveErr error
 	if len(got.Runs) > 0 {
 		added, err := saver(c, repo).Save(got.Runs, got.Raw...)
 		if err != nil {
-			return storeError(err)
+			saveErr = storeError(err)
+			fmt.Fprintf(e.stderr, "perfgate: ab: %v\n", err)
+		} else {
+			fmt.Fprintf(e.stderr, "perfgate: ab: stored %d of %d results (%d at base %s, %d at head %s)\n",
+				added, len(got.Runs), countAt(got.Runs, base), short(base), countAt(got.Runs, head), short(head))
 		}
-		fmt.Fprintf(e.stderr, "perfgate: ab: stored %d of %d results (%d at base %s, %d at head %s)\n",
-			added, len(got.Runs), countAt(got.Runs, base), short(base), countAt(got.Runs, head), short(head))
 	} else {
 		got.Discard()
 	}
@@ -128,6 +134,9 @@ func runAB(c *cli.Context, e *env) error {
 	}
 	if rep.Failed() {
 		return errGateFailed
+	}
+	if saveErr != nil {
+		return &exitError{code: exitCode(saveErr), err: errors.New("ab: the runs were not stored in the history (see above)")}
 	}
 	return nil
 }
