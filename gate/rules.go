@@ -220,13 +220,16 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			if v.Kind != yaml.SequenceNode {
 				return p.errf(v, "rules must be a list of rules, each starting with \"- metric: NAME\"")
 			}
+			var errs []error
 			for _, item := range v.Content {
 				rs, err := p.rule(item)
 				if err != nil {
-					return err
+					errs = append(errs, err)
+					continue
 				}
 				cfg.Rules = append(cfg.Rules, rs...)
 			}
+			return errors.Join(errs...)
 		case "ignore_labels":
 			if v.Kind != yaml.SequenceNode {
 				return p.errf(v, "ignore_labels must be a list of label names, e.g. [host, date]")
@@ -290,7 +293,10 @@ func (p *ruleParser) mapping(n *yaml.Node, what string, keys []string, f func(ke
 	if n.Kind != yaml.MappingNode {
 		return p.errf(n, "%s must be a mapping with keys %s", what, strings.Join(keys, ", "))
 	}
+	// Every key is read, and every mistake reported: a file with two
+	// mistakes is not fixed one run at a time.
 	seen := map[string]bool{}
+	var errs []error
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !contains(keys, k.Value) {
@@ -298,17 +304,19 @@ func (p *ruleParser) mapping(n *yaml.Node, what string, keys []string, f func(ke
 			if s := suggest.Closest(k.Value, keys); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 			}
-			return p.errf(k, "%s (valid keys: %s)", msg, strings.Join(keys, ", "))
+			errs = append(errs, p.errf(k, "%s (valid keys: %s)", msg, strings.Join(keys, ", ")))
+			continue
 		}
 		if seen[k.Value] {
-			return p.errf(k, "key %q appears twice in %s; keep one", k.Value, what)
+			errs = append(errs, p.errf(k, "key %q appears twice in %s; keep one", k.Value, what))
+			continue
 		}
 		seen[k.Value] = true
 		if err := f(k.Value, k, v); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (p *ruleParser) baseline(n *yaml.Node, b *BaselineConfig) error {
@@ -509,6 +517,9 @@ func ParseRuleFlag(s string) (Rule, error) {
 	}
 	t := strings.TrimSpace(s)
 	origin := fmt.Sprintf("--rule %q", s)
+	if m := regexp.MustCompile(`^(.+?)\s*(<=|>=|<|>|=)\s*=?\s*$`).FindStringSubmatch(t); m != nil {
+		return bad("the bound after %q is missing; write a number, e.g. \"%s%s0\"", m[2], strings.TrimSpace(m[1]), m[2])
+	}
 	if m := absRE().FindStringSubmatch(t); m != nil {
 		name, dir, msg := resolveMetric(m[1], m[4], false, "append \":lower\" or \":higher\" (e.g. \"my_metric<=90:lower\")")
 		if msg != "" {

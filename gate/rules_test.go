@@ -281,3 +281,34 @@ func FuzzParseRuleFlag(f *testing.F) {
 		}
 	})
 }
+
+// TestRulesReportEveryMistake: a rules file with three mistakes names all
+// three, each at its line, in one run.
+func TestRulesReportEveryMistake(t *testing.T) {
+	_, err := ParseRules(".perfgate.yml", []byte("baseline:\n  windw: 10\nrules:\n  - metric: mean_tfft_ms\n    max_regression: 3%\n  - metric: p99_ttft_ms\n    max_regression: x\n"))
+	var ce *ConfigError
+	if err == nil || !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a ConfigError", err)
+	}
+	for _, want := range []string{`.perfgate.yml:2: unknown key "windw"`, `.perfgate.yml:4: unknown metric "mean_tfft_ms"; did you mean "mean_ttft_ms"?`, `.perfgate.yml:7: max_regression "x"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+// TestRuleFlagMessages: a bound left out is said to be missing, and a word
+// of a metric's name suggests the metric.
+func TestRuleFlagMessages(t *testing.T) {
+	for flag, want := range map[string]string{
+		"mean_ttft_ms<=": `the bound after "<=" is missing; write a number, e.g. "mean_ttft_ms<=0"`,
+		"failed>":        `the bound after ">" is missing`,
+		"TTFT:3%":        `unknown metric "TTFT"; did you mean "mean_ttft_ms"?`,
+		"tpot:5%":        `did you mean "mean_tpot_ms"?`,
+	} {
+		_, err := ParseRuleFlag(flag)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--rule %q: %v, want %q", flag, err, want)
+		}
+	}
+}

@@ -109,14 +109,14 @@ type batch struct {
 	from []line
 }
 
-const importBatch = 20000
+const importBatch = 2000 // runs per write transaction: bbolt's nodes grow within one, so larger ones cost more per run
 
 var errStopped = errors.New("stopped")
 
 func (im *importer) add(l line) error {
 	im.pending = append(im.pending, l)
 	im.size += len(l.data)
-	if len(im.pending) >= importBatch || im.size >= 32<<20 {
+	if len(im.pending) >= importBatch || im.size >= 8<<20 {
 		return im.flush()
 	}
 	return nil

@@ -114,7 +114,7 @@ type syncer struct {
 
 // Sync pulls the data branch's runs into st and pushes st's runs to it;
 // dir is the repository (any directory of its working tree, or a bare
-// repository). st must be writable unless opts.NoPull.
+// repository). st must be writable: it also remembers what was synced.
 func Sync(ctx context.Context, dir string, st *store.Store, opts Options) (*Result, error) {
 	if opts.Remote == "" {
 		opts.Remote = DefaultRemote
@@ -209,6 +209,7 @@ func (s *syncer) attempt(ctx context.Context, st *store.Store, res *Result, atte
 		m = mark{}
 	}
 	var branchIDs map[string]bool
+	before := last // runs up to here may need a push; later ones came from the branch
 	if !opts.NoPull {
 		res.Skipped, res.SkippedTotal = nil, 0
 		ids, err := s.pull(st, state, base, !hasBase, res)
@@ -233,30 +234,28 @@ func (s *syncer) attempt(ctx context.Context, st *store.Store, res *Result, atte
 		return true, nil
 	}
 	var runs []store.Run
-	var seqs [][2]uint64
-	if len(m.Done) == 0 || !hasBase {
-		// No record of earlier syncs: compare the whole store with the
-		// whole branch, once.
-		if branchIDs == nil {
+	seqs := m.gaps(last)
+	if !hasBase {
+		// No record of earlier syncs: compare the runs stored before this
+		// sync with the whole branch, once.
+		if branchIDs == nil && before > 0 {
 			if branchIDs, err = s.branchIDs(state); err != nil {
 				return false, err
 			}
 		}
-		runs, res.Dirty, err = unpushed(st, 1, last, branchIDs)
 		seqs = [][2]uint64{{1, last}}
+		if runs, res.Dirty, err = unpushed(st, 1, before, branchIDs); err != nil {
+			return false, err
+		}
 	} else {
 		res.Dirty = 0
-		for _, g := range m.gaps(last) {
+		for _, g := range seqs {
 			rs, dirty, err := unpushed(st, g[0], g[1], nil)
 			if err != nil {
 				return false, err
 			}
 			runs, res.Dirty = append(runs, rs...), res.Dirty+dirty
 		}
-		seqs = m.gaps(last)
-	}
-	if err != nil {
-		return false, err
 	}
 	if len(runs) == 0 && (state.format == FormatVersion || state.format == 0) {
 		for _, g := range seqs {

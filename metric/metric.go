@@ -369,7 +369,33 @@ func Suggest(s string) string {
 		consider(l, n)
 	}
 	if bestD > len(t)/3+2 {
+		return containing(t)
+	}
+	return best
+}
+
+// containing suggests for a word such as "ttft" the canonical name that
+// has it as one of its words, the mean's first, else the shortest
+// (mean_ttft_ms), when no name is a few edits away.
+func containing(t string) string {
+	word := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return '_'
+		}
+		return r
+	}, t)
+	if len(word) < 3 {
 		return ""
+	}
+	best := ""
+	for n := range byName {
+		if !strings.Contains("_"+n+"_", "_"+word+"_") {
+			continue
+		}
+		mean, bestMean := strings.HasPrefix(n, "mean_"), strings.HasPrefix(best, "mean_")
+		if best == "" || (mean && !bestMean) || (mean == bestMean && (len(n) < len(best) || (len(n) == len(best) && n < best))) {
+			best = n
+		}
 	}
 	return best
 }

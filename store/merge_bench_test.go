@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkMerge100k stores 100,000 runs of 12 metrics with Merge, in
-// batches of 20,000 (as a sync's pull does).
+// batches of 2,000 (as a sync's pull does).
 func BenchmarkMerge100k(b *testing.B) {
 	runs := make([]Run, 100000)
 	for i := range runs {
@@ -28,8 +28,8 @@ func BenchmarkMerge100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for j := 0; j < len(runs); j += 20000 {
-			batch := append([]Run(nil), runs[j:j+20000]...)
+		for j := 0; j < len(runs); j += 2000 {
+			batch := append([]Run(nil), runs[j:j+2000]...)
 			if _, err := s.Merge(batch, func(int, error) {}); err != nil {
 				b.Fatal(err)
 			}

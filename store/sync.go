@@ -17,6 +17,12 @@ const metaMarkPrefix = "mark:"
 // derives the run's id when the line has none. unknown names (quoted) the
 // first field this version does not know, which is ignored.
 func ParseLine(line []byte) (r Run, unknown string, err error) {
+	if r, ok := fastLine(line); ok && validate(&r) == nil {
+		if r.ID == "" {
+			r.ID = ContentID(r)
+		}
+		return r, "", nil
+	}
 	var d lineDecoder
 	r, unknown, err = d.decode(line)
 	if err == nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -72,4 +73,29 @@ func TestParseLine(t *testing.T) {
 	if _, _, err := ParseLine([]byte(`{"id":"zz"}`)); err == nil {
 		t.Error("a bad line parsed")
 	}
+}
+
+// FuzzFastLine: the fast decoder of AppendJSON's lines agrees with the
+// general one on every line it accepts.
+func FuzzFastLine(f *testing.F) {
+	r := mkRun(1, "a", 1.5)
+	r.ID = ContentID(r)
+	f.Add(string(AppendJSON(nil, &r)))
+	r.Dirty, r.Source.Line, r.Labels = true, 0, nil
+	f.Add(string(AppendJSON(nil, &r)))
+	f.Add(`{"id":"","commit":"` + sha(2) + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{"x":-0.5e-7,"y":1E+3},"labels":{},"source":{"format":"","file":"","line":12}}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		fast, ok := fastLine([]byte(line))
+		if !ok || validate(&fast) != nil {
+			return
+		}
+		var d lineDecoder
+		slow, _, err := d.decode([]byte(line))
+		if err != nil {
+			t.Fatalf("fast accepted, general refused (%v): %s", err, line)
+		}
+		if fmt.Sprint(fast) != fmt.Sprint(slow) {
+			t.Fatalf("fast %v\ngeneral %v", fast, slow)
+		}
+	})
 }

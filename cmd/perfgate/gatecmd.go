@@ -257,7 +257,7 @@ func checkCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "head", Value: "HEAD", Usage: "the commit under test (any revision)"},
 			&cli.StringFlag{Name: "base", Usage: "base branch or revision (default: baseline.branch of the rules, else main)"},
 			rulesFileFlag(),
-			&cli.StringSliceFlag{Name: "rule", Usage: "a rule in shorthand, e.g. 'mean_ttft_ms:3%'; repeatable"},
+			&cli.StringSliceFlag{Name: "rule", Usage: "a rule in shorthand, repeatable: 'mean_ttft_ms:3%' (worse by at most 3%), 'failed<=0' or 'p99_ttft_ms<6000' (a bound), 'output_throughput>=250' (a floor), 'my_latency:5%:lower' (a metric of your own, with its direction)"},
 			&cli.BoolFlag{Name: "require-baseline", Usage: "a check with no baseline fails instead of passing as new (require_baseline: true in the rules file)"},
 		}, append(reportFlags(), githubFlags()...)...),
 		Action: func(c *cli.Context) error {

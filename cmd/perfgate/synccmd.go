@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -54,12 +55,20 @@ func syncCommand(e *env) *cli.Command {
 				dir = repo.GitDir()
 			}
 			pushOnly := c.Bool("push-only")
-			st, err := openStore(c, repo, pushOnly)
+			if pushOnly {
+				path, err := dbPath(c, repo)
+				if err != nil {
+					return err
+				}
+				if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) { // no history: nothing to push
+					return writeSync(e, out, &histsync.Result{Remote: c.String("remote"), Branch: c.String("branch")})
+				}
+			}
+			// Writable also to push only: the history remembers what was
+			// pushed, so the next sync reads only what is new.
+			st, err := openStore(c, repo, false)
 			if err != nil {
 				return err
-			}
-			if st == nil { // push-only without a history: nothing to push
-				return writeSync(e, out, &histsync.Result{Remote: c.String("remote"), Branch: c.String("branch")})
 			}
 			defer st.Close()
 			var token string
