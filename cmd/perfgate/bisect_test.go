@@ -144,8 +144,11 @@ type bisectJSON struct {
 func bisectOut(t *testing.T, args ...string) (bisectJSON, string) {
 	t.Helper()
 	stdout, stderr, code := runCLI(t, "", append(args, "-o", "json")...)
-	if code != 0 {
-		t.Fatalf("bisect exit %d:\n%s", code, stderr)
+	var verdict struct{ Verdict string }
+	_ = json.Unmarshal([]byte(stdout), &verdict)
+	// A report exits by what it found: 0 found, 4 no step, 5 budget, 6 untestable.
+	if want := map[string]int{"found": 0, "no-step": 4, "budget": 5, "untestable": 6}[verdict.Verdict]; code != want || verdict.Verdict == "" {
+		t.Fatalf("bisect exit %d for verdict %q (want %d):\n%s", code, verdict.Verdict, want, stderr)
 	}
 	var bj bisectJSON
 	if err := json.Unmarshal([]byte(stdout), &bj); err != nil {

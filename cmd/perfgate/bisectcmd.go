@@ -233,7 +233,34 @@ func runBisect(c *cli.Context, e *env) error {
 	case metric.HigherIsBetter:
 		rep.Direction = "higher"
 	}
-	return writeBisectReport(c, e, rep, format)
+	if err := writeBisectReport(c, e, rep, format); err != nil {
+		return err
+	}
+	return bisectExit(res.Verdict)
+}
+
+// Exit codes of a bisect that printed its report: a script tells found
+// from not found without -o json.
+const (
+	exitBisectNoStep     = 4 // good and bad do not differ beyond the noise (or threshold)
+	exitBisectBudget     = 5 // the budget ran out: a range with its probability, no single commit
+	exitBisectUntestable = 6 // every candidate was skipped
+)
+
+func bisectExit(v bisect.Verdict) error {
+	code := 0
+	switch v {
+	case bisect.NoStep:
+		code = exitBisectNoStep
+	case bisect.OutOfRuns:
+		code = exitBisectBudget
+	case bisect.Untestable:
+		code = exitBisectUntestable
+	}
+	if code == 0 {
+		return nil
+	}
+	return &exitError{code: code, err: errQuiet}
 }
 
 func writeBisectReport(c *cli.Context, e *env, rep *bisect.Report, format string) error {

@@ -172,7 +172,13 @@ func resolveBase(c *cli.Context, repo *gitrepo.Repo, name string, fallback bool)
 		if !strings.Contains(err.Error(), "fetch-depth") {
 			hint += "; in CI fetch it with fetch-depth: 0"
 		}
-		return "", "", gitError(fmt.Errorf("%s: %w (%s)", where, err, hint))
+		err = fmt.Errorf("%s: %w (%s)", where, err, hint)
+		if c.IsSet("base") {
+			return "", "", gitError(err) // a name typed on the command line: bad input (2)
+		}
+		// The default or configured base branch missing from this clone
+		// is the environment's state (a shallow CI checkout): 3.
+		return "", "", envError(err)
 	}
 	return sha, ref, nil
 }
@@ -324,6 +330,11 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		rep, cerr = gate.Check(c.Context, graph{r: repo}, h, opts)
 		return cerr
 	})
+	if errors.Is(err, gate.ErrNoResults) {
+		// The commit checked has no results in the history (measure it,
+		// or sync): the environment's state, not a mistake typed (3).
+		return nil, envError(err)
+	}
 	if err != nil {
 		return nil, gateError(err)
 	}
