@@ -32,7 +32,7 @@ func issueSimulation(seed uint64) *simulation {
 // least 95% of them, and the mean number of runs, reported with -v, at
 // most 12 (ceil(log2 48) = 6 is the noiseless floor).
 func TestSearchIssueTrials(t *testing.T) {
-	const trials = 500
+	const trials = 300
 	right, runs, found := 0, 0, 0
 	for seed := uint64(0); seed < trials; seed++ {
 		sm := issueSimulation(seed)
@@ -174,8 +174,10 @@ func TestSearchVerdicts(t *testing.T) {
 			want: Found,
 			check: func(t *testing.T, sm *simulation, res *Result) {
 				wantCulprit(t, res, 1)
-				if res.Runs != 2*DefaultEndRuns || res.Confidence != 1 {
-					t.Errorf("runs %d confidence %v, want %d and 1", res.Runs, res.Confidence, 2*DefaultEndRuns)
+				// One run per end cannot measure the noise: the ends are
+				// run again until the step is established.
+				if res.Runs > 6 || res.Confidence != 1 {
+					t.Errorf("runs %d confidence %v, want at most 6 and 1", res.Runs, res.Confidence)
 				}
 			},
 		},
@@ -538,6 +540,11 @@ func TestSearchCalibration(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("N=%d/step=%gsigma", tt.n, tt.step), func(t *testing.T) {
 			var ty tally
+			trials := tt.trials
+			if testing.Short() {
+				trials /= 2
+			}
+			tt.trials = trials
 			for i := range tt.trials {
 				ty.trial(t, randomCulprit(tt.n, 0.015, tt.step, 1<<20+uint64(i)), Options{})
 			}

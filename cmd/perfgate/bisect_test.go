@@ -401,7 +401,7 @@ func TestBisectUsageErrors(t *testing.T) {
 		{"same commit", full("--bad", shas[0], "--stored"), "are the same commit"},
 		{"good after bad", base("--good", shas[5], "--bad", shas[2], "--metric", "m", "--name", "s", "--stored"), "is not an ancestor"},
 		{"stored without history", full("--stored"), "there is no history"},
-		{"end runs", full("--run", "x", "--end-runs", "1"), "at least 2 runs"},
+		{"end runs", full("--run", "x", "--end-runs", "0"), "at least 1 run"},
 		{"metric not printed", full("--run", benchCmd, "--metric", "p99_itl_ms"), `: no metric "p99_itl_ms"`},
 		{"nothing printed", full("--run", "true"), "no result block found"},
 	}
@@ -624,8 +624,8 @@ func TestBisectSIGINT(t *testing.T) {
 	// the interrupted one.
 	stdout, _, _ := runCLI(t, "", "--db", db, "export")
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) < 4 {
-		t.Errorf("%d runs stored, want the runs of the ends (at least 4):\n%s", len(lines), stdout)
+	if len(lines) < 2 {
+		t.Errorf("%d runs stored, want the runs of the ends (at least 2):\n%s", len(lines), stdout)
 	}
 	for _, l := range lines {
 		if !strings.Contains(l, shas[0]) && !strings.Contains(l, shas[rangeLen]) {

@@ -55,7 +55,7 @@ func bisectCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "threshold", Value: "0", Usage: "smallest change between good and bad that counts, in `PERCENT` (e.g. 5%)"},
 			&cli.IntFlag{Name: "max-runs", Usage: "run budget `N`", DefaultText: "10 + 3*log2(commits)"},
 			&cli.StringFlag{Name: "confidence", Value: "0.95", Usage: "stop when one commit has posterior probability `P` (0.95 or 95%)"},
-			&cli.IntFlag{Name: "end-runs", Value: bisect.DefaultEndRuns, Usage: "runs `N` of each end before the search starts (more when the step is small)"},
+			&cli.IntFlag{Name: "end-runs", Value: bisect.DefaultEndRuns, Usage: "runs `N` of each end before the search starts (more while the step is not established)"},
 			&cli.BoolFlag{Name: "skip-failures", Usage: "skip commits where CMD fails or prints no result, instead of stopping"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`: stored results must match it, new ones get it; repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of CMD: " + strings.Join(ingest.Formats(), ", ")},
@@ -171,8 +171,8 @@ func runBisect(c *cli.Context, e *env) error {
 	if c.Int("max-runs") < 0 {
 		return usageErrorf("--max-runs %d: the run budget must be positive; omit it for the default, 10 + 3*log2(commits)", c.Int("max-runs"))
 	}
-	if c.Int("end-runs") < 2 {
-		return usageErrorf("--end-runs %d: each end needs at least 2 runs to measure the noise", c.Int("end-runs"))
+	if c.Int("end-runs") < 1 {
+		return usageErrorf("--end-runs %d: each end needs at least 1 run", c.Int("end-runs"))
 	}
 	if mr := c.Int("max-runs"); mr > 0 && mr <= 2*c.Int("end-runs") && !stored {
 		return usageErrorf("--max-runs %d leaves no run for the search after %d runs of each end (--end-runs); give it at least %d", mr, c.Int("end-runs"), 2*c.Int("end-runs")+1)

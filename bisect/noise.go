@@ -1,0 +1,120 @@
+package bisect
+
+import (
+	"math"
+	"sort"
+
+	"github.com/perfgate/perfgate/internal/robust"
+)
+
+// shape is the form of one run's deviation from its commit's level: a
+// Gaussian core of standard deviation sigma (the noise grid's), a second
+// mode (a share of the runs shifted by a learned amount: a GPU that
+// throttles, a noisy neighbour on the machine, a cache that is cold one
+// run in five) and a broad component of wild runs (a Cauchy density ten
+// core standard deviations wide). Real benchmark noise has both: the
+// histories in ../shared/realnoise have 5-30% of their points beyond four
+// robust standard deviations, and some are bimodal.
+//
+// A single Gaussian (or t) likelihood judges a slow run of a good commit,
+// 10% above the good level, as a run of the bad level 12% above it, and
+// is sure of it; with the second mode learned, the run is ambiguous, the
+// commit stays near one half and is measured again.
+type shape struct {
+	core, mode, wild float64 // weights, summing to 1
+	shift            float64 // centre of the second mode, on the model's scale
+	spread           float64 // its own spread, added to the core's in quadrature
+}
+
+// Weights of the wild runs: wildPrior pseudo-runs of the wild kind among
+// wildPrior+wildPseudo, so a handful of clean runs leaves room for a wild
+// one, and a long clean history little.
+const (
+	wildPrior  = 1.0
+	wildPseudo = 24.0
+	wildScale  = 10.0 // the Cauchy scale, in core standard deviations
+	// modeZ is how far from its level, in robust standard deviations of
+	// the residuals, a run must lie to count towards the second mode or
+	// the wild runs.
+	modeZ = 4.5
+)
+
+// defaultShape is the shape before any residual is seen.
+func defaultShape() shape {
+	w := wildPrior / (wildPrior + wildPseudo)
+	return shape{core: 1 - w, wild: w}
+}
+
+// fitShape learns the shape from residuals (runs minus their level, on
+// the model's scale: the ends, the commits settled on one side, the
+// stored history's repeats) with core noise sigma. The runs beyond modeZ
+// robust standard deviations on the side that holds more of them form the
+// second mode: its weight is their share (with half a run of prior), its
+// shift their median. The others count as wild runs.
+func fitShape(res []float64, sigma float64) shape {
+	n := len(res)
+	if n == 0 || sigma <= 0 {
+		return defaultShape()
+	}
+	scale := sigma
+	if n >= 5 {
+		abs := make([]float64, n)
+		for i, r := range res {
+			abs[i] = math.Abs(r)
+		}
+		if s := madToSigma * robust.Median(abs); s > 0 {
+			scale = math.Min(scale, s)
+		}
+	}
+	var pos, neg []float64
+	for _, r := range res {
+		switch {
+		case r > modeZ*scale:
+			pos = append(pos, r)
+		case r < -modeZ*scale:
+			neg = append(neg, r)
+		}
+	}
+	side, other := pos, neg
+	if len(neg) > len(pos) {
+		side, other = neg, pos
+	}
+	sh := shape{}
+	sh.wild = (wildPrior + float64(len(other))) / (wildPseudo + wildPrior + float64(n))
+	if len(side) > 0 {
+		sort.Float64s(side)
+		sh.shift = robust.Median(side)
+		sh.mode = (float64(len(side)) + 0.5) / (float64(n) + 1)
+		if len(side) >= 2 {
+			sh.spread = (side[len(side)-1] - side[0]) / 2
+		} else {
+			sh.spread = scale
+		}
+	} else {
+		sh.wild = (wildPrior + float64(len(other))) / (wildPseudo + wildPrior + float64(n))
+	}
+	sh.mode = math.Min(sh.mode, 0.5)
+	sh.core = 1 - sh.mode - sh.wild
+	return sh
+}
+
+// logDensity returns the log-density of a deviation r from the level
+// under core noise sigma.
+func (sh shape) logDensity(r, sigma float64) float64 {
+	z := r / sigma
+	d := sh.core * math.Exp(-z*z/2) / sigma
+	if sh.mode > 0 {
+		s2 := math.Sqrt(sigma*sigma + sh.spread*sh.spread)
+		z2 := (r - sh.shift) / s2
+		d += sh.mode * math.Exp(-z2*z2/2) / s2
+	}
+	w := wildScale * sigma
+	d += sh.wild * math.Sqrt(2*math.Pi) / (math.Pi * w * (1 + (r/w)*(r/w)))
+	return math.Log(d)
+}
+
+// irregular tells whether the runs showed noise beyond the Gaussian core:
+// a second mode, or more wild runs than the prior's.
+func (sh shape) irregular() bool {
+	return sh.mode > 0 || sh.wild > wildPrior/(wildPrior+wildPseudo)+1e-9
+}
