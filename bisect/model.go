@@ -17,16 +17,16 @@ import (
 //
 // The two levels are measured at the ends, then refined with the commits
 // that other commits settle on either side (medians throughout), first
-// with a cheap posterior that plugs them in (a value counts with a
-// Student-t density, maxNu degrees of freedom, around either level, its
-// scale widened by the uncertainty of the level's median). The posterior
+// with a cheap posterior that plugs them in (a value counts with the
+// learned noise shape, see noise.go, around either level, its scale
+// widened by the uncertainty of the level's median). The posterior
 // the search acts on then integrates both levels out (marginalRow): the
 // likelihood of culprit k is the integral, over a flat prior on each level,
-// of the t densities of every value before k around the good level and
+// of the shape's densities of every value before k around the good level and
 // from k on around the bad one. A plugged-in level that is off by its
 // standard error moves every commit's evidence the same way, which the
-// widened scale cannot express. The heavy tails mean that one wild run far
-// from both levels carries little evidence, and the commit is measured
+// widened scale cannot express. The shape's wild component means that one
+// run far from both levels carries little evidence, and the commit is measured
 // again instead of deciding the search.
 //
 // The noise is not plugged in but averaged over (see build), so that a

@@ -199,7 +199,7 @@ func TestBisectRunEndToEnd(t *testing.T) {
 			if bj.Confidence < 0.95 || bj.Runs < 6 || bj.Runs > bj.Budget || bj.Regression == nil || !*bj.Regression {
 				t.Errorf("confidence %v runs %d of %d regression %v", bj.Confidence, bj.Runs, bj.Budget, bj.Regression)
 			}
-			for _, want := range []string{"perfgate: bisect: run 1 of 28", "elapsed", "the good end"} {
+			for _, want := range []string{"perfgate: bisect: run 1 of 36", "elapsed", "the good end"} {
 				if !strings.Contains(stderr, want) {
 					t.Errorf("progress on stderr lacks %q:\n%s", want, stderr)
 				}

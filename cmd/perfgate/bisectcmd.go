@@ -53,7 +53,7 @@ func bisectCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "run", Usage: "shell command `CMD` that runs the benchmark in the commit's checkout"},
 			&cli.BoolFlag{Name: "stored", Usage: "no runs: search the stored results alone"},
 			&cli.StringFlag{Name: "threshold", Value: "0", Usage: "smallest change between good and bad that counts, in `PERCENT` (e.g. 5%)"},
-			&cli.IntFlag{Name: "max-runs", Usage: "run budget `N`", DefaultText: "10 + 3*log2(commits)"},
+			&cli.IntFlag{Name: "max-runs", Usage: "run budget `N`", DefaultText: "12 + 4*log2(commits)"},
 			&cli.StringFlag{Name: "confidence", Value: "0.95", Usage: "stop when one commit has posterior probability `P` (0.95 or 95%)"},
 			&cli.IntFlag{Name: "end-runs", Value: bisect.DefaultEndRuns, Usage: "runs `N` of each end before the search starts (more while the step is not established)"},
 			&cli.BoolFlag{Name: "skip-failures", Usage: "skip commits where CMD fails or prints no result, instead of stopping"},
@@ -169,7 +169,7 @@ func runBisect(c *cli.Context, e *env) error {
 		return err
 	}
 	if c.Int("max-runs") < 0 {
-		return usageErrorf("--max-runs %d: the run budget must be positive; omit it for the default, 10 + 3*log2(commits)", c.Int("max-runs"))
+		return usageErrorf("--max-runs %d: the run budget must be positive; omit it for the default, 12 + 4*log2(commits)", c.Int("max-runs"))
 	}
 	if c.Int("end-runs") < 1 {
 		return usageErrorf("--end-runs %d: each end needs at least 1 run", c.Int("end-runs"))
