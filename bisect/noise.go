@@ -37,6 +37,9 @@ const (
 	// the residuals, a run must lie to count towards the second mode or
 	// the wild runs.
 	modeZ = 4.5
+	// minShapeRuns is how many residuals the shape needs before it is
+	// learned: fewer cannot tell a mode from the spread.
+	minShapeRuns = 5
 )
 
 // defaultShape is the shape before any residual is seen.
@@ -48,30 +51,46 @@ func defaultShape() shape {
 // fitShape learns the shape from residuals (runs minus their level, on
 // the model's scale: the ends, the commits settled on one side, the
 // stored history's repeats) with core noise sigma. The runs beyond modeZ
-// robust standard deviations on the side that holds more of them form the
+// standard deviations on the side that holds more of them form the
 // second mode: its weight is their share (with half a run of prior), its
 // shift their median. The others count as wild runs.
 func fitShape(res []float64, sigma float64) shape {
 	n := len(res)
-	if n == 0 || sigma <= 0 {
+	if n < minShapeRuns || sigma <= 0 {
 		return defaultShape()
 	}
-	scale := sigma
-	if n >= 5 {
-		abs := make([]float64, n)
-		for i, r := range res {
-			abs[i] = math.Abs(r)
+	// The core: the shortest interval that holds half of the residuals
+	// (the shorth), robust to a second mode that holds up to half of the
+	// runs, where the median absolute deviation is not. Its centre is the
+	// core's, its width the core's scale (a normal's shortest half spans
+	// +-0.674 standard deviations). The zeros that a level which is the
+	// median of an odd number of runs leaves are left out.
+	var rs []float64
+	for _, r := range res {
+		if math.Abs(r) > 1e-12 {
+			rs = append(rs, r)
 		}
-		if s := madToSigma * robust.Median(abs); s > 0 {
-			scale = math.Min(scale, s)
+	}
+	centre, scale := 0.0, sigma
+	if len(rs) >= minShapeRuns {
+		sort.Float64s(rs)
+		h := (len(rs) + 1) / 2
+		best := math.Inf(1)
+		for i := 0; i+h-1 < len(rs); i++ {
+			if w := rs[i+h-1] - rs[i]; w < best {
+				best, centre = w, (rs[i+h-1]+rs[i])/2
+			}
+		}
+		if best > 0 {
+			scale = best / (2 * 0.6745)
 		}
 	}
 	var pos, neg []float64
 	for _, r := range res {
 		switch {
-		case r > modeZ*scale:
+		case r-centre > modeZ*scale:
 			pos = append(pos, r)
-		case r < -modeZ*scale:
+		case r-centre < -modeZ*scale:
 			neg = append(neg, r)
 		}
 	}

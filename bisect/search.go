@@ -422,8 +422,9 @@ func (s *searcher) outOfRuns(res *Result, p *posterior) {
 // -1. When the runs show noise that is not one Gaussian (a second mode, or
 // wild runs: the learned shape has either), a single run can pass for the
 // other level, so the culprit and the last measured commit before it each
-// need two runs before the confidence is trusted: a slow run of a good
-// commit would otherwise name it. Clean noise costs no run here.
+// need two runs, and each end three, before the confidence is trusted: a
+// slow run of a good commit would otherwise name it. Clean noise costs no
+// run here.
 func (s *searcher) confirm(p *posterior, k int) int {
 	if s.m == nil || !p.shape.irregular() {
 		return -1
@@ -437,8 +438,20 @@ func (s *searcher) confirm(p *posterior, k int) int {
 			return i
 		}
 	}
+	// The levels come from the ends' medians first: with a second mode,
+	// one run of an end may sit in it and put that level where the other
+	// end's runs fall.
+	for _, i := range []int{0, s.smp.n} {
+		if len(s.smp.values[i]) < confirmEndRuns {
+			return i
+		}
+	}
 	return -1
 }
+
+// confirmEndRuns is how many values each end needs before a culprit is
+// named when the noise is irregular.
+const confirmEndRuns = 3
 
 // pick returns the commit to measure next: the testable intermediate
 // commit whose "bad" probability is nearest one half, or -1 when no such

@@ -22,6 +22,8 @@ type simulation struct {
 	// noise draws one run's deviation from its level on the log scale in
 	// place of the Gaussian of standard deviation sigma (nil: Gaussian).
 	noise func(r *rand.Rand) float64
+	// known are values stored before the search (not counted as runs).
+	known map[int][]float64
 	rng   *rand.Rand
 	runs  int
 }
@@ -46,7 +48,7 @@ type tally struct{ trials, right, found, wrong, runs int }
 // trial runs one Search over sm and counts its outcome.
 func (ty *tally) trial(tb testing.TB, sm *simulation, opts Options) *Result {
 	tb.Helper()
-	res, err := Search(context.Background(), sm.n, nil, sm, opts)
+	res, err := Search(context.Background(), sm.n, sm.known, sm, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
