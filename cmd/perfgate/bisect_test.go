@@ -512,7 +512,8 @@ func TestBisectStepExitCodes(t *testing.T) {
 		{"bad flag", 10, []string{"bisect-step", "--frobnicate"}, 255, "frobnicate"},
 		{"baseline good", 10, withBaseline, 0, "against 498"},
 		{"baseline bad", 35, withBaseline, 1, "against 498"},
-		{"baseline without results", 10, append(append([]string{}, withBaseline[:len(withBaseline)-4]...), "--baseline", shas[1], "--run", benchCmd), 255, "has no stored serving results"},
+		{"baseline without results", 10, append(append([]string{}, withBaseline[:len(withBaseline)-4]...), "--baseline", shas[1], "--run", benchCmd), 0, "measuring " + shas[1][:7] + " once"},
+		{"baseline without results, failing there", 10, append(append([]string{}, withBaseline[:len(withBaseline)-4]...), "--baseline", shas[40], "--run", benchCmd), 255, "measuring it failed"},
 		{"unknown direction", 10, append(append([]string{}, step...), "--metric", "mystery_score"), 255, "pass --direction lower"},
 	}
 	for _, tt := range tests {

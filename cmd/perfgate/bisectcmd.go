@@ -223,6 +223,10 @@ func runBisect(c *cli.Context, e *env) error {
 	}
 	var m bisect.Measurer
 	if !stored {
+		var note string
+		if cmdline, note = localScript(repo, cmdline, shas[0], shas[len(shas)-1]); note != "" {
+			fmt.Fprintf(e.stderr, "perfgate: bisect: %s\n", note)
+		}
 		live := io.Writer(nil)
 		if c.Bool("verbose") {
 			live = e.stderr
@@ -733,7 +737,7 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 		return 0, err
 	}
 	defer repo.Close()
-	ref, err := stepReference(c, repo, sp)
+	ref, err := stepReference(c, e, repo, sp, argv)
 	if err != nil {
 		return 0, err
 	}
@@ -816,7 +820,7 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 }
 
 // stepReference is the good value bisect-step compares with.
-func stepReference(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec) (float64, error) {
+func stepReference(c *cli.Context, e *env, repo *gitrepo.Repo, sp bisectSpec, argv []string) (float64, error) {
 	if s := c.String("reference"); s != "" {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil || v <= 0 || math.IsInf(v, 0) {
@@ -834,7 +838,7 @@ func stepReference(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec) (float64, 
 		return 0, stepConfigErrorf("%v", err)
 	}
 	if len(known[0]) == 0 {
-		return 0, stepConfigErrorf("--baseline %s has no stored %s results with %s; run or ingest the benchmark there first, or pass --reference VALUE", rev, sp.name, sp.metric.Name)
+		return baselineFallback(c, e, repo, sp, rev, sha, argv)
 	}
 	return medianOf(known[0]), nil
 }
