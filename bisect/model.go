@@ -286,7 +286,7 @@ func (s *sample) posterior() (*posterior, bool) {
 		return p, false
 	}
 	p.goodN, p.badN = len(ys[0]), len(ys[s.n])
-	p.good, p.bad = robust.Median(ys[0]), robust.Median(ys[s.n])
+	p.good, p.bad = level(ys[0]), level(ys[s.n])
 	p.build(false)
 	// Refine the levels with the commits that are settled on one side by
 	// another commit: one before a commit that is good with 99% is good,
@@ -299,7 +299,7 @@ func (s *sample) posterior() (*posterior, bool) {
 			break
 		}
 		p.goodN, p.badN = len(good), len(bad)
-		p.good, p.bad = robust.Median(good), robust.Median(bad)
+		p.good, p.bad = level(good), level(bad)
 		p.build(false)
 	}
 	// Learn the noise's shape from the runs whose level is known, and
@@ -314,7 +314,9 @@ func (s *sample) posterior() (*posterior, bool) {
 		}
 		hist = append(hist, hy)
 	}
-	p.shape = fitShape(p.residuals(hist), p.noise.sigma)
+	res := p.residuals(hist)
+	p.shape = fitShape(res, p.noise.sigma)
+	p.shape.countHidden(p.ys, p.good, p.bad, p.noise.sigma, len(res))
 	p.build(false)
 	p.build(true)
 	return p, true
@@ -326,16 +328,29 @@ func (s *sample) posterior() (*posterior, bool) {
 func (p *posterior) residuals(history [][]float64) []float64 {
 	var res []float64
 	lastGood, firstBad := p.settledBounds()
+	// Each side's level from every run settled on it, the commits next to
+	// the step included (with few runs a side's median sits between its
+	// modes, and a run of the second mode would not stand out).
+	var gs, bs []float64
+	for i, y := range p.ys {
+		switch {
+		case i == 0 || (i <= lastGood && i < p.n):
+			gs = append(gs, y...)
+		case i == p.n || i >= firstBad:
+			bs = append(bs, y...)
+		}
+	}
+	good, bad := level(gs), level(bs)
 	for i, y := range p.ys {
 		switch {
 		case len(y) == 0:
 		case i == 0 || i <= lastGood:
 			for _, v := range y {
-				res = append(res, v-p.good)
+				res = append(res, v-good)
 			}
 		case i == p.n || i >= firstBad:
 			for _, v := range y {
-				res = append(res, v-p.bad)
+				res = append(res, v-bad)
 			}
 		default:
 			// An unsettled commit: from the nearer level. A slow run of a

@@ -85,12 +85,16 @@ func fitShape(res []float64, sigma float64) shape {
 			scale = best / (2 * 0.6745)
 		}
 	}
+	// A scale from few residuals is itself uncertain: the bar is higher
+	// while they are few, so that a handful of Gaussian runs does not make
+	// up a mode.
+	bar := modeZ * scale * (1 + 2/math.Sqrt(float64(max(len(rs), 1))))
 	var pos, neg []float64
 	for _, r := range res {
 		switch {
-		case r-centre > modeZ*scale:
+		case r-centre > bar:
 			pos = append(pos, r)
-		case r-centre < -modeZ*scale:
+		case r-centre < -bar:
 			neg = append(neg, r)
 		}
 	}
@@ -136,4 +140,50 @@ func (sh shape) logDensity(r, sigma float64) float64 {
 // a second mode, or more wild runs than the prior's.
 func (sh shape) irregular() bool {
 	return sh.mode > 0 || sh.wild > wildPrior/(wildPrior+wildPseudo)+1e-9
+}
+
+// level is where a side's runs centre: the middle of their shortest half
+// (the shorth) from five runs on, which a second mode holding a fifth or
+// more of them does not drag towards itself as it drags the median;
+// the median below that.
+func level(ys []float64) float64 {
+	if len(ys) < 5 {
+		return robust.Median(ys)
+	}
+	s := append([]float64(nil), ys...)
+	sort.Float64s(s)
+	h := (len(s) + 1) / 2
+	best, centre := math.Inf(1), robust.Median(s)
+	for i := 0; i+h-1 < len(s); i++ {
+		if w := s[i+h-1] - s[i]; w < best {
+			best, centre = w, robust.Median(s[i:i+h])
+		}
+	}
+	return centre
+}
+
+// countHidden adds to the second mode's weight the runs it may hide: a
+// run of the good level in the second mode can sit where the bad level's
+// runs do (a GPU that throttles by about the step), and then it counts as
+// a bad run, not as a residual of the mode. Every run within two spreads
+// of good+shift and of bad (or of bad+shift and good) counts half, over
+// the n residuals the weight was learned from.
+func (sh *shape) countHidden(ys [][]float64, good, bad, sigma float64, n int) {
+	if sh.mode <= 0 || n == 0 {
+		return
+	}
+	s2 := math.Sqrt(sigma*sigma + sh.spread*sh.spread)
+	hidden := 0.0
+	for _, y := range ys {
+		for _, v := range y {
+			near := func(a, b float64) bool { return math.Abs(v-a) < 2*s2 && math.Abs(v-b) < 2*s2 }
+			if near(good+sh.shift, bad) || near(bad+sh.shift, good) {
+				hidden += 0.5
+			}
+		}
+	}
+	seen := sh.mode*(float64(n)+1) - 0.5
+	mode := math.Min((seen+hidden+0.5)/(float64(n)+1), 0.5)
+	sh.core -= mode - sh.mode
+	sh.mode = mode
 }

@@ -1,6 +1,7 @@
 package bisect
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -67,8 +68,8 @@ var issueScenarios = []scenario{
 		minRight: 0.99, maxRuns: 13, wantRight: 0.99, wantRuns: 11},
 	{name: "200 commits, 8% step, 2% Gaussian noise", n: 200, step: 0.08, sigma: 0.02, noise: gaussian(0.02),
 		minRight: 0.98, maxRuns: 20, wantRight: 0.99},
-	{name: "48 commits, 12% step, ±1.5% uniform noise, 20% of runs 10% slow", n: 48, step: 0.12, sigma: 0.015 / math.Sqrt(3), noise: bimodal(uniform(0.015), 0.2, 0.10)},
-	{name: "the same, 10 stored runs of the good end", n: 48, step: 0.12, sigma: 0.015 / math.Sqrt(3), noise: bimodal(uniform(0.015), 0.2, 0.10), storedGood: 10, maxWrong: 0.08},
+	{name: "48 commits, 12% step, ±1.5% uniform noise, 20% of runs 10% slow", n: 48, step: 0.12, sigma: 0.015 / math.Sqrt(3), noise: bimodal(uniform(0.015), 0.2, 0.10), maxWrong: 0.08},
+	{name: "the same, 10 stored runs of the good end", n: 48, step: 0.12, sigma: 0.015 / math.Sqrt(3), noise: bimodal(uniform(0.015), 0.2, 0.10), storedGood: 10},
 }
 
 // sim returns the scenario's simulation for one seeded trial, the culprit
@@ -274,6 +275,11 @@ func TestIssueScenarios(t *testing.T) {
 	}
 }
 
+var (
+	scenarioSeed   = flag.Uint64("scenario-seed", 0, "first seed of BenchmarkIssueScenarios' trials")
+	scenarioTrials = flag.Int("scenario-trials", 100, "trials per scenario of BenchmarkIssueScenarios")
+)
+
 // BenchmarkIssueScenarios prints issue 15's table: each scenario's
 // accuracy, mean runs and calibration (found at 95% and wrong among them)
 // next to git bisect with one run a step and with the median of three
@@ -281,18 +287,21 @@ func TestIssueScenarios(t *testing.T) {
 // all five. It ignores b.N (one pass of 100 trials per scenario):
 //
 //	go test ./bisect -run '^$' -bench IssueScenarios -benchtime 1x -v
+//
+// -args -scenario-seed S -scenario-trials T replays other seeds (the
+// tests' are 0-99), to check that the figures are not the luck of those.
 func BenchmarkIssueScenarios(b *testing.B) {
-	const trials = 100
+	trials, seed0 := *scenarioTrials, *scenarioSeed
 	rl := newReliability()
 	var rows []string
 	for _, sc := range issueScenarios {
-		st := runScenario(b, sc, trials, 0, Options{})
+		st := runScenario(b, sc, trials, seed0, Options{})
 		for _, o := range st.outcomes {
 			rl.addOutcome(o)
 		}
 		found, wrong := st.found()
-		c1 := runBaseline(sc, trials, 0, 1)
-		c3 := runBaseline(sc, trials, 0, 3)
+		c1 := runBaseline(sc, trials, seed0, 1)
+		c3 := runBaseline(sc, trials, seed0, 3)
 		target := ""
 		if sc.wantRight > 0 {
 			target = fmt.Sprintf("%.0f%%", 100*sc.wantRight)
