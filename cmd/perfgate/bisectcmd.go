@@ -647,7 +647,7 @@ func bisectStepCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "metric", Usage: "the `METRIC` to judge, by name or label (required)"},
 			&cli.StringFlag{Name: "threshold", Usage: "how much worse than the reference is bad, in `PERCENT`, e.g. 6% (required; half the regression you chase is a good choice)"},
 			&cli.StringFlag{Name: "reference", Usage: "the good `VALUE` of the metric"},
-			&cli.StringFlag{Name: "baseline", Usage: "take the reference from the stored results of this `REV` (their median)"},
+			&cli.StringFlag{Name: "baseline", Usage: "take the reference from the stored results of this `REV` (their median); without any, measure it once in a temporary checkout"},
 			&cli.StringFlag{Name: "direction", Usage: "which way is better, lower or higher (default: the metric's own)"},
 			&cli.StringFlag{Name: "run", Usage: "shell command `CMD` that runs the benchmark (or give it after --)"},
 			&cli.BoolFlag{Name: "skip-failures", Usage: "exit 125 instead of 255 when the command fails or prints no result"},
