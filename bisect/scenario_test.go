@@ -263,12 +263,16 @@ func TestIssueScenarios(t *testing.T) {
 				t.Errorf("mean runs %.2f, want at most %g", st.meanRuns(), sc.maxRuns)
 			}
 			// At most 5% wrong among the found ones, with one wrong
-			// answer allowed in a small sample (-short).
+			// answer allowed in any sample and two in -short's.
 			maxWrong := 0.05
 			if sc.maxWrong > 0 {
 				maxWrong = sc.maxWrong
 			}
-			if float64(wrong) > math.Max(maxWrong*float64(found), 1) {
+			allowed := math.Max(maxWrong*float64(found), 1)
+			if testing.Short() {
+				allowed = math.Max(allowed, 2) // 30 trials: one unlucky answer more
+			}
+			if float64(wrong) > allowed {
 				t.Errorf("%d of %d answers given as found are wrong, want at most %.0f%%", wrong, found, 100*maxWrong)
 			}
 		})

@@ -518,7 +518,8 @@ func TestSearchIntermediateLevel(t *testing.T) {
 // TestSearchCalibration checks that the stated confidence holds where it
 // is hardest to earn: at a step of 2 noise standard deviations, at most 5%
 // of the commits named at 95% may be wrong (pooled over the rows of that
-// step, about 200 named commits; 4 standard deviations must stay near 0).
+// step, about 200 named commits; 4 standard deviations must stay near 0;
+// -short halves the trials).
 // The trials are seeded apart from BenchmarkSearch's (docs/bisect.md has
 // its full table). minFound and minAcc keep the search from passing by
 // never claiming 95%.
@@ -531,9 +532,9 @@ func TestSearchCalibration(t *testing.T) {
 		minFound float64 // of all trials
 		minAcc   float64 // right among all trials, best guesses included
 	}{
-		{n: 64, step: 2, trials: 400, minFound: 0.30, minAcc: 0.55},
-		{n: 256, step: 2, trials: 150, minFound: 0.30, minAcc: 0.55},
-		{n: 256, step: 4, trials: 100, minFound: 0.95, minAcc: 0.97},
+		{n: 64, step: 2, trials: 240, minFound: 0.30, minAcc: 0.55},
+		{n: 256, step: 2, trials: 90, minFound: 0.30, minAcc: 0.55},
+		{n: 256, step: 4, trials: 60, minFound: 0.95, minAcc: 0.97},
 	}
 	maxWrong := map[float64]float64{2: 0.05, 4: 0.02}
 	pools := map[float64]*pool{}
