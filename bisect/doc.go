@@ -60,6 +60,11 @@
 //     Untestable, with the range, as git bisect's "only skipped commits
 //     left".
 //
+// The noise's shape (noise.go) is learned from the runs whose level is
+// known and from Options.History: stored runs of the same benchmark and
+// setup at commits outside the range, whose spread around each commit's
+// median shows a second mode before the search's own runs do.
+//
 // Values already stored for a commit are part of the sample from the
 // start and cost no run: a commit is run only when the search needs more
 // values there than the history holds (the ends at least EndRuns).

@@ -75,6 +75,12 @@ type Options struct {
 	// Alpha is the significance level at which the ends must differ
 	// (default 0.01).
 	Alpha float64
+	// History holds runs of the same benchmark, metric and testbed at
+	// commits outside the range, one slice per commit: their spread
+	// around each commit's median teaches the noise's shape (a second
+	// mode, wild runs; see noise.go) before the search has runs of its
+	// own. Their levels are not used; slices of one run teach nothing.
+	History [][]float64
 	// Progress, when set, is called before and after every run.
 	Progress func(Progress)
 }
@@ -212,7 +218,7 @@ func Search(ctx context.Context, n int, known map[int][]float64, m Measurer, opt
 	}
 	s := &searcher{
 		ctx: ctx, m: m, opts: opts,
-		smp:    sample{n: n, values: make([][]float64, n+1), skipped: make([]bool, n+1), stops: m != nil},
+		smp:    sample{n: n, values: make([][]float64, n+1), skipped: make([]bool, n+1), stops: m != nil, history: opts.History},
 		stored: make([]int, n+1), runs: make([]int, n+1), skip: make([]string, n+1),
 	}
 	for i, vs := range known {

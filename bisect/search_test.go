@@ -573,3 +573,45 @@ func TestSearchCalibration(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchHistoryShape checks that stored runs outside the range teach
+// the noise's second mode: with a history whose repeats show one run in
+// five 10% slow, the posterior's shape has that mode before any run of the
+// range is slow, and a slow run of a good commit next to the step is
+// ambiguous (and will be run again) instead of counting as a bad one.
+func TestSearchHistoryShape(t *testing.T) {
+	rng := newSimulation(1, 1, 0.005, 0, 14).rng
+	var history [][]float64
+	for c := range 8 {
+		var h []float64
+		for j := range 5 {
+			v := 100 * math.Exp(0.005*rng.NormFloat64())
+			if (c*5+j)%5 == 0 {
+				v *= 1.10
+			}
+			h = append(h, v)
+		}
+		history = append(history, h)
+	}
+	smp := sample{n: 20, values: make([][]float64, 21), skipped: make([]bool, 21), stops: true}
+	smp.values[0] = []float64{100.2}
+	smp.values[20] = []float64{112.1}
+	smp.values[5] = []float64{99.8}
+	smp.values[10] = []float64{110.4} // a slow run of a good commit, or a bad one?
+	smp.values[15] = []float64{111.7}
+	without, _ := smp.posterior()
+	smp.history = history
+	with, ok := smp.posterior()
+	if !ok {
+		t.Fatal("no posterior")
+	}
+	if with.shape.mode < 0.1 || math.Abs(with.shape.shift-math.Log(1.10)) > 0.02 {
+		t.Errorf("shape %+v, want a mode of about 20%% at +%.3f", with.shape, math.Log(1.10))
+	}
+	if without.shape.mode != 0 {
+		t.Errorf("shape without history %+v, want no mode", without.shape)
+	}
+	if pb, pw := with.pBad(10), without.pBad(10); pb > 0.7 || pw-pb < 0.2 {
+		t.Errorf("P(commit 10 bad) = %.3f with the history, %.3f without: want near one half with it, and well below without", pb, pw)
+	}
+}

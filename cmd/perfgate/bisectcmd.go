@@ -220,6 +220,7 @@ func runBisect(c *cli.Context, e *env) error {
 	opts := bisect.Options{
 		Confidence: confidence, MaxRuns: c.Int("max-runs"), EndRuns: c.Int("end-runs"), Threshold: threshold,
 		Progress: progressPrinter(e, commits, sp, start),
+		History:  historyShape(c, e, repo, sp, shas),
 	}
 	var m bisect.Measurer
 	if !stored {

@@ -201,3 +201,63 @@ func baselineFallback(c *cli.Context, e *env, repo *gitrepo.Repo, sp bisectSpec,
 	fmt.Fprintf(e.stderr, "perfgate: bisect-step: --baseline %s: %s %s, %s\n", rev, sp.metric.Name, strconv.FormatFloat(v, 'g', 6, 64), stored)
 	return v, nil
 }
+
+// historyShape returns the stored runs of the benchmark at commits outside
+// the searched range (shas), one slice per commit with two runs or more,
+// made in a clean tree with the metric and the --label setup (nil when
+// several setups are stored): their spread teaches the search the noise's
+// shape (bisect.Options.History). A history that cannot be read gives
+// nil; the search does without.
+func historyShape(c *cli.Context, e *env, repo *gitrepo.Repo, sp bisectSpec, shas []string) [][]float64 {
+	s, err := openStore(c, repo, true)
+	if err != nil || s == nil {
+		return nil
+	}
+	defer s.Close()
+	commits, err := s.Commits(sp.name)
+	if err != nil {
+		return nil
+	}
+	inRange := make(map[string]bool, len(shas))
+	for _, sha := range shas {
+		inRange[sha] = true
+	}
+	var outside []string
+	for _, sha := range commits {
+		if !inRange[sha] {
+			outside = append(outside, sha)
+		}
+	}
+	runs, err := s.ByBenchmark(sp.name, outside)
+	if err != nil {
+		return nil
+	}
+	// One setup only: runs of another testbed have another noise.
+	byIdentity := map[string][][]float64{}
+	for _, sha := range outside {
+		vs := map[string][]float64{}
+		for _, r := range runs[sha] {
+			if v, ok := r.Metrics[sp.metric.Name]; ok && !r.Dirty && r.Invalid == "" && labelsMatch(r.Labels, sp.labels) {
+				id := identityKey(r.Labels)
+				vs[id] = append(vs[id], v)
+			}
+		}
+		for id, v := range vs {
+			if len(v) >= 2 {
+				byIdentity[id] = append(byIdentity[id], v)
+			}
+		}
+	}
+	if len(byIdentity) != 1 {
+		return nil
+	}
+	for _, history := range byIdentity {
+		n := 0
+		for _, h := range history {
+			n += len(h)
+		}
+		fmt.Fprintf(e.stderr, "perfgate: bisect: the noise's shape also learns from %d stored runs at %d commits outside the range\n", n, len(history))
+		return history
+	}
+	return nil
+}

@@ -82,3 +82,25 @@ func TestBisectStepBaselineFallback(t *testing.T) {
 		t.Errorf("exit %d; stderr:\n%s", code, stderr)
 	}
 }
+
+// TestBisectHistoryShape stores repeated runs at commits before --good:
+// bisect learns the noise's shape from them too, and says so.
+func TestBisectHistoryShape(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	noise(t, 23)
+	db := filepath.Join(t.TempDir(), "h.db")
+	for i, v := range []float64{498, 503, 551, 499, 502} {
+		sha := shas[1+i%2]
+		if _, stderr, code := runCLI(t, servingBlock(v, 300, 500, 0), "--repo", repo, "--db", db, "ingest", "--name", "serving", "--commit", sha, "-"); code != 0 {
+			t.Fatalf("ingest: %s", stderr)
+		}
+	}
+	bj, stderr := bisectOut(t, "--repo", repo, "--db", db, "bisect", "--good", shas[5], "--bad", "main", "--metric", "Mean TTFT",
+		"--name", "serving", "--run", benchCmd)
+	if bj.Verdict != "found" || bj.Culprit == nil || *bj.Culprit != shas[stepCommit] {
+		t.Errorf("verdict %s culprit %v, want found %s\n%s", bj.Verdict, bj.Culprit, shas[stepCommit], stderr)
+	}
+	if want := "the noise's shape also learns from 5 stored runs at 2 commits outside the range"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}
