@@ -432,10 +432,16 @@ func (s *searcher) outOfRuns(res *Result, p *posterior) {
 // slow run of a good commit would otherwise name it. Clean noise costs no
 // run here.
 func (s *searcher) confirm(p *posterior, k int) int {
-	if s.m == nil || !p.shape.irregular() {
+	if s.m == nil {
 		return -1
 	}
 	g := p.gapOf(k)
+	if i := s.leaning(p, g); i >= 0 {
+		return i
+	}
+	if !p.shape.irregular() {
+		return -1
+	}
 	for _, i := range []int{g.hi, g.lo} {
 		if i <= 0 || i >= s.smp.n || s.smp.skipped[i] {
 			continue
@@ -454,6 +460,39 @@ func (s *searcher) confirm(p *posterior, k int) int {
 	}
 	return -1
 }
+
+// leaning returns the commit either side of the culprit's gap whose side
+// rests on one run that leans towards the other level by more than
+// leanZ noise standard deviations, or -1: the one value the answer hangs
+// on is then the likeliest to be a run of a second mode that the runs so
+// far have not shown (a slow run of a good commit sits just below the bad
+// level), and one more run of it is cheap insurance.
+func (s *searcher) leaning(p *posterior, g *gap) int {
+	dir := 1.0
+	if p.bad < p.good {
+		dir = -1
+	}
+	if p.sigma <= 0 {
+		return -1
+	}
+	for _, c := range []struct {
+		i     int
+		level float64
+		sign  float64
+	}{{g.hi, p.bad, -dir}, {g.lo, p.good, dir}} {
+		if c.i <= 0 || c.i >= s.smp.n || s.smp.skipped[c.i] || len(p.ys[c.i]) != 1 {
+			continue
+		}
+		if c.sign*(p.ys[c.i][0]-c.level)/p.sigma > leanZ {
+			return c.i
+		}
+	}
+	return -1
+}
+
+// leanZ is how far towards the other level, in noise standard deviations,
+// a lone run next to the step may lie before it is run again.
+const leanZ = 1.5
 
 // confirmEndRuns is how many values each end needs before a culprit is
 // named when the noise is irregular.
