@@ -1,13 +1,13 @@
 package histsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"sort"
-	"strings"
 
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -19,29 +19,19 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	"github.com/go-git/go-git/v5/storage/memory"
-
-	"github.com/perfgate/perfgate/store"
 )
-
-// readme is the root README.md of a new data branch.
-const readme = `# perfgate history
-
-This branch holds perfgate's benchmark history, shared through git so that
-it outlives CI runs and reaches developers' machines (` + "`perfgate sync`" + `).
-It has no history in common with the code.
-
-Each run is one file, runs/<first two hex digits of the run id>/<run id>.json,
-holding the run as one line of perfgate's JSONL interchange. Files are only
-ever added; do not edit or delete them.
-`
 
 // objects collects the new objects of one commit, in memory until pushed.
 type objects struct {
 	st     *memory.Storage
 	hashes []plumbing.Hash
+	packed []byte
 }
 
 func (o *objects) put(obj plumbing.EncodedObject) (plumbing.Hash, error) {
+	if h := obj.Hash(); o.st.HasEncodedObject(h) == nil {
+		return h, nil // the same content twice
+	}
 	h, err := o.st.SetEncodedObject(obj)
 	if err == nil {
 		o.hashes = append(o.hashes, h)
@@ -86,95 +76,6 @@ func sortEntries(entries []object.TreeEntry) {
 	sort.Slice(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
 }
 
-// replace returns entries with the entry named e.Name replaced by e, or
-// added.
-func replace(entries []object.TreeEntry, e object.TreeEntry) []object.TreeEntry {
-	out := make([]object.TreeEntry, 0, len(entries)+1)
-	for _, x := range entries {
-		if x.Name != e.Name {
-			out = append(out, x)
-		}
-	}
-	return append(out, e)
-}
-
-// build makes the commit that adds runs to the branch at state.tip.
-func (s *syncer) build(state *branchState, runs []store.Run) (*objects, plumbing.Hash, error) {
-	o := &objects{st: memory.NewStorage()}
-	fail := func(err error) (*objects, plumbing.Hash, error) {
-		return nil, plumbing.ZeroHash, fmt.Errorf("building the history commit: %w", err)
-	}
-	byFan := map[string][]object.TreeEntry{}
-	var buf []byte
-	benches := map[string]bool{}
-	for i := range runs {
-		r := &runs[i]
-		buf = store.AppendJSON(buf[:0], r)
-		buf = append(buf, '\n')
-		h, err := o.blob(buf)
-		if err != nil {
-			return fail(err)
-		}
-		byFan[r.ID[:2]] = append(byFan[r.ID[:2]], object.TreeEntry{Name: r.ID + ".json", Mode: filemode.Regular, Hash: h})
-		benches[r.Benchmark] = true
-	}
-	runsEntries := append([]object.TreeEntry(nil), state.runs...)
-	fans := make([]string, 0, len(byFan))
-	for fan := range byFan {
-		fans = append(fans, fan)
-	}
-	sort.Strings(fans)
-	for _, fan := range fans {
-		entries := append(append([]object.TreeEntry(nil), state.fan[fan]...), byFan[fan]...)
-		h, err := o.tree(entries)
-		if err != nil {
-			return fail(err)
-		}
-		runsEntries = replace(runsEntries, object.TreeEntry{Name: fan, Mode: filemode.Dir, Hash: h})
-	}
-	runsTree, err := o.tree(runsEntries)
-	if err != nil {
-		return fail(err)
-	}
-	rootEntries := replace(append([]object.TreeEntry(nil), state.root...), object.TreeEntry{Name: runsDir, Mode: filemode.Dir, Hash: runsTree})
-	if state.tip.IsZero() {
-		h, err := o.blob([]byte(readme))
-		if err != nil {
-			return fail(err)
-		}
-		rootEntries = append(rootEntries, object.TreeEntry{Name: "README.md", Mode: filemode.Regular, Hash: h})
-	}
-	rootTree, err := o.tree(rootEntries)
-	if err != nil {
-		return fail(err)
-	}
-	names := make([]string, 0, len(benches))
-	for b := range benches {
-		names = append(names, b)
-	}
-	sort.Strings(names)
-	if len(names) > 10 {
-		names = append(names[:10], fmt.Sprintf("and %d more", len(benches)-10))
-	}
-	sig := s.signature()
-	c := &object.Commit{
-		Author: sig, Committer: sig, TreeHash: rootTree,
-		Message: fmt.Sprintf("perfgate: add %d runs\n\nBenchmarks: %s\n", len(runs), strings.Join(names, ", ")),
-	}
-	if !state.tip.IsZero() {
-		c.ParentHashes = []plumbing.Hash{state.tip}
-	}
-	obj := o.st.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
-		return fail(err)
-	}
-	h, err := o.put(obj)
-	if err != nil {
-		return fail(err)
-	}
-	return o, h, nil
-}
-
 // signature is the author of history commits: the repository's user when
 // git knows one, else perfgate.
 func (s *syncer) signature() object.Signature {
@@ -206,6 +107,10 @@ func (s *syncer) pushOnce(ctx context.Context, old, commit plumbing.Hash, objs *
 	if err != nil {
 		return configErrorf("remote %s: %v", s.opts.Remote, err)
 	}
+	pack, err := objs.pack()
+	if err != nil {
+		return err
+	}
 	sess, err := cl.NewReceivePackSession(ep, s.auth)
 	if err != nil {
 		return err
@@ -234,21 +139,9 @@ func (s *syncer) pushOnce(ctx context.Context, old, commit plumbing.Hash, objs *
 	}
 	req := packp.NewReferenceUpdateRequestFromCapabilities(caps)
 	req.Commands = []*packp.Command{{Name: s.branch, Old: old, New: commit}}
-	rd, wr := io.Pipe()
-	req.Packfile = rd
-	done := make(chan error, 1)
-	go func() {
-		_, err := packfile.NewEncoder(wr, objs.st, false).Encode(objs.hashes, 10)
-		wr.CloseWithError(err)
-		done <- err
-	}()
+	req.Packfile = io.NopCloser(bytes.NewReader(pack))
 	rs, err := sess.ReceivePack(ctx, req)
 	if err != nil {
-		rd.Close()
-		<-done
-		return err
-	}
-	if err := <-done; err != nil {
 		return err
 	}
 	if rs != nil {
@@ -257,15 +150,32 @@ func (s *syncer) pushOnce(ctx context.Context, old, commit plumbing.Hash, objs *
 	return nil
 }
 
+// pack encodes the objects as one pack, once for the push and the local
+// copy.
+func (o *objects) pack() ([]byte, error) {
+	if o.packed == nil {
+		var b bytes.Buffer
+		if _, err := packfile.NewEncoder(&b, o.st, false).Encode(o.hashes, 10); err != nil {
+			return nil, fmt.Errorf("packing the history objects: %w", err)
+		}
+		o.packed = b.Bytes()
+	}
+	return o.packed, nil
+}
+
 // keep writes the pushed objects to the local repository as one pack and
 // points the tracking ref at the new commit.
 func (s *syncer) keep(objs *objects, commit plumbing.Hash) error {
 	if pw, ok := s.repo.Storer.(storer.PackfileWriter); ok {
+		pack, err := objs.pack()
+		if err != nil {
+			return err
+		}
 		w, err := pw.PackfileWriter()
 		if err != nil {
 			return fmt.Errorf("writing the history objects: %w", err)
 		}
-		_, err = packfile.NewEncoder(w, objs.st, false).Encode(objs.hashes, 10)
+		_, err = w.Write(pack)
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}

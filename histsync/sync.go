@@ -1,20 +1,17 @@
 package histsync
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/perfgate/perfgate/store"
@@ -53,12 +50,19 @@ type Result struct {
 	Remote, Branch string
 	URL            string // the remote's URL, without credentials
 	Tip            string // the branch's commit after the sync; "" when it does not exist
-	OnBranch       int    // runs on the branch after the sync
+	Files          int    // files of runs on the branch after the sync
 	Pulled         int    // runs imported into the store
+	Read           int    // files of the branch read (the ones new since the last sync)
 	Pushed         int    // runs added to the branch
 	Attempts       int    // pushes tried (more than one when others pushed first)
 	Dirty          int    // dirty runs that were not pushed
-	Skipped        []string
+	Format         int    // the branch's format after the sync (0: no branch)
+	// Skipped lists files and lines of the branch that are no runs (the
+	// first 50 of SkippedTotal), as "path[:line]: why".
+	Skipped      []string
+	SkippedTotal int
+	// Warnings are about limits the branch approaches.
+	Warnings []string
 }
 
 // Errors Sync matches with errors.Is, so callers can map them.
@@ -102,11 +106,15 @@ type syncer struct {
 	track  plumbing.ReferenceName
 	branch plumbing.ReferenceName
 	helper bool // the credential helper was asked already
+	// pending holds the objects of the commit being built, which blob
+	// also reads.
+	pending *objects
+	mu      sync.Mutex // guards the Result while a pull reads and stores at once
 }
 
 // Sync pulls the data branch's runs into st and pushes st's runs to it;
 // dir is the repository (any directory of its working tree, or a bare
-// repository). st must be writable unless opts.NoPull.
+// repository). st must be writable: it also remembers what was synced.
 func Sync(ctx context.Context, dir string, st *store.Store, opts Options) (*Result, error) {
 	if opts.Remote == "" {
 		opts.Remote = DefaultRemote
@@ -154,58 +162,9 @@ func Sync(ctx context.Context, dir string, st *store.Store, opts Options) (*Resu
 
 	var backoff time.Duration = 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		tip, err := s.fetch(ctx)
-		if err != nil {
+		done, err := s.attempt(ctx, st, res, attempt)
+		if done || err != nil {
 			return res, err
-		}
-		state, err := s.read(tip)
-		if err != nil {
-			return res, err
-		}
-		res.Tip, res.OnBranch = hashString(tip), len(state.files)
-		if !opts.NoPull {
-			if err := s.pull(st, state, res); err != nil {
-				return res, err
-			}
-		}
-		if opts.NoPush {
-			return res, nil
-		}
-		runs, dirty, err := unpushed(st, state)
-		if err != nil {
-			return res, err
-		}
-		res.Dirty = dirty
-		if len(runs) == 0 {
-			return res, nil
-		}
-		objs, commit, err := s.build(state, runs)
-		if err != nil {
-			return res, err
-		}
-		res.Attempts = attempt
-		if testHookBeforePush != nil {
-			testHookBeforePush()
-		}
-		perr := s.push(ctx, tip, commit, objs)
-		if perr == nil {
-			if err := s.keep(objs, commit); err != nil {
-				return res, err
-			}
-			res.Tip, res.Pushed, res.OnBranch = commit.String(), len(runs), len(state.files)+len(runs)
-			opts.Log("pushed %d run%s to %s %s (%s)", len(runs), plural(len(runs)), opts.Remote, opts.Branch, commit.String()[:12])
-			return res, nil
-		}
-		if errors.Is(perr, ErrConfig) || isAuthError(perr) {
-			return res, perr
-		}
-		// Did another runner push first? Then fetch, merge and retry.
-		now, ferr := s.lsRemote(ctx)
-		if ferr != nil {
-			return res, ferr
-		}
-		if now == tip {
-			return res, remoteErrorf("push to %s (%s) %s failed: %v; the remote refused it (a hook or branch protection?): let this account push to %s, or sync with --pull-only. The runs stay in the local history and the next sync pushes them", opts.Remote, redactURL(s.url), opts.Branch, perr, opts.Branch)
 		}
 		if attempt >= opts.MaxAttempts {
 			return res, remoteErrorf("push to %s %s: other pushes kept arriving first (%d attempts); run perfgate sync again", opts.Remote, opts.Branch, attempt)
@@ -219,6 +178,131 @@ func Sync(ctx context.Context, dir string, st *store.Store, opts Options) (*Resu
 			return res, ctx.Err()
 		}
 	}
+}
+
+// attempt fetches, pulls and pushes once; done is false when another
+// runner pushed first and the caller should try again.
+func (s *syncer) attempt(ctx context.Context, st *store.Store, res *Result, attempt int) (done bool, err error) {
+	opts := s.opts
+	tip, err := s.fetch(ctx)
+	if err != nil {
+		return false, err
+	}
+	state, err := s.list(tip)
+	if err != nil {
+		return false, err
+	}
+	res.Tip, res.Format, res.Files = hashString(tip), state.format, len(state.files)
+	last, err := st.LastSeq()
+	if err != nil {
+		return false, fmt.Errorf("reading the history: %w", err)
+	}
+	m := s.loadMark(st, last)
+	base := map[string]plumbing.Hash{}
+	hasBase := false
+	if m.Tip != "" {
+		if b, err := s.list(plumbing.NewHash(m.Tip)); err == nil {
+			base, hasBase = b.byPath, true
+		}
+	}
+	if !hasBase {
+		m = mark{}
+	}
+	var branchIDs map[string]bool
+	before := last // runs up to here may need a push; later ones came from the branch
+	if !opts.NoPull {
+		res.Skipped, res.SkippedTotal = nil, 0
+		ids, err := s.pull(st, state, base, !hasBase, res)
+		if err != nil {
+			return false, err
+		}
+		branchIDs = ids
+		now, err := st.LastSeq()
+		if err != nil {
+			return false, fmt.Errorf("reading the history: %w", err)
+		}
+		m.addRange(last+1, now)
+		m.Tip, last = tip.String(), now
+		if tip.IsZero() {
+			m.Tip = ""
+		}
+		if err := s.saveMark(st, m); err != nil {
+			return false, err
+		}
+	}
+	if opts.NoPush {
+		return true, nil
+	}
+	var runs []store.Run
+	seqs := m.gaps(last)
+	if !hasBase {
+		// No record of earlier syncs: compare the runs stored before this
+		// sync with the whole branch, once.
+		if branchIDs == nil && before > 0 {
+			if branchIDs, err = s.branchIDs(state); err != nil {
+				return false, err
+			}
+		}
+		seqs = [][2]uint64{{1, last}}
+		if runs, res.Dirty, err = unpushed(st, 1, before, branchIDs); err != nil {
+			return false, err
+		}
+	} else {
+		res.Dirty = 0
+		for _, g := range seqs {
+			rs, dirty, err := unpushed(st, g[0], g[1], nil)
+			if err != nil {
+				return false, err
+			}
+			runs, res.Dirty = append(runs, rs...), res.Dirty+dirty
+		}
+	}
+	if len(runs) == 0 && (state.format == FormatVersion || state.format == 0) {
+		for _, g := range seqs {
+			m.addRange(g[0], g[1])
+		}
+		return true, s.saveMark(st, m)
+	}
+	objs, commit, files, warnings, err := s.build(state, runs)
+	if err != nil {
+		return false, err
+	}
+	res.Attempts = attempt
+	if testHookBeforePush != nil {
+		testHookBeforePush()
+	}
+	perr := s.push(ctx, tip, commit, objs)
+	if perr == nil {
+		if err := s.keep(objs, commit); err != nil {
+			return false, err
+		}
+		res.Warnings = append(res.Warnings, warnings...)
+		for _, w := range warnings {
+			opts.Log("warning: %s", w)
+		}
+		res.Tip, res.Pushed, res.Format, res.Files = commit.String(), len(runs), FormatVersion, files
+		for _, g := range seqs {
+			m.addRange(g[0], g[1])
+		}
+		if m.Tip == tip.String() {
+			// The store had every run of tip: it has every run of commit.
+			m.Tip = commit.String()
+		}
+		opts.Log("pushed %d run%s to %s %s (%s)", len(runs), plural(len(runs)), opts.Remote, opts.Branch, commit.String()[:12])
+		return true, s.saveMark(st, m)
+	}
+	if errors.Is(perr, ErrConfig) || isAuthError(perr) {
+		return false, perr
+	}
+	// Did another runner push first? Then fetch, merge and retry.
+	now, ferr := s.lsRemote(ctx)
+	if ferr != nil {
+		return false, ferr
+	}
+	if now == tip {
+		return false, remoteErrorf("push to %s (%s) %s failed: %v; the remote refused it (a hook, branch protection, or a file or repository size limit?): let this account push to %s, or sync with --pull-only. The runs stay in the local history and the next sync pushes them", opts.Remote, redactURL(s.url), opts.Branch, perr, opts.Branch)
+	}
+	return false, nil
 }
 
 // fetch updates the tracking ref from the remote and returns the branch's
@@ -290,181 +374,20 @@ func hashString(h plumbing.Hash) string {
 	return h.String()
 }
 
-// branchState is the data branch at one tip.
-type branchState struct {
-	tip   plumbing.Hash
-	root  []object.TreeEntry            // entries of the root tree
-	runs  []object.TreeEntry            // entries of runs/
-	fan   map[string][]object.TreeEntry // runs/<xx>/ entries by xx
-	files map[string]plumbing.Hash      // run id -> blob
-}
-
-// read lists the runs of the branch at tip.
-func (s *syncer) read(tip plumbing.Hash) (*branchState, error) {
-	st := &branchState{tip: tip, fan: map[string][]object.TreeEntry{}, files: map[string]plumbing.Hash{}}
-	if tip.IsZero() {
-		return st, nil
-	}
-	c, err := object.GetCommit(s.repo.Storer, tip)
-	if err != nil {
-		return nil, remoteErrorf("%s %s: cannot read commit %s: %v", s.opts.Remote, s.opts.Branch, tip, err)
-	}
-	root, err := object.GetTree(s.repo.Storer, c.TreeHash)
-	if err != nil {
-		return nil, remoteErrorf("%s %s: cannot read the tree of %s: %v", s.opts.Remote, s.opts.Branch, tip, err)
-	}
-	st.root = root.Entries
-	var runsHash plumbing.Hash
-	for _, e := range root.Entries {
-		if e.Name == runsDir && !e.Mode.IsFile() {
-			runsHash = e.Hash
-		}
-	}
-	if runsHash.IsZero() {
-		if len(root.Entries) > 0 {
-			return nil, configErrorf("branch %s on %s is not a perfgate history (no %s/ directory at its root); choose another branch with --branch", s.opts.Branch, s.opts.Remote, runsDir)
-		}
-		return st, nil
-	}
-	runs, err := object.GetTree(s.repo.Storer, runsHash)
-	if err != nil {
-		return nil, remoteErrorf("%s %s: cannot read %s/: %v", s.opts.Remote, s.opts.Branch, runsDir, err)
-	}
-	st.runs = runs.Entries
-	for _, d := range runs.Entries {
-		if d.Mode.IsFile() {
-			continue
-		}
-		sub, err := object.GetTree(s.repo.Storer, d.Hash)
-		if err != nil {
-			return nil, remoteErrorf("%s %s: cannot read %s/%s/: %v", s.opts.Remote, s.opts.Branch, runsDir, d.Name, err)
-		}
-		st.fan[d.Name] = sub.Entries
-		for _, f := range sub.Entries {
-			if id, ok := strings.CutSuffix(f.Name, ".json"); ok && f.Mode.IsFile() {
-				st.files[id] = f.Hash
-			}
-		}
-	}
-	return st, nil
-}
-
-// runsDir is the directory of run files.
-const runsDir = "runs"
-
-// runPath is where a run's file lives on the branch.
-func runPath(id string) string { return runsDir + "/" + id[:2] + "/" + id + ".json" }
-
-// pull imports the branch's runs that the store lacks.
-func (s *syncer) pull(st *store.Store, state *branchState, res *Result) error {
-	local, err := localIDs(st)
-	if err != nil {
-		return err
-	}
-	var ids []string
-	for id := range state.files {
-		if !local[id] {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	sort.Strings(ids)
-	type file struct {
-		path  string
-		first int // its line in the JSONL input
-		data  []byte
-	}
-	var files []file
-	for _, id := range ids {
-		path := runPath(id)
-		data, err := s.blob(state.files[id])
-		if err != nil {
-			return remoteErrorf("%s %s: cannot read %s: %v", s.opts.Remote, s.opts.Branch, path, err)
-		}
-		data = bytes.TrimSpace(data)
-		if len(data) == 0 || bytes.IndexByte(data, '\n') >= 0 {
-			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: a run file holds exactly one JSONL line", path))
-			continue
-		}
-		files = append(files, file{path: path, data: data})
-	}
-	// Import all at once; a bad file is reported, left out and the rest
-	// imported again (Import stores nothing when it meets a bad line).
-	source := fmt.Sprintf("%s/%s", s.opts.Remote, s.opts.Branch)
-	for len(files) > 0 {
-		var in bytes.Buffer
-		for i := range files {
-			files[i].first = i + 1
-			in.Write(files[i].data)
-			in.WriteByte('\n')
-		}
-		unknown := func(line int, field string) {
-			if s.opts.Log != nil && line >= 1 && line <= len(files) {
-				s.opts.Log("%s: ignored the unknown field %s (a newer perfgate wrote it?); upgrade perfgate to keep it", files[line-1].path, field)
-			}
-		}
-		added, _, err := st.Import(&in, store.ImportOptions{File: source, Unknown: unknown})
-		var le *store.LineError
-		if errors.As(err, &le) && le.Line >= 1 && le.Line <= len(files) {
-			bad := files[le.Line-1]
-			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", bad.path, le.Err))
-			files = append(files[:le.Line-1], files[le.Line:]...)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("importing the runs of %s: %w", source, err)
-		}
-		res.Pulled += added
-		break
-	}
-	if res.Pulled > 0 {
-		s.opts.Log("pulled %d run%s from %s %s", res.Pulled, plural(res.Pulled), s.opts.Remote, s.opts.Branch)
-	}
-	return nil
-}
-
-func (s *syncer) blob(h plumbing.Hash) ([]byte, error) {
-	b, err := object.GetBlob(s.repo.Storer, h)
-	if err != nil {
-		return nil, err
-	}
-	r, err := b.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, 64<<20))
-}
-
-// localIDs is the set of run ids in the store.
-func localIDs(st *store.Store) (map[string]bool, error) {
-	ids := map[string]bool{}
-	err := st.Each(store.Filter{}, func(r store.Run) error {
-		ids[r.ID] = true
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading the history: %w", err)
-	}
-	return ids, nil
-}
-
-// unpushed returns the store's runs the branch lacks, and how many dirty
-// runs were left out.
-func unpushed(st *store.Store, state *branchState) ([]store.Run, int, error) {
+// unpushed returns the runs with sequence numbers in [from, to] that are
+// not on the branch (ids; nil: none of them is), and how many dirty runs
+// were left out.
+func unpushed(st *store.Store, from, to uint64, ids map[string]bool) ([]store.Run, int, error) {
 	var runs []store.Run
 	dirty := 0
-	err := st.Each(store.Filter{}, func(r store.Run) error {
-		if _, ok := state.files[r.ID]; ok {
-			return nil
-		}
-		if r.Dirty {
+	err := st.EachSeq(from, to, func(_ uint64, r store.Run) error {
+		switch {
+		case ids[r.ID]:
+		case r.Dirty:
 			dirty++
-			return nil
+		default:
+			runs = append(runs, r)
 		}
-		runs = append(runs, r)
 		return nil
 	})
 	if err != nil {

@@ -134,30 +134,42 @@ func (c *clone) sync(t testing.TB, opts Options) *Result {
 	return res
 }
 
-// remoteRuns lists the run ids on the remote's data branch, with the git CLI.
-func (w *world) remoteRuns() []string {
+// runsAt lists the run ids in the files of the data branch at rev of the
+// remote, with the git CLI.
+func (w *world) runsAt(rev string) []string {
 	w.t.Helper()
-	out := runGit(w.t, w.bare, "ls-tree", "-r", "--name-only", DefaultBranch)
 	var ids []string
-	for _, p := range strings.Split(out, "\n") {
-		if id, ok := strings.CutSuffix(strings.TrimPrefix(p, "runs/"), ".json"); ok && strings.HasPrefix(p, "runs/") {
-			if p != runPath(id[3:]) {
-				w.t.Errorf("file %s is not at runs/<xx>/<id>.json", p)
+	for _, l := range strings.Split(runGit(w.t, w.bare, "ls-tree", "-r", rev), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 4 || f[1] != "blob" || !(strings.HasSuffix(f[3], ".jsonl") || strings.HasPrefix(f[3], "runs/") || strings.HasPrefix(f[3], "unreadable/")) {
+			continue
+		}
+		for _, line := range strings.Split(runGit(w.t, w.bare, "cat-file", "blob", f[2]), "\n") {
+			if k, ok := keyOf([]byte(line)); ok {
+				ids = append(ids, k.ID)
 			}
-			ids = append(ids, id[3:])
 		}
 	}
-	sort.Strings(ids)
-	return ids
+	return sortedUnion(ids)
 }
 
-// onlyAdds checks that no commit of the branch modified or deleted a file.
+// remoteRuns lists the run ids on the remote's data branch.
+func (w *world) remoteRuns() []string { return w.runsAt(DefaultBranch) }
+
+// onlyAdds checks that no commit of the branch lost a run: every run of
+// every commit is at the tip.
 func (w *world) onlyAdds() {
 	w.t.Helper()
-	out := runGit(w.t, w.bare, "log", "--format=", "--name-status", DefaultBranch)
-	for _, line := range strings.Split(out, "\n") {
-		if line != "" && !strings.HasPrefix(line, "A\t") {
-			w.t.Errorf("a history commit did more than add a file: %q", line)
+	tip := w.remoteRuns()
+	have := map[string]bool{}
+	for _, id := range tip {
+		have[id] = true
+	}
+	for _, c := range strings.Split(runGit(w.t, w.bare, "rev-list", DefaultBranch), "\n") {
+		for _, id := range w.runsAt(c) {
+			if !have[id] {
+				w.t.Errorf("run %s of commit %s is not at the tip", id, c)
+			}
 		}
 	}
 }
@@ -186,7 +198,7 @@ func TestSyncBetweenTwoClones(t *testing.T) {
 
 	idsA := a.put(t, "serving", w.code[1], 3, false)
 	res := a.sync(t, Options{})
-	if res.Pushed != 3 || res.Pulled != 0 || res.Attempts != 1 || res.OnBranch != 3 {
+	if res.Pushed != 3 || res.Pulled != 0 || res.Attempts != 1 || res.Files != 1 || res.Format != FormatVersion {
 		t.Errorf("first push: %+v", res)
 	}
 	if got := w.remoteRuns(); !equal(got, sortedUnion(idsA)) {
@@ -205,7 +217,7 @@ func TestSyncBetweenTwoClones(t *testing.T) {
 	idsB := b.put(t, "serving", w.code[2], 2, false)
 	b.put(t, "serving", w.code[2], 1, true) // a dirty run stays local
 	res = b.sync(t, Options{})
-	if res.Pushed != 2 || res.Dirty != 1 || res.OnBranch != 5 {
+	if res.Pushed != 2 || res.Dirty != 1 || res.Files != 2 {
 		t.Errorf("b's push: %+v", res)
 	}
 
@@ -379,7 +391,7 @@ func TestSyncErrors(t *testing.T) {
 	}{
 		{"unknown remote", Options{Remote: "upstream"}, ErrConfig, `no remote "upstream" to sync with (this repository has: origin)`},
 		{"bad branch", Options{Branch: "a..b"}, ErrConfig, `branch "a..b" is not a valid branch name`},
-		{"code branch", Options{Branch: "main"}, ErrConfig, "branch main on origin is not a perfgate history (no runs/ directory"},
+		{"code branch", Options{Branch: "main"}, ErrConfig, "branch main on origin is not a perfgate history (no FORMAT file or runs/ directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -402,6 +414,7 @@ func TestInitialAuth(t *testing.T) {
 	a := w.clone("a")
 	basic := "AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:from-checkout"))
 	runGit(t, a.dir, "config", "http.https://github.example/.extraheader", basic)
+	runGit(t, a.dir, "config", "http.http://github.example/.extraheader", basic)
 	tests := []struct {
 		name, url string
 		opts      Options
@@ -412,6 +425,8 @@ func TestInitialAuth(t *testing.T) {
 		{"a host with a port", "http://127.0.0.1:8080/o/r.git", Options{Token: "tok", TokenHost: "127.0.0.1:8080"}, "x-access-token:tok"},
 		{"the default port", "https://github.example:443/o/r.git", Options{Token: "tok", TokenHost: "github.example"}, "x-access-token:tok"},
 		{"another port", "http://127.0.0.1:9090/o/r.git", Options{Token: "tok", TokenHost: "127.0.0.1:8080"}, ""},
+		{"never over plain http", "http://github.example/o/r.git", Options{Token: "tok", TokenHost: "github.example"}, ""},
+		{"no checkout header over plain http", "http://github.example/o/r.git", Options{}, ""},
 		{"actions/checkout's header", "https://github.example/o/r.git", Options{}, "x-access-token:from-checkout"},
 		{"credentials in the URL", "https://u:p@github.example/o/r.git", Options{Token: "tok", TokenHost: "github.example"}, ""},
 		{"ssh", "git@github.example:o/r.git", Options{Token: "tok", TokenHost: "github.example"}, ""},

@@ -1,21 +1,19 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfgate/perfgate/bisect"
 	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/runner"
 )
 
 // The flows of bisect and bisect-step that people stumble on (issue 15
@@ -90,30 +88,39 @@ func shellJoin(argv []string) string {
 // dirtyAt counts the stored runs of the benchmark at sha that carry the
 // metric but were left out because they were made in a dirty working tree
 // (a tracked file modified): perfgate does not take them as a reference.
-func dirtyAt(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, sha string) int {
+func dirtyAt(c *cli.Context, repo *gitrepo.Repo, sp runner.Target, sha string) int {
 	s, err := openStore(c, repo, true)
 	if err != nil || s == nil {
 		return 0
 	}
 	defer s.Close()
-	runs, err := s.ByBenchmark(sp.name, []string{sha})
+	runs, err := s.ByBenchmark(sp.Name, []string{sha})
 	if err != nil {
 		return 0
 	}
 	n := 0
 	for _, r := range runs[sha] {
-		if _, ok := r.Metrics[sp.metric.Name]; ok && r.Dirty && r.Invalid == "" && labelsMatch(r.Labels, sp.labels) {
+		if _, ok := r.Metrics[sp.Metric.Name]; ok && r.Dirty && r.Invalid == "" && hasLabels(r.Labels, sp.Labels) {
 			n++
 		}
 	}
 	return n
 }
 
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 // measureBaseline runs the benchmark once at the --baseline commit, in a
 // temporary checkout (never the user's, which git bisect has moved), and
 // stores the run, so that the next steps find it. It returns the metric's
 // value there.
-func measureBaseline(ctx context.Context, c *cli.Context, e *env, repo *gitrepo.Repo, sp bisectSpec, sha string, argv []string) (float64, error) {
+func measureBaseline(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, sha string, argv []string) (float64, error) {
 	cmdline := shellJoin(argv)
 	if len(argv) == 3 && argv[0] == "sh" && argv[1] == "-c" {
 		cmdline = argv[2]
@@ -122,39 +129,17 @@ func measureBaseline(ctx context.Context, c *cli.Context, e *env, repo *gitrepo.
 	if note != "" {
 		fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s\n", note)
 	}
-	parser := newStreamParser("output of the command at --baseline "+repo.Short(sha), sp.format)
-	wt := &bisect.Worktree{Repo: repo}
-	res, err := wt.Run(ctx, sha, cmdline, io.MultiWriter(e.stderr, parser))
-	results, perr := parser.Finish()
+	m := &runner.CommitMeasurer{
+		Worktree: &runner.Worktree{Repo: repo},
+		Saver:    saver(c, repo),
+		Target:   sp,
+		Commits:  []bisect.Commit{{SHA: sha, Short: repo.Short(sha)}},
+		Cmdline:  cmdline,
+		Live:     e.stderr,
+	}
+	values, err := m.Measure(c.Context, 0)
 	if err != nil {
 		return 0, err
-	}
-	if res.ExitCode != 0 {
-		return 0, fmt.Errorf("the command exited %d there", res.ExitCode)
-	}
-	if perr != nil {
-		return 0, perr
-	}
-	if len(results) == 0 {
-		return 0, fmt.Errorf("the command printed no benchmark result there")
-	}
-	runs, err := toRuns(results, runSpec{name: sp.name, labels: sp.labels, commit: sha, time: time.Now(), command: []string{"sh", "-c", cmdline}})
-	if err != nil {
-		return 0, err
-	}
-	var values []float64
-	for _, r := range runs {
-		if v, ok := r.Metrics[sp.metric.Name]; ok && r.Benchmark == sp.name && r.Invalid == "" {
-			values = append(values, v)
-		}
-	}
-	if len(values) == 0 {
-		return 0, fmt.Errorf("its output has no valid %s of %s", sp.metric.Name, sp.name)
-	}
-	if !c.Bool("no-store") {
-		if err := storeStep(c, repo, runs); err != nil {
-			fmt.Fprintf(e.stderr, "perfgate: warning: bisect-step: the baseline's result was not stored: %v\n", err)
-		}
 	}
 	return medianOf(values), nil
 }
@@ -162,13 +147,13 @@ func measureBaseline(ctx context.Context, c *cli.Context, e *env, repo *gitrepo.
 // baselineHint is the command that stores a result at the baseline by
 // hand, for when measuring it here failed: to run before git bisect start,
 // in a clean checkout.
-func baselineHint(rev string, sp bisectSpec, argv []string) string {
+func baselineHint(rev string, sp runner.Target, argv []string) string {
 	labels := ""
-	for _, k := range sortedKeys(sp.labels) {
-		labels += " --label " + shellQuote(k+"="+sp.labels[k])
+	for _, k := range sortedKeys(sp.Labels) {
+		labels += " --label " + shellQuote(k+"="+sp.Labels[k])
 	}
 	return fmt.Sprintf("git checkout %s && { %s; } | perfgate ingest --name %s%s - ; git checkout -",
-		shellQuote(rev), shellJoin(argv), shellQuote(sp.name), labels)
+		shellQuote(rev), shellJoin(argv), shellQuote(sp.Name), labels)
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -184,37 +169,36 @@ func sortedKeys(m map[string]string) []string {
 // usable stored result: it says why (none stored, or only runs from a
 // dirty working tree), measures the baseline once in a temporary checkout
 // and stores it; when that fails, it prints the command that stores one.
-func baselineFallback(c *cli.Context, e *env, repo *gitrepo.Repo, sp bisectSpec, rev, sha string, argv []string) (float64, error) {
-	why := fmt.Sprintf("no stored %s result with %s", sp.name, sp.metric.Name)
+func baselineFallback(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, rev, sha string, argv []string) (float64, error) {
+	why := fmt.Sprintf("no stored %s result with %s", sp.Name, sp.Metric.Name)
 	if n := dirtyAt(c, repo, sp, sha); n > 0 {
-		why = fmt.Sprintf("its %d stored %s result(s) were made in a dirty working tree (a tracked file was modified), and a dirty run is never a reference", n, sp.name)
+		why = fmt.Sprintf("its %d stored %s result(s) were made in a dirty working tree (a tracked file was modified), and a dirty run is never a reference", n, sp.Name)
+	}
+	if c.Bool("no-store") {
+		return 0, stepConfigErrorf("--baseline %s: %s; with --no-store it is not measured here (every step would run it again): store a result there before git bisect start:\n  %s\nor pass --reference VALUE", rev, why, baselineHint(rev, sp, argv))
 	}
 	fmt.Fprintf(e.stderr, "perfgate: bisect-step: --baseline %s: %s; measuring %s once in a temporary checkout\n", rev, why, repo.Short(sha))
-	v, err := measureBaseline(c.Context, c, e, repo, sp, sha, argv)
+	v, err := measureBaseline(c, e, repo, sp, sha, argv)
 	if err != nil {
 		return 0, stepConfigErrorf("--baseline %s: %s, and measuring it failed: %v; store a result there before git bisect start:\n  %s\nor pass --reference VALUE", rev, why, err, baselineHint(rev, sp, argv))
 	}
-	stored := "stored for the next steps"
-	if c.Bool("no-store") {
-		stored = "not stored (--no-store): every step measures it again"
-	}
-	fmt.Fprintf(e.stderr, "perfgate: bisect-step: --baseline %s: %s %s, %s\n", rev, sp.metric.Name, strconv.FormatFloat(v, 'g', 6, 64), stored)
+	fmt.Fprintf(e.stderr, "perfgate: bisect-step: --baseline %s: %s %s, stored for the next steps\n", rev, sp.Metric.Name, strconv.FormatFloat(v, 'g', 6, 64))
 	return v, nil
 }
 
 // historyShape returns the stored runs of the benchmark at commits outside
 // the searched range (shas), one slice per commit with two runs or more,
-// made in a clean tree with the metric and the --label setup (nil when
-// several setups are stored): their spread teaches the search the noise's
-// shape (bisect.Options.History). A history that cannot be read gives
-// nil; the search does without.
-func historyShape(c *cli.Context, e *env, repo *gitrepo.Repo, sp bisectSpec, shas []string) [][]float64 {
+// clean and of the target's setup and testbed (runner.Stored's rules; nil
+// when several setups are stored): their spread teaches the search the
+// noise's shape (bisect.Options.History). A history that cannot be read
+// gives nil; the search does without.
+func historyShape(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, shas []string) [][]float64 {
 	s, err := openStore(c, repo, true)
 	if err != nil || s == nil {
 		return nil
 	}
 	defer s.Close()
-	commits, err := s.Commits(sp.name)
+	commits, err := s.Commits(sp.Name)
 	if err != nil {
 		return nil
 	}
@@ -228,36 +212,24 @@ func historyShape(c *cli.Context, e *env, repo *gitrepo.Repo, sp bisectSpec, sha
 			outside = append(outside, sha)
 		}
 	}
-	runs, err := s.ByBenchmark(sp.name, outside)
+	runs, err := s.ByBenchmark(sp.Name, outside)
 	if err != nil {
 		return nil
 	}
-	// One setup only: runs of another testbed have another noise.
-	byIdentity := map[string][][]float64{}
-	for _, sha := range outside {
-		vs := map[string][]float64{}
-		for _, r := range runs[sha] {
-			if v, ok := r.Metrics[sp.metric.Name]; ok && !r.Dirty && r.Invalid == "" && labelsMatch(r.Labels, sp.labels) {
-				id := identityKey(r.Labels)
-				vs[id] = append(vs[id], v)
-			}
-		}
-		for id, v := range vs {
-			if len(v) >= 2 {
-				byIdentity[id] = append(byIdentity[id], v)
-			}
-		}
-	}
-	if len(byIdentity) != 1 {
+	known, _, err := runner.Stored(runs, sp, outside)
+	if err != nil {
 		return nil
 	}
-	for _, history := range byIdentity {
-		n := 0
-		for _, h := range history {
-			n += len(h)
+	var history [][]float64
+	n := 0
+	for i := range outside {
+		if vs := known[i]; len(vs) >= 2 {
+			history = append(history, vs)
+			n += len(vs)
 		}
-		fmt.Fprintf(e.stderr, "perfgate: bisect: the noise's shape also learns from %d stored runs at %d commits outside the range\n", n, len(history))
-		return history
 	}
-	return nil
+	if len(history) > 0 {
+		fmt.Fprintf(e.stderr, "perfgate: bisect: the noise's shape also learns from %d stored runs at %d commits outside the range\n", n, len(history))
+	}
+	return history
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -20,10 +21,12 @@ func syncCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "sync",
 		Usage: "pull and push the history through a data branch on the git remote, so CI and developers share it",
-		Description: "Runs are stored one file each on a branch with no code (perfgate-history by default) of the\n" +
-			"remote (origin by default): sync imports the branch's runs into the local history, then commits\n" +
-			"the local runs the branch lacks and pushes them, retrying on top when another runner pushed\n" +
-			"first. Runs measured on uncommitted changes are never pushed. A fresh clone rebuilds its\n" +
+		Description: "Runs are stored as JSONL files on a branch with no code (perfgate-history by default) of the\n" +
+			"remote (origin by default), one file per push, merged into bigger files as they accumulate:\n" +
+			"sync imports the branch's new runs into the local history, then commits the local runs the\n" +
+			"branch lacks and pushes them, retrying on top when another runner pushed first. It reads only\n" +
+			"what changed since the last sync. Files on the branch that hold no runs are skipped with a\n" +
+			"warning. Runs measured on uncommitted changes are never pushed. A fresh clone rebuilds its\n" +
 			"history with one sync. On a laptop, --pull-only fetches CI's baselines without sharing local runs.\n" +
 			"HTTPS remotes use PERFGATE_GITHUB_TOKEN or GITHUB_TOKEN (for the GITHUB_SERVER_URL host only),\n" +
 			"actions/checkout's stored credentials, or git's credential helpers; SSH remotes use the SSH agent.",
@@ -52,12 +55,20 @@ func syncCommand(e *env) *cli.Command {
 				dir = repo.GitDir()
 			}
 			pushOnly := c.Bool("push-only")
-			st, err := openStore(c, repo, pushOnly)
+			if pushOnly {
+				path, err := dbPath(c, repo)
+				if err != nil {
+					return err
+				}
+				if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) { // no history: nothing to push
+					return writeSync(e, out, &histsync.Result{Remote: c.String("remote"), Branch: c.String("branch")})
+				}
+			}
+			// Writable also to push only: the history remembers what was
+			// pushed, so the next sync reads only what is new.
+			st, err := openStore(c, repo, false)
 			if err != nil {
 				return err
-			}
-			if st == nil { // push-only without a history: nothing to push
-				return writeSync(e, out, &histsync.Result{Remote: c.String("remote"), Branch: c.String("branch")})
 			}
 			defer st.Close()
 			var token string
@@ -79,6 +90,9 @@ func syncCommand(e *env) *cli.Command {
 			}
 			for _, s := range res.Skipped {
 				fmt.Fprintf(e.stderr, "perfgate: warning: skipped %s\n", s)
+			}
+			if more := res.SkippedTotal - len(res.Skipped); more > 0 {
+				fmt.Fprintf(e.stderr, "perfgate: warning: skipped %d more files or lines of the branch that are no runs\n", more)
 			}
 			return writeSync(e, out, res)
 		},
@@ -114,16 +128,20 @@ func syncError(err error, token string) error {
 
 func writeSync(e *env, out string, res *histsync.Result) error {
 	if out == "json" {
-		skipped := res.Skipped
+		skipped, warnings := res.Skipped, res.Warnings
 		if skipped == nil {
 			skipped = []string{}
+		}
+		if warnings == nil {
+			warnings = []string{}
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
 			"remote": res.Remote, "branch": res.Branch, "url": res.URL, "tip": res.Tip,
-			"on_branch": res.OnBranch, "pulled": res.Pulled, "pushed": res.Pushed,
-			"attempts": res.Attempts, "dirty_not_pushed": res.Dirty, "skipped": skipped,
+			"format": res.Format, "files_on_branch": res.Files, "pulled": res.Pulled, "pushed": res.Pushed,
+			"attempts": res.Attempts, "dirty_not_pushed": res.Dirty, "skipped": skipped, "skipped_total": res.SkippedTotal,
+			"warnings": warnings,
 		})
 	}
 	tip := "no branch yet"
@@ -131,7 +149,7 @@ func writeSync(e *env, out string, res *histsync.Result) error {
 		tip = res.Tip[:12]
 	}
 	fmt.Fprintf(e.stdout, "synced with %s %s (%s): pulled %s, pushed %s; %s on the branch at %s\n",
-		res.Remote, res.Branch, res.URL, nRuns(res.Pulled), nRuns(res.Pushed), nRuns(res.OnBranch), tip)
+		res.Remote, res.Branch, res.URL, nRuns(res.Pulled), nRuns(res.Pushed), nFiles(res.Files), tip)
 	if res.Attempts > 1 {
 		fmt.Fprintf(e.stdout, "other runners pushed first: pushed on attempt %d\n", res.Attempts)
 	}
@@ -139,6 +157,14 @@ func writeSync(e *env, out string, res *histsync.Result) error {
 		fmt.Fprintf(e.stdout, "%s measured on uncommitted changes stay local (never pushed)\n", nRuns(res.Dirty))
 	}
 	return nil
+}
+
+// nFiles is "1 file" or "N files".
+func nFiles(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }
 
 // nRuns is "1 run" or "N runs".

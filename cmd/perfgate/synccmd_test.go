@@ -50,7 +50,7 @@ func TestSyncCIToDeveloper(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &raw); err != nil {
 		t.Fatalf("sync -o json: %v\n%s", err, stdout)
 	}
-	if raw["pulled"] != float64(6) || raw["pushed"] != float64(0) || raw["on_branch"] != float64(6) {
+	if raw["pulled"] != float64(6) || raw["pushed"] != float64(0) || raw["files_on_branch"] != float64(1) || raw["format"] != float64(2) {
 		t.Errorf("sync -o json: %s", stdout)
 	}
 	cj, stderr, code = checkOut(t, dev, "--rule", "mean_ttft_ms:3%")
@@ -58,12 +58,12 @@ func TestSyncCIToDeveloper(t *testing.T) {
 		t.Errorf("after sync: exit %d, %+v\n%s", code, cj, stderr)
 	}
 	// --pull-only pushed nothing: the remote still has CI's 6 runs.
-	if n := strings.Count(git(t, bare, "ls-tree", "-r", "--name-only", "perfgate-history"), ".json"); n != 6 {
-		t.Errorf("remote has %d runs, want 6", n)
+	if n := strings.Count(git(t, bare, "ls-tree", "-r", "--name-only", "perfgate-history"), ".jsonl"); n != 1 {
+		t.Errorf("remote has %d files of runs, want 1 (CI's push)", n)
 	}
 	// A plain sync shares the developer's run; a second one is a no-op.
 	stdout, _, code = runCLI(t, "", "--repo", dev, "sync")
-	if code != 0 || !strings.Contains(stdout, "pushed 1 run; 7 runs on the branch") {
+	if code != 0 || !strings.Contains(stdout, "pushed 1 run; 2 files on the branch") {
 		t.Errorf("dev push: exit %d\n%s", code, stdout)
 	}
 	stdout, _, _ = runCLI(t, "", "--repo", ci, "sync")
@@ -175,7 +175,10 @@ func TestNewerPerfgateFields(t *testing.T) {
 	}
 	edit := filepath.Join(root, "edit")
 	git(t, root, "clone", "-q", "-b", "perfgate-history", "file://"+bare, edit)
-	files := strings.Fields(git(t, edit, "ls-files", "runs"))
+	files := strings.Fields(git(t, edit, "ls-files", "*.jsonl"))
+	if len(files) == 0 {
+		t.Fatalf("no files of runs on the branch: %s", git(t, edit, "ls-files"))
+	}
 	for _, p := range files {
 		b, err := os.ReadFile(filepath.Join(edit, p))
 		if err != nil {

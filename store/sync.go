@@ -1,0 +1,165 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+)
+
+// What a sync with a shared copy of the history needs: runs in the order
+// they were stored (sequence numbers), a place to remember what was
+// synced (marks), a cheap test for runs already stored, and a lenient
+// bulk insert that skips and reports bad runs instead of storing none.
+
+// metaMarkPrefix prefixes the keys of marks in bucket "meta".
+const metaMarkPrefix = "mark:"
+
+// ParseLine decodes and validates one JSONL line of the interchange and
+// derives the run's id when the line has none. unknown names (quoted) the
+// first field this version does not know, which is ignored.
+func ParseLine(line []byte) (r Run, unknown string, err error) {
+	if r, ok := fastLine(line); ok && validate(&r) == nil {
+		if r.ID == "" {
+			r.ID = ContentID(r)
+		}
+		return r, "", nil
+	}
+	var d lineDecoder
+	r, unknown, err = d.decode(line)
+	if err == nil {
+		err = validate(&r)
+	}
+	if err != nil {
+		return Run{}, unknown, err
+	}
+	if r.ID == "" {
+		r.ID = ContentID(r)
+	}
+	return r, unknown, nil
+}
+
+// LastSeq returns the sequence number of the last run ever stored (0 when
+// none was). Runs stored later have greater numbers; numbers are never
+// reused.
+func (s *Store) LastSeq() (uint64, error) {
+	var seq uint64
+	err := s.view(func(t *txn) error {
+		seq = t.run.Sequence()
+		return nil
+	})
+	return seq, err
+}
+
+// EachSeq calls fn with the stored runs whose sequence numbers are in
+// [from, to], in that order, within one read transaction.
+func (s *Store) EachSeq(from, to uint64, fn func(seq uint64, r Run) error) error {
+	if from > to || from > 0xffffffff {
+		return nil
+	}
+	return s.view(func(t *txn) error {
+		c := t.run.Cursor()
+		for k, v := c.Seek(appendSeq(nil, from)); k != nil && seqOf(k) <= to; k, v = c.Next() {
+			r, err := t.decodeRun(v)
+			if err != nil {
+				return err
+			}
+			if err := fn(seqOf(k), r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Mark returns the value SetMark stored under key, or nil.
+func (s *Store) Mark(key string) ([]byte, error) {
+	var v []byte
+	err := s.view(func(t *txn) error {
+		if b := t.meta.Get([]byte(metaMarkPrefix + key)); b != nil {
+			v = append([]byte(nil), b...)
+		}
+		return nil
+	})
+	return v, err
+}
+
+// SetMark stores value under key (nil deletes it), for a caller to
+// remember what it synced with the history.
+func (s *Store) SetMark(key string, value []byte) error {
+	return s.update(func(t *txn) error {
+		if value == nil {
+			return t.meta.Delete([]byte(metaMarkPrefix + key))
+		}
+		return t.meta.Put([]byte(metaMarkPrefix+key), value)
+	})
+}
+
+// RunKey names a stored run: its commit and id.
+type RunKey struct{ Commit, ID string }
+
+// Known reports, for each key, whether a run with that commit and id is
+// stored. Malformed keys are not.
+func (s *Store) Known(keys []RunKey) ([]bool, error) {
+	out := make([]bool, len(keys))
+	err := s.view(func(t *txn) error {
+		var k []byte
+		for i, key := range keys {
+			if !isSHA(key.Commit) || !isRunID(key.ID) {
+				continue
+			}
+			k = appendHex(appendCommitKey(k[:0], key.Commit), key.ID)
+			out[i] = t.byCommit.Get(k) != nil
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Merge stores runs in one write transaction, like Put, except that a run
+// that is not valid, or whose id is stored with different content, is
+// left out and reported to bad (with its index) instead of failing the
+// whole call. The error is the store's own (I/O, a damaged file).
+func (s *Store) Merge(runs []Run, bad func(i int, err error)) (added int, err error) {
+	if s.readOnly {
+		return 0, fmt.Errorf("write to history %s: %w", s.path, ErrReadOnly)
+	}
+	now := s.now()
+	ok := make([]bool, len(runs))
+	for i := range runs {
+		if err := prepare(&runs[i], now); err != nil {
+			bad(i, err)
+			continue
+		}
+		ok[i] = true
+	}
+	var rejected []int
+	var rejectedErr []error
+	err = s.update(func(t *txn) error {
+		added, rejected, rejectedErr = 0, rejected[:0], rejectedErr[:0]
+		for i := range runs {
+			if !ok[i] {
+				continue
+			}
+			stored, _, err := t.put(&runs[i])
+			if isBadInput(err) {
+				rejected, rejectedErr = append(rejected, i), append(rejectedErr, err)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if stored {
+				added++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for j, i := range rejected {
+		bad(i, rejectedErr[j])
+	}
+	return added, nil
+}
+
+func isBadInput(err error) bool { return err != nil && errors.Is(err, ErrBadInput) }
