@@ -51,9 +51,9 @@ func bisectCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "run", Usage: "shell command `CMD` that runs the benchmark in the commit's checkout"},
 			&cli.BoolFlag{Name: "stored", Usage: "no runs: search the stored results alone"},
 			&cli.StringFlag{Name: "threshold", Value: "0", Usage: "smallest change between good and bad that counts, in `PERCENT` (e.g. 5%)"},
-			&cli.IntFlag{Name: "max-runs", Usage: "run budget `N`", DefaultText: "10 + 3*log2(commits)"},
+			&cli.IntFlag{Name: "max-runs", Usage: "run budget `N`", DefaultText: "12 + 4*log2(commits)"},
 			&cli.StringFlag{Name: "confidence", Value: "0.95", Usage: "stop when one commit has posterior probability `P` (0.95 or 95%)"},
-			&cli.IntFlag{Name: "end-runs", Value: bisect.DefaultEndRuns, Usage: "runs `N` of each end before the search starts (more when the step is small)"},
+			&cli.IntFlag{Name: "end-runs", Value: bisect.DefaultEndRuns, Usage: "runs `N` of each end before the search starts (more while the step is not established)"},
 			&cli.BoolFlag{Name: "skip-failures", Usage: "skip commits where CMD fails or prints no result, instead of stopping"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`: stored results must match it, new ones get it; repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of CMD: " + strings.Join(ingest.Formats(), ", ")},
@@ -141,10 +141,10 @@ func runBisect(c *cli.Context, e *env) error {
 		return err
 	}
 	if c.Int("max-runs") < 0 {
-		return usageErrorf("--max-runs %d: the run budget must be positive; omit it for the default, 10 + 3*log2(commits)", c.Int("max-runs"))
+		return usageErrorf("--max-runs %d: the run budget must be positive; omit it for the default, 12 + 4*log2(commits)", c.Int("max-runs"))
 	}
-	if c.Int("end-runs") < 2 {
-		return usageErrorf("--end-runs %d: each end needs at least 2 runs to measure the noise", c.Int("end-runs"))
+	if c.Int("end-runs") < 1 {
+		return usageErrorf("--end-runs %d: each end needs at least 1 run", c.Int("end-runs"))
 	}
 	if mr := c.Int("max-runs"); mr > 0 && mr <= 2*c.Int("end-runs") && !stored {
 		return usageErrorf("--max-runs %d leaves no run for the search after %d runs of each end (--end-runs); give it at least %d", mr, c.Int("end-runs"), 2*c.Int("end-runs")+1)
@@ -199,9 +199,14 @@ func runBisect(c *cli.Context, e *env) error {
 	opts := bisect.Options{
 		Confidence: confidence, MaxRuns: c.Int("max-runs"), EndRuns: c.Int("end-runs"), Threshold: threshold,
 		Progress: progressPrinter(e, commits, sp, start),
+		History:  historyShape(c, e, repo, sp, shas),
 	}
 	var m bisect.Measurer
 	if !stored {
+		var note string
+		if cmdline, note = localScript(repo, cmdline, shas[0], shas[len(shas)-1]); note != "" {
+			fmt.Fprintf(e.stderr, "perfgate: bisect: %s\n", note)
+		}
 		live := io.Writer(nil)
 		if c.Bool("verbose") {
 			live = e.stderr
@@ -449,7 +454,7 @@ func bisectStepCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "metric", Usage: "the `METRIC` to judge, by name or label (required)"},
 			&cli.StringFlag{Name: "threshold", Usage: "how much worse than the reference is bad, in `PERCENT`, e.g. 6% (required; half the regression you chase is a good choice)"},
 			&cli.StringFlag{Name: "reference", Usage: "the good `VALUE` of the metric"},
-			&cli.StringFlag{Name: "baseline", Usage: "take the reference from the stored results of this `REV` (their median)"},
+			&cli.StringFlag{Name: "baseline", Usage: "take the reference from the stored results of this `REV` (their median); without any, measure it once in a temporary checkout"},
 			&cli.StringFlag{Name: "direction", Usage: "which way is better, lower or higher (default: the metric's own)"},
 			&cli.StringFlag{Name: "run", Usage: "shell command `CMD` that runs the benchmark (or give it after --)"},
 			&cli.BoolFlag{Name: "skip-failures", Usage: "exit 125 instead of 255 when the command fails or prints no result"},
@@ -544,7 +549,7 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 		return 0, stepConfigErrorf("%v", err)
 	}
 	sp.Testbed, sp.Env = m.testbed, m.env
-	ref, err := stepReference(c, repo, sp)
+	ref, err := stepReference(c, e, repo, sp, argv)
 	if err != nil {
 		return 0, err
 	}
@@ -608,7 +613,7 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 }
 
 // stepReference is the good value bisect-step compares with.
-func stepReference(c *cli.Context, repo *gitrepo.Repo, sp runner.Target) (float64, error) {
+func stepReference(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, argv []string) (float64, error) {
 	if s := c.String("reference"); s != "" {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil || v <= 0 || math.IsInf(v, 0) {
@@ -626,7 +631,7 @@ func stepReference(c *cli.Context, repo *gitrepo.Repo, sp runner.Target) (float6
 		return 0, stepConfigErrorf("%v", err)
 	}
 	if len(known[0]) == 0 {
-		return 0, stepConfigErrorf("--baseline %s has no stored %s results with %s; run or ingest the benchmark there first, or pass --reference VALUE", rev, sp.Name, sp.Metric.Name)
+		return baselineFallback(c, e, repo, sp, rev, sha, argv)
 	}
 	return medianOf(known[0]), nil
 }
