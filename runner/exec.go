@@ -156,6 +156,11 @@ func Exec(ctx context.Context, c Command) (*Output, error) {
 		out.Results, out.ParseErr = parser.Finish()
 	}
 	out.Tail, out.Written = bytes.Clone(tail.Bytes()), tail.written
+	if out.ParseErr != nil && out.Written == 0 {
+		// "Unrecognised benchmark output" of no output at all sends
+		// the user to the formats; the command is what to look at.
+		out.ParseErr = &silentError{msg: fmt.Sprintf("%s: the command printed nothing (no output on stdout or stderr); check that it runs the benchmark and prints its result", c.sourceName()), err: out.ParseErr}
+	}
 	if raw != nil {
 		raw.close()
 	}
@@ -189,6 +194,24 @@ func Exec(ctx context.Context, c Command) (*Output, error) {
 		}
 	}
 	return out, nil
+}
+
+// silentError is the parse error of a command that printed nothing: its
+// own message, the parser's error underneath (errors.Is still matches).
+type silentError struct {
+	msg string
+	err error
+}
+
+func (e *silentError) Error() string { return e.msg }
+func (e *silentError) Unwrap() error { return e.err }
+
+// sourceName names the output in messages.
+func (c Command) sourceName() string {
+	if c.Source != "" {
+		return c.Source
+	}
+	return "output of " + c.Argv[0]
 }
 
 // Failure describes a non-zero exit for a message: "exited with code 1",

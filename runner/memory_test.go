@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +53,17 @@ func BenchmarkExecOutputMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		out.Discard()
+	}
+}
+
+// TestExecPrintedNothing: a command that prints nothing is said to have
+// printed nothing, not to have printed unrecognised output.
+func TestExecPrintedNothing(t *testing.T) {
+	out, err := Exec(context.Background(), Command{Argv: []string{"true"}, Source: "output of true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ParseErr == nil || !strings.Contains(out.ParseErr.Error(), "output of true: the command printed nothing") {
+		t.Errorf("ParseErr = %v, want the command named as printing nothing", out.ParseErr)
 	}
 }

@@ -39,7 +39,7 @@ func abCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "repeat", Value: 5, Usage: "runs `N` of each commit (pairs)"},
 			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` (required)"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of the command: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the command's output as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			&cli.StringFlag{Name: "workdir", Usage: "`DIR` for the temporary checkouts (default: the system's temporary directory)"},
 			testbedFlag(),
 			rulesFileFlag(),

@@ -216,7 +216,7 @@ func isTerminal(w io.Writer) bool {
 
 // outputFlag is the -o flag every command shares.
 func outputFlag(choices ...string) *cli.StringFlag {
-	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: choices[0], Usage: "output format: " + strings.Join(choices, ", ")}
+	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: choices[0], Usage: "format of what perfgate prints: " + strings.Join(choices, ", ")}
 }
 
 // checkOutput validates -o against the command's choices.

@@ -406,7 +406,7 @@ func TestBisectUsageErrors(t *testing.T) {
 		{"stored without history", full("--stored"), "there is no history"},
 		{"end runs", full("--run", "x", "--end-runs", "0"), "at least 1 run"},
 		{"metric not printed", full("--run", benchCmd, "--metric", "p99_itl_ms"), `: no metric "p99_itl_ms"`},
-		{"nothing printed", full("--run", "true"), "no result block found"},
+		{"nothing printed", full("--run", "true"), "the command printed nothing"},
 	}
 	noise(t, 8)
 	for _, tt := range tests {

@@ -56,7 +56,7 @@ func bisectCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "end-runs", Value: bisect.DefaultEndRuns, Usage: "runs `N` of each end before the search starts (more while the step is not established)"},
 			&cli.BoolFlag{Name: "skip-failures", Usage: "skip commits where CMD fails or prints no result, instead of stopping"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`: stored results must match it, new ones get it; repeatable"},
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of CMD: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the output of CMD as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			&cli.StringFlag{Name: "workdir", Usage: "`DIR` for the temporary checkouts (default: the system's temporary directory)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show CMD's output on stderr as it runs"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "report format: text, markdown, json"},
@@ -460,7 +460,7 @@ func bisectStepCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "skip-failures", Usage: "exit 125 instead of 255 when the command fails or prints no result"},
 			&cli.BoolFlag{Name: "no-store", Usage: "do not store the result in the history"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of the command: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the command's output as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 		},
 		OnUsageError: func(cc *cli.Context, err error, _ bool) error {
 			return &exitError{code: stepAbort, err: fmt.Errorf("bisect-step: %v (see perfgate bisect-step --help)", err)}

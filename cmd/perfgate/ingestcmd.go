@@ -31,7 +31,7 @@ func ingestCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` the results are stored under"},
 			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit the results measured (any revision)"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE` (model, hardware, ...); repeatable"},
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format of the files (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			testbedFlag(),
 			maxDocFlag(),
 			outputFlag("text", "json"),

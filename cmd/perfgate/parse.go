@@ -29,7 +29,7 @@ func parseCommand(e *env) *cli.Command {
 		Usage:     "parse benchmark output and print the results; stores nothing",
 		ArgsUsage: "FILE... (- for stdin; a pattern such as 'results/*.json' is expanded by perfgate)",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format of the files (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			maxDocFlag(),
 			outputFlag("text", "json"),
 		},

@@ -45,7 +45,7 @@ func runCommand(e *env) *cli.Command {
 			rulesFileFlag(),
 			&cli.StringSliceFlag{Name: "rule", Usage: "with --repeat auto, a rule in shorthand, e.g. 'mean_ttft_ms:3%'; repeatable"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of the command: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the command's output as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			testbedFlag(),
 			outputFlag("text", "json"),
 		},
