@@ -66,14 +66,30 @@ func (r *Report) baselineLine(code, esc func(string) string) string {
 	if r.Paired {
 		return fmt.Sprintf("%s (%s), run interleaved with head on this machine", code(shortSHA(r.Baseline.Commit)), base)
 	}
+	commits := func(n int) string {
+		if n == 1 {
+			return "1 first-parent commit"
+		}
+		return fmt.Sprintf("%d first-parent commits", n)
+	}
+	if r.Baseline.MergeBase != "" && r.Baseline.MergeBase == r.Head {
+		// Head is on the base branch: no merge-base to speak of.
+		if r.Baseline.Commit == "" {
+			return fmt.Sprintf("none measured within %s before head on %s", commits(r.Rules.MaxDistance), base)
+		}
+		if r.Baseline.Commit == r.Head {
+			return fmt.Sprintf("%s, head's commit on %s (its committed results)", code(shortSHA(r.Baseline.Commit)), base)
+		}
+		return fmt.Sprintf("%s, %s before head on %s", code(shortSHA(r.Baseline.Commit)), commits(r.Baseline.Distance), base)
+	}
 	if r.Baseline.Commit == "" {
-		return fmt.Sprintf("none measured within %d commits of the merge-base %s with %s", r.Rules.MaxDistance, code(shortSHA(r.Baseline.MergeBase)), base)
+		return fmt.Sprintf("none measured within %s of the merge-base %s with %s", commits(r.Rules.MaxDistance), code(shortSHA(r.Baseline.MergeBase)), base)
 	}
 	if r.Baseline.Commit == r.Baseline.MergeBase {
 		return fmt.Sprintf("%s, the merge-base with %s (distance 0)", code(shortSHA(r.Baseline.Commit)), base)
 	}
-	return fmt.Sprintf("%s, %d first-parent commit(s) before the merge-base %s with %s", code(shortSHA(r.Baseline.Commit)),
-		r.Baseline.Distance, code(shortSHA(r.Baseline.MergeBase)), base)
+	return fmt.Sprintf("%s, %s before the merge-base %s with %s", code(shortSHA(r.Baseline.Commit)),
+		commits(r.Baseline.Distance), code(shortSHA(r.Baseline.MergeBase)), base)
 }
 
 func (r *Report) rulesLine() string {

@@ -356,7 +356,7 @@ func TestCheckBaselineSelection(t *testing.T) {
 		}
 		var b bytes.Buffer
 		rep.WriteText(&b, false)
-		if !strings.Contains(b.String(), "3 first-parent commit(s) before the merge-base") {
+		if !strings.Contains(b.String(), "3 first-parent commits before the merge-base") {
 			t.Errorf("text does not name the distance:\n%s", b.String())
 		}
 	})

@@ -85,7 +85,7 @@ func Example() {
 	// Output:
 	// FAIL  1 of 1 check failed
 	// head      1000000 (with uncommitted changes)
-	// baseline  1000000, the merge-base with main (distance 0)
+	// baseline  1000000, head's commit on main (its committed results)
 	// rules     1 from --rule flags; noise window 20 commits, max distance 50
 	// warning   head's results were measured on a working tree with uncommitted changes, not on a commit
 	//

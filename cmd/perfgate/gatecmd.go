@@ -358,7 +358,11 @@ func compareCommand(e *env) *cli.Command {
 		Flags:     append([]cli.Flag{rulesFileFlag()}, reportFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
-				return usageErrorf("compare: give two revisions, e.g. perfgate compare main HEAD (got %d arguments)", c.NArg())
+				got := fmt.Sprintf("got %d arguments", c.NArg())
+				if c.NArg() == 1 {
+					got = "got 1 argument"
+				}
+				return usageErrorf("compare: give two revisions, e.g. perfgate compare main HEAD (%s)", got)
 			}
 			repo, err := openRepo(c)
 			if err != nil {

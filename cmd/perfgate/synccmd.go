@@ -144,12 +144,12 @@ func writeSync(e *env, out string, res *histsync.Result) error {
 			"warnings": warnings,
 		})
 	}
-	tip := "no branch yet"
+	where := "the branch does not exist yet"
 	if res.Tip != "" {
-		tip = res.Tip[:12]
+		where = fmt.Sprintf("%s on the branch at %s", nFiles(res.Files), res.Tip[:12])
 	}
-	fmt.Fprintf(e.stdout, "synced with %s %s (%s): pulled %s, pushed %s; %s on the branch at %s\n",
-		res.Remote, res.Branch, res.URL, nRuns(res.Pulled), nRuns(res.Pushed), nFiles(res.Files), tip)
+	fmt.Fprintf(e.stdout, "synced with %s %s (%s): pulled %s, pushed %s; %s\n",
+		res.Remote, res.Branch, res.URL, nRuns(res.Pulled), nRuns(res.Pushed), where)
 	if res.Attempts > 1 {
 		fmt.Fprintf(e.stdout, "other runners pushed first: pushed on attempt %d\n", res.Attempts)
 	}
