@@ -170,6 +170,20 @@ type collector struct {
 	legacy   map[string]map[string]bool // legacy key -> testbeds
 	measured []bool
 	n        int
+	neutrals map[string]bool
+}
+
+// neutral reports whether a metric is descriptive (metric.Neutral).
+func (c *collector) neutral(name string) bool {
+	v, ok := c.neutrals[name]
+	if !ok {
+		if c.neutrals == nil {
+			c.neutrals = map[string]bool{}
+		}
+		v = metric.Get(name).Direction == metric.Neutral
+		c.neutrals[name] = v
+	}
+	return v
 }
 
 // Watch walks the first-parent history from opts.From and reports its
@@ -282,6 +296,9 @@ func (c *collector) add(pos int32, samples []gate.Sample) {
 		for name, v := range s.Metrics {
 			if c.opts.Metric != "" && name != c.opts.Metric {
 				continue
+			}
+			if c.opts.Metric == "" && c.neutral(name) {
+				continue // token counts and the like: described, not judged
 			}
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
@@ -396,7 +413,7 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 		}
 		worse := (dir == metric.LowerIsBetter && st.After > st.Before) || (dir == metric.HigherIsBetter && st.After < st.Before)
 		switch {
-		case dir == metric.Unknown:
+		case dir != metric.LowerIsBetter && dir != metric.HigherIsBetter:
 			ch.Kind = Shift
 		case worse:
 			ch.Kind = Regression
