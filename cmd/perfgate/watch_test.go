@@ -40,8 +40,8 @@ type watchJSON struct {
 	Commits, Measured int
 	Changes           []struct {
 		Benchmark, Metric, Kind string
-		LastGood                string `json:"last_good"`
-		FirstBad                string `json:"first_bad"`
+		LastGood                string  `json:"last_good"`
+		FirstBad                string  `json:"first_bad"`
 		ChangePct               float64 `json:"change_pct"`
 		Open                    bool
 	}

@@ -14,7 +14,13 @@ import (
 	"github.com/perfgate/perfgate/watch"
 )
 
-func init() { commandSet = append(commandSet, watchCommand) }
+func init() {
+	commandSet = append(commandSet, watchCommand)
+	examples["watch"] = `
+perfgate watch                                  # every series of main, text report
+perfgate watch --since 2026-01-01 --benchmark 'serving-*' --metric mean_ttft_ms -o markdown
+perfgate watch --github --dry-run               # which issues it would open, update and close`
+}
 
 // defaultIssueLabels label the issues watch opens unless the rules file's
 // watch issue_labels or --issue-label say otherwise.
