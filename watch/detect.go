@@ -101,7 +101,7 @@ func noise(y []float64) float64 {
 	for i := range d {
 		d[i] = math.Abs(y[i+1] - y[i])
 	}
-	s := 1.4826 * robust.Median(d) / math.Sqrt2
+	s := 1.4826 * medianOf(d) / math.Sqrt2
 	if s > 0 {
 		return s
 	}
@@ -118,12 +118,19 @@ func noise(y []float64) float64 {
 func clipped(y []float64, sigma float64, p Params) []float64 {
 	h := p.MinSegment
 	out := make([]float64, len(y))
-	win := make([]float64, 0, 2*h+1)
+	win := make([]float64, 0, 2*h+1) // y[a:b] sorted
 	lim := p.Clip * sigma
+	a, b := 0, 0
 	for i := range y {
-		a, b := max(0, i-h), min(len(y), i+h+1)
-		win = append(win[:0], y[a:b]...)
-		slices.Sort(win)
+		na, nb := max(0, i-h), min(len(y), i+h+1)
+		for ; b < nb; b++ {
+			k, _ := slices.BinarySearch(win, y[b])
+			win = slices.Insert(win, k, y[b])
+		}
+		for ; a < na; a++ {
+			k, _ := slices.BinarySearch(win, y[a])
+			win = slices.Delete(win, k, k+1)
+		}
 		m := win[len(win)/2]
 		if len(win)%2 == 0 {
 			m = (win[len(win)/2-1] + win[len(win)/2]) / 2
@@ -221,12 +228,54 @@ func absDev(xs, buf []float64) float64 {
 // level is the median of y[a:b].
 func level(y []float64, a, b int, buf []float64) float64 {
 	buf = append(buf[:0], y[a:b]...)
-	slices.Sort(buf)
-	m := len(buf)
+	return medianOf(buf)
+}
+
+// medianOf is the median of xs, which it reorders.
+func medianOf(xs []float64) float64 {
+	m := len(xs)
+	hi := selectKth(xs, m/2)
 	if m%2 == 1 {
-		return buf[m/2]
+		return hi
 	}
-	return (buf[m/2-1] + buf[m/2]) / 2
+	// The largest of the lower half, which selectKth left before m/2.
+	lo := xs[0]
+	for _, v := range xs[1 : m/2] {
+		lo = max(lo, v)
+	}
+	return (lo + hi) / 2
+}
+
+// selectKth reorders xs so that xs[k] is its k-th smallest value (0-based),
+// nothing larger before it and nothing smaller after, and returns it.
+func selectKth(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		pivot := xs[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
 }
 
 // prune removes, one at a time, the weakest cut whose neighbouring levels

@@ -46,7 +46,7 @@ type Options struct {
 
 // batch is how many commits' results are read at once: the values are
 // kept, the results dropped, so memory follows the values.
-const batch = 1000
+const batch = 250
 
 // Report is what watch found.
 type Report struct {
@@ -160,12 +160,28 @@ type track struct {
 	key  string
 	idx  []int32
 	vals []float64
+
+	curPos int32     // the commit cur holds values of
+	cur    []float64 // the values of one commit, for their median
+}
+
+// push appends a commit's value. A track never holds more values than the
+// chain has commits, so its capacity grows no further than that: the
+// doubling of append would hold up to twice the history in memory.
+func (t *track) push(pos int32, v float64, n int) {
+	if len(t.idx) == cap(t.idx) {
+		room := min(max(2*cap(t.idx), 16), cap(t.idx)+n-int(pos))
+		t.idx = slices.Grow(t.idx, room-len(t.idx))
+		t.vals = slices.Grow(t.vals, room-len(t.vals))
+	}
+	t.idx = append(t.idx, pos)
+	t.vals = append(t.vals, v)
 }
 
 type collector struct {
 	id       gate.SeriesIdentity
 	opts     Options
-	tracks   map[string]*track // series key + "\x00" + metric
+	tracks   map[string]map[string]*track // series key -> metric -> track
 	seriesAt map[string][]int32
 	legacy   map[string]map[string]bool // legacy key -> testbeds
 	measured []bool
@@ -200,7 +216,7 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 		return nil, err
 	}
 	c := &collector{id: gate.NewSeriesIdentity(opts.Config.IgnoreLabels), opts: opts,
-		tracks: map[string]*track{}, seriesAt: map[string][]int32{}, legacy: map[string]map[string]bool{},
+		tracks: map[string]map[string]*track{}, seriesAt: map[string][]int32{}, legacy: map[string]map[string]bool{},
 		measured: make([]bool, len(chain)), n: len(chain)}
 	// Oldest first: position i is chain[len-1-i].
 	for lo := 0; lo < len(chain); lo += batch {
@@ -227,15 +243,10 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 		}
 	}
 	sha := func(i int32) string { return chain[len(chain)-1-int(i)].SHA }
-	keys := make([]string, 0, len(c.tracks))
-	for k := range c.tracks {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		tr := c.tracks[k]
+	for _, tr := range c.sortedTracks() {
 		rep.Series++
 		rep.Changes = append(rep.Changes, c.changes(tr, sha)...)
+		tr.idx, tr.vals = nil, nil // done with it
 	}
 	rep.Missing = c.missing(sha)
 	if rep.Measured == 0 {
@@ -271,13 +282,10 @@ func walk(g gate.Graph, opts Options) ([]gate.Commit, error) {
 	return out, nil
 }
 
-// add records one commit's results.
+// add records one commit's results: per track, the median of the
+// commit's values.
 func (c *collector) add(pos int32, samples []gate.Sample) {
-	type acc struct {
-		tr   *track
-		vals []float64
-	}
-	var here map[string]*acc
+	var touched []*track
 	for i := range samples {
 		s := &samples[i]
 		if s.Dirty || gate.SelfInvalid(s) != "" {
@@ -293,6 +301,11 @@ func (c *collector) add(pos int32, samples []gate.Sample) {
 		if at := c.seriesAt[key]; len(at) == 0 || at[len(at)-1] != pos {
 			c.seriesAt[key] = append(at, pos)
 		}
+		byName := c.tracks[key]
+		if byName == nil {
+			byName = map[string]*track{}
+			c.tracks[key] = byName
+		}
 		for name, v := range s.Metrics {
 			if c.opts.Metric != "" && name != c.opts.Metric {
 				continue
@@ -303,26 +316,25 @@ func (c *collector) add(pos int32, samples []gate.Sample) {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
-			tk := key + "\x00" + name
-			tr := c.tracks[tk]
+			tr := byName[name]
 			if tr == nil {
-				tr = &track{key: key, Series: Series{Benchmark: s.Benchmark, Labels: c.id.Labels(s), Testbed: c.id.Testbed(s), Metric: name}}
-				c.tracks[tk] = tr
+				tr = &track{key: key, Series: Series{Benchmark: s.Benchmark, Labels: c.id.Labels(s), Testbed: c.id.Testbed(s), Metric: name}, curPos: -1}
+				byName[name] = tr
 			}
-			if here == nil {
-				here = map[string]*acc{}
+			if tr.curPos != pos {
+				tr.curPos = pos
+				tr.cur = tr.cur[:0]
+				touched = append(touched, tr)
 			}
-			a := here[tk]
-			if a == nil {
-				a = &acc{tr: tr}
-				here[tk] = a
-			}
-			a.vals = append(a.vals, v)
+			tr.cur = append(tr.cur, v)
 		}
 	}
-	for _, a := range here {
-		a.tr.idx = append(a.tr.idx, pos)
-		a.tr.vals = append(a.tr.vals, median(a.vals))
+	for _, tr := range touched {
+		v := tr.cur[0]
+		if len(tr.cur) > 1 {
+			v = medianOf(tr.cur)
+		}
+		tr.push(pos, v, c.n)
 	}
 }
 
@@ -347,19 +359,6 @@ func (c *collector) seriesKey(s *gate.Sample) string {
 		}
 	}
 	return c.id.Key(s)
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 1 {
-		return xs[0]
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	m := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[m]
-	}
-	return (s[m-1] + s[m]) / 2
 }
 
 // threshold is the smallest change worth reporting for a series' metric,
@@ -537,15 +536,30 @@ func (c *collector) missing(sha func(int32) string) []Missing {
 	return out
 }
 
+// sortedTracks are the tracks by series key and metric.
+func (c *collector) sortedTracks() []*track {
+	var out []*track
+	for _, byName := range c.tracks {
+		for _, tr := range byName {
+			out = append(out, tr)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].key != out[j].key {
+			return out[i].key < out[j].key
+		}
+		return out[i].Metric < out[j].Metric
+	})
+	return out
+}
+
 // describe names a series by its key from any of its tracks.
 func (c *collector) describe(key string) Series {
 	var s Series
 	names := []string{}
-	for _, tr := range c.tracks {
-		if tr.key == key {
-			s = tr.Series
-			names = append(names, tr.Metric)
-		}
+	for _, tr := range c.tracks[key] {
+		s = tr.Series
+		names = append(names, tr.Metric)
 	}
 	sort.Strings(names)
 	s.Metric = strings.Join(names, ",")
