@@ -225,3 +225,38 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+// A series is missing only after it reported on each of the last
+// missing_after measured commits before its last result, and some
+// measured commit since lacks it.
+func TestWatchMissing(t *testing.T) {
+	tests := []struct {
+		name    string
+		present func(i int) bool // does series "s" report at commit i (of 20)?
+		want    bool
+	}{
+		{"stopped after reporting on every commit", func(i int) bool { return i < 15 }, true},
+		{"stopped after 3 reports, fewer than 5", func(i int) bool { return i >= 12 && i < 15 }, false},
+		{"reports on every other commit", func(i int) bool { return i%2 == 0 && i < 15 }, false},
+		{"still reporting at the tip", func(i int) bool { return true }, false},
+		{"stopped only at the tip", func(i int) bool { return i < 19 }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(20)
+			for i := 0; i < 20; i++ {
+				f.put(i, "other", map[string]float64{"mean_ttft_ms": 10})
+				if tt.present(i) {
+					f.put(i, "s", map[string]float64{"mean_ttft_ms": 10})
+				}
+			}
+			rep, err := Watch(context.Background(), f, f, Options{From: f.shas[19]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(rep.Missing) == 1 && rep.Missing[0].Benchmark == "s"; got != tt.want || len(rep.Missing) > 1 {
+				t.Errorf("missing %+v, want s missing: %v", rep.Missing, tt.want)
+			}
+		})
+	}
+}
