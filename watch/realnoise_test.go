@@ -16,7 +16,8 @@ import (
 // segmentation and PELT with the R changepoint package's defaults
 // (cpt.mean, normal likelihood, MBIC penalty 3·log n, minimum segment 1;
 // BinSeg at most Q=5 changes), run on the same log values scaled by the
-// noise of successive differences, are the yardsticks.
+// noise of successive differences, are the yardsticks, with E-divisive
+// means as Apache Otava runs it (edivisive_test.go).
 //
 //	go test ./watch -run TestRealNoise -v
 
@@ -239,9 +240,10 @@ func TestRealNoise(t *testing.T) {
 		{"watch (default params)", evaluate(series, watchDetect(DefaultParams()))},
 		{"binary segmentation (BinSeg, MBIC, Q=5)", evaluate(series, binSegDefault)},
 		{"PELT (MBIC)", evaluate(series, pelt)},
+		{"E-divisive means (Otava defaults: t-test p<0.001)", evaluate(series, eDivisive)},
 	}
 	for _, r := range results {
-		t.Logf("%-42s precision %.3f recall %.3f F1 %.3f false alarms/100 points %.2f (%d hits, %d alarms, %d steps, %d points)",
+		t.Logf("%-50s precision %.3f recall %.3f F1 %.3f false alarms/100 points %.2f (%d hits, %d alarms, %d steps, %d points)",
 			r.name, r.s.precision(), r.s.recall(), r.s.f1(), r.s.alarmsPer100(), r.s.hits, r.s.alarms, r.s.steps, r.s.points)
 	}
 	w := results[0].s
