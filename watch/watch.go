@@ -455,8 +455,11 @@ func confidence(x []float64, from, at int) float64 {
 }
 
 // bisectCommand is the perfgate bisect command line that narrows a change
-// whose range spans unmeasured commits. Every value is shell-quoted: the
-// names come from stored results.
+// whose range spans unmeasured commits: the series' benchmark, metric,
+// labels and testbed, half the threshold as the smallest change that
+// counts, and a placeholder for the command that runs the benchmark
+// (stored results do not say it). Every value is shell-quoted: the names
+// come from stored results.
 func bisectCommand(ch Change, pct float64) string {
 	args := []string{"perfgate", "bisect", "--good", ch.LastGood, "--bad", ch.FirstBad,
 		"--name", shellQuote(ch.Benchmark), "--metric", shellQuote(ch.Metric),
@@ -470,6 +473,11 @@ func bisectCommand(ch Change, pct float64) string {
 		args = append(args, "--label", shellQuote(k+"="+ch.Labels[k]))
 	}
 	args = append(args, "--run", shellQuote("YOUR BENCHMARK COMMAND"))
+	if ch.Testbed != "" {
+		// bisect reuses only the stored runs of its testbed, which it
+		// takes from PERFGATE_TESTBED.
+		args = append([]string{"PERFGATE_TESTBED=" + shellQuote(ch.Testbed)}, args...)
+	}
 	return strings.Join(args, " ")
 }
 
