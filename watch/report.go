@@ -47,6 +47,9 @@ func abs64(v float64) float64 {
 
 // rangeText is the commit range of a change: "a1b2c3d..e4f5a6b (3 unmeasured)".
 func (c *Change) rangeText() string {
+	if c.Drift {
+		return fmt.Sprintf("%s..%s (a drift; %d unmeasured between)", shortSHA(c.LastGood), shortSHA(c.FirstBad), c.Unmeasured)
+	}
 	if c.Unmeasured == 0 {
 		return shortSHA(c.FirstBad) + " (parent " + shortSHA(c.LastGood) + " measured)"
 	}

@@ -115,7 +115,9 @@ type Change struct {
 	Series
 	Kind string `json:"kind"`
 	// LastGood is the last measured commit at the old level, FirstBad the
-	// first at the new one; Unmeasured counts the commits between them.
+	// first at the new one; Unmeasured counts the commits between them
+	// that the series did not measure. For a drift, the range is the
+	// stretch over which the level moved.
 	LastGood   string  `json:"last_good"`
 	FirstBad   string  `json:"first_bad"`
 	Unmeasured int     `json:"unmeasured"`
@@ -399,7 +401,9 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 		ch := Change{
 			Series: tr.Series, seriesKey: tr.key,
 			LastGood: sha(tr.idx[from-1]), FirstBad: sha(tr.idx[st.At]),
-			Unmeasured: int(tr.idx[st.At]-tr.idx[from-1]) - 1,
+			// Commits between the two ends that the series did not
+			// measure (a drift's range holds measured ones too).
+			Unmeasured: int(tr.idx[st.At]-tr.idx[from-1]) - 1 - (st.At - from),
 			Before:     st.Before, After: st.After,
 			ChangePct:  100 * (st.After/st.Before - 1),
 			NoiseUnits: st.NoiseUnits,
@@ -433,7 +437,8 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 			}
 			ch.Open = rel >= pct
 		}
-		if ch.Unmeasured > 0 {
+		if ch.Unmeasured > 0 && !ch.Drift {
+			// A drift has no one commit to find.
 			ch.Bisect = bisectCommand(ch, pct)
 		}
 		out = append(out, ch)

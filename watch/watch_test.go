@@ -260,3 +260,33 @@ func TestWatchMissing(t *testing.T) {
 		})
 	}
 }
+
+// A drift is one change whose range spans the stretch where the level
+// moved, with no bisect command (no one commit to find).
+func TestWatchDrift(t *testing.T) {
+	const n = 400
+	f := newFake(n)
+	x := synth(7, n, 0.015, func(i int) float64 {
+		switch {
+		case i < 100:
+			return 1
+		case i < 300:
+			return 1 + 0.15*float64(i-100)/200
+		}
+		return 1.15
+	})
+	for i := 0; i < n; i++ {
+		f.put(i, "a", map[string]float64{"mean_ttft_ms": x[i]})
+	}
+	rep, err := Watch(context.Background(), f, f, Options{From: f.shas[n-1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Changes) != 1 {
+		t.Fatalf("changes %+v, want the drift once", rep.Changes)
+	}
+	c := rep.Changes[0]
+	if !c.Drift || c.Kind != Regression || !c.Open || c.Unmeasured != 0 || c.Bisect != "" {
+		t.Errorf("drift %+v", c)
+	}
+}
