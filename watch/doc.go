@@ -60,7 +60,8 @@
 //
 // For each change: the commit range (the last measured commit at the old
 // level and the first at the new one; when commits between them were not
-// measured, the perfgate bisect command that narrows it), the levels
+// measured, the perfgate bisect command that narrows it; for a drift, the
+// stretch over which the level moved), the levels
 // before and after (medians), the change in percent and in noise units,
 // a confidence (1 - p of a two-sided Mann-Whitney test of the 30 points
 // either side) and its kind under the rules: a regression or improvement
