@@ -120,3 +120,18 @@ func TestWatchIssues(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }
+
+// A token that may not write issues: the report is printed, exit 3, and
+// the message says which permission is missing.
+func TestWatchIssuesForbidden(t *testing.T) {
+	repo, _ := watchRepo(t)
+	srv := githubtest.New(t, secretToken,
+		githubtest.Call{Method: "GET", Path: "/repos/o/r/issues", Body: []any{}},
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/issues", Status: http.StatusForbidden, Body: `{"message":"Resource not accessible by integration"}`},
+	)
+	actionsEnv(t, srv, "workflow_dispatch", "{}")
+	out, stderr, code := runCLI(t, "", "--repo", repo, "watch", "--benchmark", "serving")
+	if code != exitEnv || !strings.Contains(out, "OPEN REGRESSION") || !strings.Contains(stderr, "issues: write") || strings.Contains(stderr, secretToken) {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+}

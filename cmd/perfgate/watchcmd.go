@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -205,7 +207,12 @@ func watchIssues(c *cli.Context, e *env, cfgLabels []string, rep *watch.Report) 
 		fmt.Fprintf(e.stderr, "perfgate: github: %s %s %q\n", v, num, a.Title)
 	}
 	if err != nil {
-		return envError(fmt.Errorf("%s", ghEnv.Redact(err.Error())))
+		msg := ghEnv.Redact(err.Error())
+		var ae *github.APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusForbidden {
+			msg += " (watch opens and closes issues: grant the job permissions: issues: write)"
+		}
+		return envError(errors.New(msg))
 	}
 	return nil
 }
