@@ -96,6 +96,8 @@ type Config struct {
 	// --require-baseline), so a history that could not be loaded never
 	// passes a regression.
 	RequireBaseline bool
+	// Watch is the watch section: how perfgate watch alerts.
+	Watch WatchConfig
 }
 
 // The choices of the rules file's inconclusive key.
@@ -118,6 +120,7 @@ func DefaultConfig() *Config {
 		Baseline:     BaselineConfig{Branch: DefaultBranch, MaxDistance: DefaultMaxDistance, Window: DefaultWindow},
 		MissingFails: true,
 		Inconclusive: InconclusiveWarn,
+		Watch:        WatchConfig{MissingAfter: DefaultMissingAfter, MinChange: DefaultMinChange},
 	}
 }
 
@@ -178,7 +181,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline", "watch"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -197,7 +200,7 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
-		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing, inconclusive, testbed and require_baseline)"}
+		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline and watch)"}
 	}
 	if len(doc.Content) == 0 {
 		return cfg, nil // empty file: defaults
@@ -262,6 +265,8 @@ func ParseRules(file string, data []byte) (*Config, error) {
 				return p.errf(v, "testbed must be a name of one line (at most 200 bytes), e.g. testbed: ci-910b; leave it out to derive the name from the machine")
 			}
 			cfg.Testbed = name
+		case "watch":
+			return p.watch(v, &cfg.Watch)
 		case "require_baseline":
 			switch v.Value {
 			case "true":

@@ -145,7 +145,7 @@ func TestParseRulesErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"unknown top key", "baseline:\n  branch: main\nrule:\n  - metric: failed\n",
-			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline)`},
+			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline, watch)`},
 		{"unknown rule key", "rules:\n  - metric: mean_ttft_ms\n    max_regresion: 3%\n",
 			`.perfgate.yml:3: unknown key "max_regresion" in a rule; did you mean "max_regression"?`},
 		{"unknown baseline key", "baseline:\n  windows: 10\n",
@@ -309,6 +309,24 @@ func TestRuleFlagMessages(t *testing.T) {
 		_, err := ParseRuleFlag(flag)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--rule %q: %v, want %q", flag, err, want)
+		}
+	}
+}
+
+func TestParseRulesWatch(t *testing.T) {
+	cfg, err := ParseRules("r.yml", []byte("watch:\n  missing_after: 3\n  min_change: 2.5%\n  issue_labels: [perfgate, perf]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Watch.MissingAfter != 3 || cfg.Watch.MinChange != 2.5 || len(cfg.Watch.IssueLabels) != 2 || cfg.Watch.IssueLabels[1] != "perf" {
+		t.Errorf("watch = %+v", cfg.Watch)
+	}
+	if d := DefaultConfig().Watch; d.MissingAfter != DefaultMissingAfter || d.MinChange != DefaultMinChange {
+		t.Errorf("default watch = %+v", d)
+	}
+	for _, bad := range []string{"watch:\n  missing_after: 0\n", "watch:\n  min_change: 2\n", "watch:\n  issue_labels: x\n", "watch:\n  missing: 3\n"} {
+		if _, err := ParseRules("r.yml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "r.yml:2") {
+			t.Errorf("%q: err = %v, want an error at r.yml:2", bad, err)
 		}
 	}
 }

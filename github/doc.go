@@ -48,6 +48,19 @@
 // characters is shortened at a line boundary, open <details> and code
 // fences are closed, and a note says so: it is never rejected.
 //
+// # Watch issues
+//
+// SyncIssues keeps one issue per alert of perfgate watch (an open
+// regression, a series that stopped reporting). Each issue starts with
+// the hidden marker <!-- perfgate:watch=KEY -->; every page of the open
+// issues with the first configured label is listed, and only issues with
+// the marker written by the token's identity are adopted. An alert's
+// issue is edited in place (never opened twice), a new alert opens one
+// with the configured labels, and an issue whose alert is gone gets a
+// comment and is closed; duplicates left by two racing runs are closed
+// the same way. Creates follow the rule of sticky comments: never retried
+// blindly after an ambiguous failure. A dry run lists and changes nothing.
+//
 // # Step outputs
 //
 // Publish writes the outputs verdict, report (the markdown, cut to

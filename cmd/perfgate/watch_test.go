@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/perfgate/perfgate/github/githubtest"
+)
+
+// watchRepo builds main with 30 measured commits whose TTFT steps up 15%
+// at commit 18 (throughput flat), and a second benchmark that stopped
+// after commit 23.
+func watchRepo(t *testing.T) (string, []string) {
+	t.Helper()
+	repo := gitRepo(t)
+	wobble := []float64{0, 0.8, -0.6, 1.1, -0.9, 0.3, -0.4, 0.7, -1.0, 0.5, 0.2, -0.3, 0.9}
+	var shas []string
+	for i := 0; i < 30; i++ {
+		shas = append(shas, commit(t, repo, fmt.Sprintf("main %d", i), map[string]string{"main.txt": fmt.Sprint(i)}))
+		w := 1 + wobble[i%len(wobble)]/100
+		level := 1.0
+		if i >= 18 {
+			level = 1.15
+		}
+		ingestAt(t, repo, metricsJSON(100*w*level, 300/w))
+		if i < 24 {
+			args := []string{"--repo", repo, "ingest", "--name", "batch", "-"}
+			if _, stderr, code := runCLI(t, metricsJSON(50*w, 100/w), args...); code != 0 {
+				t.Fatalf("ingest: %s", stderr)
+			}
+		}
+	}
+	return repo, shas
+}
+
+type watchJSON struct {
+	Commits, Measured int
+	Changes           []struct {
+		Benchmark, Metric, Kind string
+		LastGood                string  `json:"last_good"`
+		FirstBad                string  `json:"first_bad"`
+		ChangePct               float64 `json:"change_pct"`
+		Open                    bool
+	}
+	Missing []struct {
+		Benchmark  string
+		LastCommit string `json:"last_commit"`
+		Missed     int
+	}
+}
+
+func TestWatchCommand(t *testing.T) {
+	repo, shas := watchRepo(t)
+	out, stderr, code := runCLI(t, "", "--repo", repo, "watch", "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (an open regression): %s", code, stderr)
+	}
+	var rep watchJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Commits != 30 || rep.Measured != 30 {
+		t.Errorf("commits %d measured %d", rep.Commits, rep.Measured)
+	}
+	if len(rep.Changes) != 1 || rep.Changes[0].FirstBad != shas[18] || rep.Changes[0].LastGood != shas[17] ||
+		rep.Changes[0].Kind != "regression" || !rep.Changes[0].Open || rep.Changes[0].Metric != "mean_ttft_ms" {
+		t.Errorf("changes %+v, want the TTFT regression at commit 18", rep.Changes)
+	}
+	if len(rep.Missing) != 1 || rep.Missing[0].Benchmark != "batch" || rep.Missing[0].LastCommit != shas[23] || rep.Missing[0].Missed != 6 {
+		t.Errorf("missing %+v, want batch after commit 23", rep.Missing)
+	}
+
+	// A threshold above the step: no change; --benchmark leaves batch out.
+	out, stderr, code = runCLI(t, "", "--repo", repo, "watch", "--rule", "mean_ttft_ms:20%", "--benchmark", "serv*", "--metric", "Mean TTFT")
+	if code != 0 || !strings.Contains(out, "no change of level") {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	// --since a revision: the step is too close to the start.
+	_, _, code = runCLI(t, "", "--repo", repo, "watch", "--since", shas[15], "--benchmark", "serving")
+	if code != 0 {
+		t.Errorf("--since %s: exit %d, want 0", shas[15], code)
+	}
+	_, stderr, code = runCLI(t, "", "--repo", repo, "watch", "--metric", "mean_ttfx")
+	if code != 2 || !strings.Contains(stderr, `--metric "mean_ttfx"`) {
+		t.Errorf("bad metric: exit %d %s", code, stderr)
+	}
+}
+
+// In Actions on schedule, watch opens the issue, and --dry-run only says
+// it would.
+func TestWatchIssues(t *testing.T) {
+	repo, _ := watchRepo(t)
+	srv := githubtest.New(t, secretToken)
+	list := githubtest.Call{Method: "GET", Path: "/repos/o/r/issues", Query: map[string]string{"state": "open", "labels": "perf"}, Body: []any{}}
+	srv.Expect(list, list,
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/issues", Body: map[string]any{"number": 7, "html_url": "https://github.example/o/r/issues/7"},
+			Check: func(t testing.TB, r *http.Request, body []byte) {
+				m := githubtest.DecodeBody(t, body)
+				if !strings.Contains(m["title"].(string), "serving") || !strings.Contains(m["body"].(string), "<!-- perfgate:watch=regression-") {
+					t.Errorf("issue %v", m)
+				}
+			}},
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/issues", Body: map[string]any{"number": 8},
+			Check: func(t testing.TB, r *http.Request, body []byte) {
+				if m := githubtest.DecodeBody(t, body); !strings.Contains(m["title"].(string), "stopped reporting: batch") {
+					t.Errorf("issue %v", m)
+				}
+			}},
+	)
+	actionsEnv(t, srv, "schedule", "{}")
+	_, stderr, code := runCLI(t, "", "--repo", repo, "watch", "--dry-run", "--issue-label", "perf")
+	if code != 1 || !strings.Contains(stderr, "would open new issue") {
+		t.Errorf("dry run: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = runCLI(t, "", "--repo", repo, "watch", "--issue-label", "perf")
+	if code != 1 || !strings.Contains(stderr, "opened #7") || !strings.Contains(stderr, "opened #8") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+}
+
+// A token that may not write issues: the report is printed, exit 3, and
+// the message says which permission is missing.
+func TestWatchIssuesForbidden(t *testing.T) {
+	repo, _ := watchRepo(t)
+	srv := githubtest.New(t, secretToken,
+		githubtest.Call{Method: "GET", Path: "/repos/o/r/issues", Body: []any{}},
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/issues", Status: http.StatusForbidden, Body: `{"message":"Resource not accessible by integration"}`},
+	)
+	actionsEnv(t, srv, "workflow_dispatch", "{}")
+	out, stderr, code := runCLI(t, "", "--repo", repo, "watch", "--benchmark", "serving")
+	if code != exitEnv || !strings.Contains(out, "OPEN REGRESSION") || !strings.Contains(stderr, "issues: write") || strings.Contains(stderr, secretToken) {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+}

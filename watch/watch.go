@@ -1,0 +1,590 @@
+package watch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aclements/go-moremath/stats"
+
+	"github.com/perfgate/perfgate/gate"
+	"github.com/perfgate/perfgate/metric"
+)
+
+// Accepted tells which changes were recorded as intended (perfgate
+// accept, a later addition): a change whose first commit at the new level
+// is accepted for its series and metric is reported as accepted, never as
+// an open regression. Nil means none is.
+type Accepted interface {
+	// Accepted returns the reason recorded for the change of metric in
+	// the series (SeriesKey) at commit, and whether there is one.
+	Accepted(seriesKey, metric, commit string) (reason string, ok bool)
+}
+
+// Options say what to watch.
+type Options struct {
+	From   string // tip of the base branch (commit id), newest first from here
+	Ref    string // the base branch as the user named it, for reports
+	Stop   string // --since REV: stop before this commit ("" none)
+	Since  time.Time
+	Until  time.Time // commit time bounds (zero: none); need commit times from the Graph
+	Limit  int       // at most this many first-parent commits (0: all)
+	Bench  string    // glob over benchmark names ("" all)
+	Metric string    // canonical metric name ("" every metric)
+	Config *gate.Config
+	Params Params
+	// Accepted is consulted for every change (nil: none accepted).
+	Accepted Accepted
+}
+
+// batch is how many commits' results are read at once: the values are
+// kept, the results dropped, so memory follows the values.
+const batch = 250
+
+// Report is what watch found.
+type Report struct {
+	Ref       string    `json:"ref"`
+	Tip       string    `json:"tip"`
+	Commits   int       `json:"commits"`  // first-parent commits walked
+	Measured  int       `json:"measured"` // of them with results
+	Series    int       `json:"series"`   // series x metric watched
+	Method    string    `json:"method"`
+	Changes   []Change  `json:"changes"`
+	Missing   []Missing `json:"missing"`
+	Warnings  []string  `json:"warnings,omitempty"`
+	Generated time.Time `json:"-"`
+}
+
+// Series names one series and metric.
+type Series struct {
+	Key       string            `json:"-"`
+	Benchmark string            `json:"benchmark"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Testbed   string            `json:"testbed,omitempty"`
+	Metric    string            `json:"metric"`
+}
+
+// Name renders the series for reports: benchmark [k=v,...] @testbed metric.
+func (s Series) Name() string {
+	var b strings.Builder
+	b.WriteString(s.Benchmark)
+	if len(s.Labels) > 0 {
+		keys := make([]string, 0, len(s.Labels))
+		for k := range s.Labels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteString(" [")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(k + "=" + s.Labels[k])
+		}
+		b.WriteByte(']')
+	}
+	if s.Testbed != "" {
+		b.WriteString(" @" + s.Testbed)
+	}
+	return b.String()
+}
+
+// AlertKey is a stable id of the series and metric (and kind), for the
+// hidden marker of its issue.
+func AlertKey(kind, seriesKey, metricName string) string {
+	h := sha256.Sum256([]byte(kind + "\x00" + seriesKey + "\x00" + metricName))
+	return kind + "-" + hex.EncodeToString(h[:8])
+}
+
+// The kinds of a change.
+const (
+	Regression  = "regression"
+	Improvement = "improvement"
+	Shift       = "change" // the metric's direction is unknown
+)
+
+// Change is one change of level on the base branch.
+type Change struct {
+	Series
+	Kind string `json:"kind"`
+	// LastGood is the last measured commit at the old level, FirstBad the
+	// first at the new one; Unmeasured counts the commits between them
+	// that the series did not measure. For a drift, the range is the
+	// stretch over which the level moved.
+	LastGood   string  `json:"last_good"`
+	FirstBad   string  `json:"first_bad"`
+	Unmeasured int     `json:"unmeasured"`
+	Before     float64 `json:"before"`
+	After      float64 `json:"after"`
+	ChangePct  float64 `json:"change_pct"`
+	NoiseUnits float64 `json:"noise_units"` // |after-before| over the noise of one point
+	// Confidence is 1 - p of a two-sided Mann-Whitney test of the (up to
+	// 30) points either side of the change.
+	Confidence float64 `json:"confidence"`
+	NBefore    int     `json:"points_before"`
+	NAfter     int     `json:"points_after"`
+	Drift      bool    `json:"drift,omitempty"`
+	Threshold  float64 `json:"threshold_pct"` // smallest change worth reporting
+	Rule       string  `json:"rule"`          // where the threshold came from
+	Open       bool    `json:"open"`          // a regression the series has not recovered from
+	Accepted   string  `json:"accepted,omitempty"`
+	Bisect     string  `json:"bisect,omitempty"`
+	Current    float64 `json:"current"` // the series' level now
+	seriesKey  string
+}
+
+// SeriesKey is the change's series key (gate's identity).
+func (c *Change) SeriesKey() string { return c.seriesKey }
+
+// Missing is a series that stopped reporting.
+type Missing struct {
+	Series
+	LastCommit string `json:"last_commit"`
+	Reported   int    `json:"reported"` // consecutive measured commits it reported on before it stopped
+	Since      int    `json:"missed"`   // measured commits since without it
+	seriesKey  string
+}
+
+// SeriesKey is the missing series' key.
+func (m *Missing) SeriesKey() string { return m.seriesKey }
+
+// point is one commit's value of a series: its position on the walked
+// chain (0 = oldest) and the median of its valid results there.
+type track struct {
+	Series
+	key  string
+	idx  []int32
+	vals []float64
+
+	curPos int32     // the commit cur holds values of
+	cur    []float64 // the values of one commit, for their median
+}
+
+// push appends a commit's value. A track never holds more values than the
+// chain has commits, so its capacity grows no further than that: the
+// doubling of append would hold up to twice the history in memory.
+func (t *track) push(pos int32, v float64, n int) {
+	if len(t.idx) == cap(t.idx) {
+		room := min(max(2*cap(t.idx), 16), cap(t.idx)+n-int(pos))
+		t.idx = slices.Grow(t.idx, room-len(t.idx))
+		t.vals = slices.Grow(t.vals, room-len(t.vals))
+	}
+	t.idx = append(t.idx, pos)
+	t.vals = append(t.vals, v)
+}
+
+type collector struct {
+	id       gate.SeriesIdentity
+	opts     Options
+	tracks   map[string]map[string]*track // series key -> metric -> track
+	seriesAt map[string][]int32
+	legacy   map[string]map[string]bool // legacy key -> testbeds
+	measured []bool
+	n        int
+	neutrals map[string]bool
+}
+
+// neutral reports whether a metric is descriptive (metric.Neutral).
+func (c *collector) neutral(name string) bool {
+	v, ok := c.neutrals[name]
+	if !ok {
+		if c.neutrals == nil {
+			c.neutrals = map[string]bool{}
+		}
+		v = metric.Get(name).Direction == metric.Neutral
+		c.neutrals[name] = v
+	}
+	return v
+}
+
+// Watch walks the first-parent history from opts.From and reports its
+// changes of level and the series that stopped reporting.
+func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Report, error) {
+	if opts.Config == nil {
+		opts.Config = gate.DefaultConfig()
+	}
+	if opts.Params == (Params{}) {
+		opts.Params = DefaultParams()
+	}
+	chain, err := walk(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	c := &collector{id: gate.NewSeriesIdentity(opts.Config.IgnoreLabels), opts: opts,
+		tracks: map[string]map[string]*track{}, seriesAt: map[string][]int32{}, legacy: map[string]map[string]bool{},
+		measured: make([]bool, len(chain)), n: len(chain)}
+	// Oldest first: position i is chain[len-1-i].
+	for lo := 0; lo < len(chain); lo += batch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(len(chain), lo+batch)
+		shas := make([]string, hi-lo)
+		for i := range shas {
+			shas[i] = chain[len(chain)-1-(lo+i)].SHA
+		}
+		samples, err := h.Samples(shas)
+		if err != nil {
+			return nil, err
+		}
+		for i, sha := range shas {
+			c.add(int32(lo+i), samples[sha])
+		}
+	}
+	rep := &Report{Ref: opts.Ref, Tip: opts.From, Commits: len(chain), Method: MethodSummary}
+	for _, m := range c.measured {
+		if m {
+			rep.Measured++
+		}
+	}
+	sha := func(i int32) string { return chain[len(chain)-1-int(i)].SHA }
+	for _, tr := range c.sortedTracks() {
+		rep.Series++
+		rep.Changes = append(rep.Changes, c.changes(tr, sha)...)
+		tr.idx, tr.vals = nil, nil // done with it
+	}
+	rep.Missing = c.missing(sha)
+	if rep.Measured == 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no stored results on the %d first-parent commits walked from %s; store results of the base branch (perfgate ingest/run on each commit, or perfgate sync)", len(chain), shortSHA(opts.From)))
+	}
+	return rep, nil
+}
+
+// walk returns the first-parent chain from opts.From, newest first, cut at
+// opts.Stop and the time bounds.
+func walk(g gate.Graph, opts Options) ([]gate.Commit, error) {
+	n := opts.Limit
+	if n <= 0 {
+		n = math.MaxInt32
+	}
+	all, err := g.FirstParents(opts.From, n)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, cm := range all {
+		if opts.Stop != "" && cm.SHA == opts.Stop {
+			break
+		}
+		if !opts.Until.IsZero() && cm.Time.After(opts.Until) {
+			continue
+		}
+		if !opts.Since.IsZero() && cm.Time.Before(opts.Since) {
+			break
+		}
+		out = append(out, cm)
+	}
+	return out, nil
+}
+
+// add records one commit's results: per track, the median of the
+// commit's values.
+func (c *collector) add(pos int32, samples []gate.Sample) {
+	var touched []*track
+	for i := range samples {
+		s := &samples[i]
+		if s.Dirty || gate.SelfInvalid(s) != "" {
+			continue
+		}
+		if c.opts.Bench != "" {
+			if ok, _ := path.Match(c.opts.Bench, s.Benchmark); !ok {
+				continue
+			}
+		}
+		c.measured[pos] = true
+		key := c.seriesKey(s)
+		if at := c.seriesAt[key]; len(at) == 0 || at[len(at)-1] != pos {
+			c.seriesAt[key] = append(at, pos)
+		}
+		byName := c.tracks[key]
+		if byName == nil {
+			byName = map[string]*track{}
+			c.tracks[key] = byName
+		}
+		for name, v := range s.Metrics {
+			if c.opts.Metric != "" && name != c.opts.Metric {
+				continue
+			}
+			if c.opts.Metric == "" && c.neutral(name) {
+				continue // token counts and the like: described, not judged
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			tr := byName[name]
+			if tr == nil {
+				tr = &track{key: key, Series: Series{Benchmark: s.Benchmark, Labels: c.id.Labels(s), Testbed: c.id.Testbed(s), Metric: name}, curPos: -1}
+				byName[name] = tr
+			}
+			if tr.curPos != pos {
+				tr.curPos = pos
+				tr.cur = tr.cur[:0]
+				touched = append(touched, tr)
+			}
+			tr.cur = append(tr.cur, v)
+		}
+	}
+	for _, tr := range touched {
+		v := tr.cur[0]
+		if len(tr.cur) > 1 {
+			v = medianOf(tr.cur)
+		}
+		tr.push(pos, v, c.n)
+	}
+}
+
+// seriesKey is gate's series key; a result stored before perfgate recorded
+// testbeds joins the series of its benchmark and labels when that series
+// was measured on one testbed so far.
+func (c *collector) seriesKey(s *gate.Sample) string {
+	tb := c.id.Testbed(s)
+	lk := c.id.LegacyKey(s)
+	if tb != "" {
+		if c.legacy[lk] == nil {
+			c.legacy[lk] = map[string]bool{}
+		}
+		c.legacy[lk][tb] = true
+		return c.id.Key(s)
+	}
+	if beds := c.legacy[lk]; len(beds) == 1 {
+		for b := range beds {
+			cp := *s
+			cp.Testbed = b
+			return c.id.Key(&cp)
+		}
+	}
+	return c.id.Key(s)
+}
+
+// threshold is the smallest change worth reporting for a series' metric,
+// in percent, with its origin, and the metric's direction.
+func (c *collector) threshold(s Series) (pct float64, origin string, dir metric.Direction) {
+	dir = metric.Get(s.Metric).Direction
+	rules := c.opts.Config.Rules
+	if len(rules) == 0 {
+		rules = gate.DefaultRules()
+	}
+	for _, r := range rules {
+		if r.Metric == s.Metric && r.Bound == gate.Regression && r.Matches(s.Benchmark) {
+			return r.Limit, r.Origin, r.Direction
+		}
+	}
+	for _, r := range rules {
+		if r.Metric == s.Metric && r.Direction != metric.Unknown {
+			dir = r.Direction
+			break
+		}
+	}
+	return c.opts.Config.Watch.MinChange, "watch min_change", dir
+}
+
+// changes runs the detector on one track and describes its changes.
+func (c *collector) changes(tr *track, sha func(int32) string) []Change {
+	pct, origin, dir := c.threshold(tr.Series)
+	p := c.opts.Params
+	p.MinMagnitude = pct / 100
+	steps := Detect(tr.vals, p)
+	if len(steps) == 0 {
+		return nil
+	}
+	current := steps[len(steps)-1].After
+	var out []Change
+	for _, st := range steps {
+		from := st.From
+		ch := Change{
+			Series: tr.Series, seriesKey: tr.key,
+			LastGood: sha(tr.idx[from-1]), FirstBad: sha(tr.idx[st.At]),
+			// Commits between the two ends that the series did not
+			// measure (a drift's range holds measured ones too).
+			Unmeasured: int(tr.idx[st.At]-tr.idx[from-1]) - 1 - (st.At - from),
+			Before:     st.Before, After: st.After,
+			ChangePct:  100 * (st.After/st.Before - 1),
+			NoiseUnits: st.NoiseUnits,
+			Confidence: confidence(tr.vals, from, st.At),
+			NBefore:    st.NBefore, NAfter: st.NAfter, Drift: st.Drift,
+			Threshold: pct, Rule: origin, Current: current,
+		}
+		if st.Before == 0 {
+			ch.ChangePct = 0 // no relative change from zero; the levels say it
+		}
+		worse := (dir == metric.LowerIsBetter && st.After > st.Before) || (dir == metric.HigherIsBetter && st.After < st.Before)
+		switch {
+		case dir != metric.LowerIsBetter && dir != metric.HigherIsBetter:
+			ch.Kind = Shift
+		case worse:
+			ch.Kind = Regression
+		default:
+			ch.Kind = Improvement
+		}
+		if c.opts.Accepted != nil {
+			if reason, ok := c.opts.Accepted.Accepted(tr.key, tr.Metric, ch.FirstBad); ok {
+				ch.Accepted = reason
+			}
+		}
+		if ch.Kind == Regression && ch.Accepted == "" {
+			// Open while the level now is still worse than before the
+			// change by the threshold.
+			rel := 100 * (current/st.Before - 1)
+			if dir == metric.HigherIsBetter {
+				rel = -rel
+			}
+			ch.Open = rel >= pct
+		}
+		if ch.Unmeasured > 0 && !ch.Drift {
+			// A drift has no one commit to find.
+			ch.Bisect = bisectCommand(ch, pct)
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// confidence is 1 - p of a two-sided Mann-Whitney U test between up to 30
+// points before from and 30 from at on.
+func confidence(x []float64, from, at int) float64 {
+	const w = 30
+	a := x[max(0, from-w):from]
+	b := x[at:min(len(x), at+w)]
+	r, err := stats.MannWhitneyUTest(a, b, stats.LocationDiffers)
+	if err != nil {
+		return 0
+	}
+	return 1 - r.P
+}
+
+// bisectCommand is the perfgate bisect command line that narrows a change
+// whose range spans unmeasured commits: the series' benchmark, metric,
+// labels and testbed, half the threshold as the smallest change that
+// counts, and a placeholder for the command that runs the benchmark
+// (stored results do not say it). Every value is shell-quoted: the names
+// come from stored results.
+func bisectCommand(ch Change, pct float64) string {
+	args := []string{"perfgate", "bisect", "--good", ch.LastGood, "--bad", ch.FirstBad,
+		"--name", shellQuote(ch.Benchmark), "--metric", shellQuote(ch.Metric),
+		"--threshold", shellQuote(fmt.Sprintf("%g%%", roundTo(pct/2, 2)))}
+	keys := make([]string, 0, len(ch.Labels))
+	for k := range ch.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "--label", shellQuote(k+"="+ch.Labels[k]))
+	}
+	args = append(args, "--run", shellQuote("YOUR BENCHMARK COMMAND"))
+	if ch.Testbed != "" {
+		// bisect reuses only the stored runs of its testbed, which it
+		// takes from PERFGATE_TESTBED.
+		args = append([]string{"PERFGATE_TESTBED=" + shellQuote(ch.Testbed)}, args...)
+	}
+	return strings.Join(args, " ")
+}
+
+func roundTo(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but safe
+// characters.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:%+,@", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// missing finds the series that reported on each of the last
+// MissingAfter measured commits before their last result and on none of
+// the measured commits since (at least one).
+func (c *collector) missing(sha func(int32) string) []Missing {
+	n := c.opts.Config.Watch.MissingAfter
+	if n <= 0 {
+		n = gate.DefaultMissingAfter
+	}
+	// rank[i]: how many measured commits come before position i.
+	rank := make([]int, c.n+1)
+	for i, m := range c.measured {
+		rank[i+1] = rank[i]
+		if m {
+			rank[i+1]++
+		}
+	}
+	total := rank[c.n]
+	var out []Missing
+	keys := make([]string, 0, len(c.seriesAt))
+	for k := range c.seriesAt {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		at := c.seriesAt[k]
+		last := at[len(at)-1]
+		since := total - rank[last+1]
+		if since == 0 || len(at) < n {
+			continue
+		}
+		// The last n reports fall on n consecutive measured commits.
+		first := at[len(at)-n]
+		if rank[last+1]-rank[first] != n {
+			continue
+		}
+		m := Missing{LastCommit: sha(last), Reported: n, Since: since, seriesKey: k}
+		m.Series = c.describe(k)
+		out = append(out, m)
+	}
+	return out
+}
+
+// sortedTracks are the tracks by series key and metric.
+func (c *collector) sortedTracks() []*track {
+	var out []*track
+	for _, byName := range c.tracks {
+		for _, tr := range byName {
+			out = append(out, tr)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].key != out[j].key {
+			return out[i].key < out[j].key
+		}
+		return out[i].Metric < out[j].Metric
+	})
+	return out
+}
+
+// describe names a series by its key from any of its tracks.
+func (c *collector) describe(key string) Series {
+	var s Series
+	names := []string{}
+	for _, tr := range c.tracks[key] {
+		s = tr.Series
+		names = append(names, tr.Metric)
+	}
+	sort.Strings(names)
+	s.Metric = strings.Join(names, ",")
+	if len(names) == 0 {
+		s.Benchmark = strings.SplitN(key, "\x00", 2)[0]
+	}
+	return s
+}
+
+func shortSHA(s string) string {
+	if len(s) > 7 {
+		return s[:7]
+	}
+	return s
+}

@@ -1,0 +1,292 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/perfgate/perfgate/gate"
+)
+
+// fakeRepo is a first-parent chain c0 (oldest) .. c{n-1} (tip) with
+// stored samples per commit.
+type fakeRepo struct {
+	shas    []string // oldest first
+	samples map[string][]gate.Sample
+}
+
+func (f *fakeRepo) MergeBase(a, b string) (string, error) { return a, nil }
+
+func (f *fakeRepo) FirstParents(from string, n int) ([]gate.Commit, error) {
+	var out []gate.Commit
+	start := -1
+	for i, s := range f.shas {
+		if s == from {
+			start = i
+		}
+	}
+	if start < 0 {
+		return nil, fmt.Errorf("unknown %s", from)
+	}
+	for i := start; i >= 0 && len(out) < n; i-- {
+		out = append(out, gate.Commit{SHA: f.shas[i]})
+	}
+	return out, nil
+}
+
+func (f *fakeRepo) Samples(commits []string) (map[string][]gate.Sample, error) {
+	out := map[string][]gate.Sample{}
+	for _, c := range commits {
+		if s := f.samples[c]; len(s) > 0 {
+			out[c] = s
+		}
+	}
+	return out, nil
+}
+
+func newFake(n int) *fakeRepo {
+	f := &fakeRepo{samples: map[string][]gate.Sample{}}
+	for i := 0; i < n; i++ {
+		f.shas = append(f.shas, fmt.Sprintf("%040x", i+1))
+	}
+	return f
+}
+
+func (f *fakeRepo) put(i int, bench string, metrics map[string]float64) {
+	sha := f.shas[i]
+	f.samples[sha] = append(f.samples[sha], gate.Sample{Commit: sha, Benchmark: bench, Metrics: metrics,
+		Labels: map[string]string{"model": "m"}, Testbed: "ci"})
+}
+
+func TestWatchHistory(t *testing.T) {
+	const n = 200
+	f := newFake(n)
+	ttft := synth(11, n, 0.02, func(i int) float64 {
+		if i >= 120 {
+			return 1.15 // a 15% TTFT regression at commit 120
+		}
+		return 1
+	})
+	thr := synth(12, n, 0.02, func(i int) float64 {
+		if i >= 60 {
+			return 1.2 // a 20% throughput improvement, measured every 3rd commit
+		}
+		return 1
+	})
+	for i := 0; i < n; i++ {
+		f.put(i, "serving", map[string]float64{"mean_ttft_ms": ttft[i]})
+		if i%3 == 0 {
+			f.put(i, "batch", map[string]float64{"output_throughput": thr[i]})
+		}
+		if i < 150 {
+			f.put(i, "old", map[string]float64{"mean_ttft_ms": 50})
+		}
+	}
+	f.samples[f.shas[100]][0].Metrics["mean_ttft_ms"] *= 3 // a spike
+	rep, err := Watch(context.Background(), f, f, Options{From: f.shas[n-1], Ref: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Commits != n || rep.Measured != n {
+		t.Errorf("commits %d measured %d, want %d", rep.Commits, rep.Measured, n)
+	}
+	if len(rep.Changes) != 2 {
+		t.Fatalf("changes %+v, want 2", rep.Changes)
+	}
+	var reg, imp *Change
+	for i := range rep.Changes {
+		switch rep.Changes[i].Kind {
+		case Regression:
+			reg = &rep.Changes[i]
+		case Improvement:
+			imp = &rep.Changes[i]
+		}
+	}
+	if reg == nil || reg.FirstBad != f.shas[120] || reg.LastGood != f.shas[119] || reg.Unmeasured != 0 || !reg.Open || reg.Bisect != "" {
+		t.Errorf("regression %+v, want open at commit 120 with its parent measured", reg)
+	}
+	if reg != nil && (reg.ChangePct < 10 || reg.ChangePct > 20 || reg.Confidence < 0.99 || reg.Threshold != 5) {
+		t.Errorf("regression figures %+v", reg)
+	}
+	if imp == nil || imp.FirstBad != f.shas[60] || imp.LastGood != f.shas[57] || imp.Unmeasured != 2 || imp.Open {
+		t.Fatalf("improvement %+v, want at commit 60 after 57, 2 unmeasured", imp)
+	}
+	want := "PERFGATE_TESTBED=ci perfgate bisect --good " + f.shas[57] + " --bad " + f.shas[60] + " --name batch --metric output_throughput --threshold 2.5% --label model=m --run 'YOUR BENCHMARK COMMAND'"
+	if imp.Bisect != want {
+		t.Errorf("bisect command\n got %s\nwant %s", imp.Bisect, want)
+	}
+	if len(rep.Missing) != 1 || rep.Missing[0].Benchmark != "old" || rep.Missing[0].LastCommit != f.shas[149] || rep.Missing[0].Since != 50 {
+		t.Errorf("missing %+v, want old after commit 149, 50 commits since", rep.Missing)
+	}
+	alerts := rep.Alerts()
+	if len(alerts) != 2 || !strings.HasPrefix(alerts[0].Key, "regression-") || !strings.HasPrefix(alerts[1].Key, "missing-") {
+		t.Errorf("alerts %+v", alerts)
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back["changes"].([]any)) != 2 {
+		t.Errorf("json changes: %s", js.String())
+	}
+	var txt, md bytes.Buffer
+	if err := rep.WriteText(&txt, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"OPEN REGRESSION", "MISSING  old [model=m] @ci", "narrow it: PERFGATE_TESTBED=ci perfgate bisect"} {
+		if !strings.Contains(txt.String(), s) {
+			t.Errorf("text report lacks %q:\n%s", s, txt.String())
+		}
+	}
+	if !strings.Contains(md.String(), "| OPEN regression |") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+}
+
+// A regression the series has recovered from is not open; one accepted
+// is neither.
+func TestWatchRecoveredAndAccepted(t *testing.T) {
+	const n = 150
+	f := newFake(n)
+	x := synth(13, n, 0.02, func(i int) float64 {
+		if i >= 50 && i < 100 {
+			return 1.2
+		}
+		return 1
+	})
+	y := synth(14, n, 0.02, func(i int) float64 {
+		if i >= 100 {
+			return 1.2
+		}
+		return 1
+	})
+	for i := 0; i < n; i++ {
+		f.put(i, "a", map[string]float64{"mean_ttft_ms": x[i], "mean_tpot_ms": y[i]})
+	}
+	acc := acceptAt{commit: f.shas[100], metric: "mean_tpot_ms"}
+	rep, err := Watch(context.Background(), f, f, Options{From: f.shas[n-1], Ref: "main", Accepted: acc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Changes) != 3 {
+		t.Fatalf("changes %+v, want 3", rep.Changes)
+	}
+	for _, c := range rep.Changes {
+		if c.Open {
+			t.Errorf("open %+v", c)
+		}
+		if c.Metric == "mean_tpot_ms" && c.Accepted != "intended" {
+			t.Errorf("accepted change %+v", c)
+		}
+	}
+	if len(rep.Alerts()) != 0 {
+		t.Errorf("alerts %+v", rep.Alerts())
+	}
+}
+
+type acceptAt struct{ commit, metric string }
+
+func (a acceptAt) Accepted(_, m, c string) (string, bool) {
+	if m == a.metric && c == a.commit {
+		return "intended", true
+	}
+	return "", false
+}
+
+func TestWatchFilters(t *testing.T) {
+	f := newFake(40)
+	for i := 0; i < 40; i++ {
+		f.put(i, "serving-a", map[string]float64{"mean_ttft_ms": 10, "p99_ttft_ms": 20})
+		f.put(i, "batch", map[string]float64{"mean_ttft_ms": 10})
+	}
+	rep, err := Watch(context.Background(), f, f, Options{From: f.shas[39], Bench: "serving-*", Metric: "p99_ttft_ms", Stop: f.shas[9]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Commits != 30 || rep.Series != 1 {
+		t.Errorf("commits %d series %d, want 30 and 1", rep.Commits, rep.Series)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{"a-b_c.d": "a-b_c.d", "a b": "'a b'", "x'; rm -rf /": `'x'\''; rm -rf /'`, "": "''", "$(id)": "'$(id)'"} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// A series is missing only after it reported on each of the last
+// missing_after measured commits before its last result, and some
+// measured commit since lacks it.
+func TestWatchMissing(t *testing.T) {
+	tests := []struct {
+		name    string
+		present func(i int) bool // does series "s" report at commit i (of 20)?
+		want    bool
+	}{
+		{"stopped after reporting on every commit", func(i int) bool { return i < 15 }, true},
+		{"stopped after 3 reports, fewer than 5", func(i int) bool { return i >= 12 && i < 15 }, false},
+		{"reports on every other commit", func(i int) bool { return i%2 == 0 && i < 15 }, false},
+		{"still reporting at the tip", func(i int) bool { return true }, false},
+		{"stopped only at the tip", func(i int) bool { return i < 19 }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(20)
+			for i := 0; i < 20; i++ {
+				f.put(i, "other", map[string]float64{"mean_ttft_ms": 10})
+				if tt.present(i) {
+					f.put(i, "s", map[string]float64{"mean_ttft_ms": 10})
+				}
+			}
+			rep, err := Watch(context.Background(), f, f, Options{From: f.shas[19]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(rep.Missing) == 1 && rep.Missing[0].Benchmark == "s"; got != tt.want || len(rep.Missing) > 1 {
+				t.Errorf("missing %+v, want s missing: %v", rep.Missing, tt.want)
+			}
+		})
+	}
+}
+
+// A drift is one change whose range spans the stretch where the level
+// moved, with no bisect command (no one commit to find).
+func TestWatchDrift(t *testing.T) {
+	const n = 400
+	f := newFake(n)
+	x := synth(7, n, 0.015, func(i int) float64 {
+		switch {
+		case i < 100:
+			return 1
+		case i < 300:
+			return 1 + 0.15*float64(i-100)/200
+		}
+		return 1.15
+	})
+	for i := 0; i < n; i++ {
+		f.put(i, "a", map[string]float64{"mean_ttft_ms": x[i]})
+	}
+	rep, err := Watch(context.Background(), f, f, Options{From: f.shas[n-1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Changes) != 1 {
+		t.Fatalf("changes %+v, want the drift once", rep.Changes)
+	}
+	c := rep.Changes[0]
+	if !c.Drift || c.Kind != Regression || !c.Open || c.Unmeasured != 0 || c.Bisect != "" {
+		t.Errorf("drift %+v", c)
+	}
+}
