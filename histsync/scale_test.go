@@ -54,6 +54,7 @@ func scaleRun(bench, c, r int, commit string) store.Run {
 // and a clone that pulled them.
 type scaleFixture struct {
 	w     *world
+	seq   int // clones and runs made so far: the benchmark functions run more than once
 	runs  int
 	build time.Duration
 	clone *clone
@@ -146,7 +147,8 @@ func BenchmarkHistoryAtScale(b *testing.B) {
 	b.Run("fresh-clone", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
-			c := f.w.clone(fmt.Sprint("fresh-", i))
+			f.seq++
+			c := f.w.clone(fmt.Sprint("fresh-", f.seq))
 			b.StartTimer()
 			start := time.Now()
 			res, err := Sync(context.Background(), c.dir, c.st, Options{NoPush: true})
@@ -170,9 +172,10 @@ func BenchmarkHistoryAtScale(b *testing.B) {
 		var worst time.Duration
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
+			f.seq++
 			runs := make([]store.Run, 10)
 			for r := range runs {
-				runs[r] = scaleRun(r, 1_000_000+i, r, f.w.code[i%len(f.w.code)])
+				runs[r] = scaleRun(r, 1_000_000+f.seq, r, f.w.code[f.seq%len(f.w.code)])
 			}
 			b.StartTimer()
 			start := time.Now()
