@@ -175,13 +175,13 @@ func TestNewerPerfgateFields(t *testing.T) {
 	}
 	edit := filepath.Join(root, "edit")
 	git(t, root, "clone", "-q", "-b", "perfgate-history", "file://"+bare, edit)
-	files := strings.Fields(git(t, edit, "ls-files", "runs"))
+	files := strings.Fields(git(t, edit, "ls-files", "log", "packs"))
 	for _, p := range files {
 		b, err := os.ReadFile(filepath.Join(edit, p))
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, edit, p, strings.Replace(string(b), `"benchmark":`, `"host":{"gpu":"910B"},"benchmark":`, 1))
+		writeFile(t, edit, p, strings.ReplaceAll(string(b), `"benchmark":`, `"host":{"gpu":"910B"},"benchmark":`))
 	}
 	git(t, edit, "commit", "-q", "-am", "newer perfgate")
 	git(t, edit, "push", "-q", "origin", "perfgate-history")
