@@ -9,10 +9,10 @@
 // returns values or "cannot test" (ErrSkip, exit code 125 in git bisect
 // run). So it runs the same against a simulation (bench_test.go compares
 // it with classic bisection over 64 to 1024 commits) and against git:
-// Worktree runs a shell command in a temporary checkout of a commit
-// (gitrepo.Materialize), never in the user's, and removes it afterwards,
-// also when the context is cancelled. Reports (Report) render the result
-// as text, markdown for an issue, or JSON.
+// package runner's CommitMeasurer runs a shell command in a temporary
+// checkout of a commit, never in the user's, and stores what it printed.
+// Reports (Report) render the result as text, markdown for an issue, or
+// JSON.
 //
 // # The search
 //

@@ -18,7 +18,8 @@ type CheckOptions struct {
 	Head string
 	// HeadSamples are the results to check; nil reads Head's stored
 	// results (clean ones, or dirty ones when there are no others). A
-	// working-tree run passes its results here with Dirty set.
+	// working-tree check passes here, with Dirty set, only the dirty runs
+	// of the tree as it is now (perfgate matches their working-tree hash).
 	HeadSamples []Sample
 	// Base is the full id of the base branch's tip; BaseRef its name, for
 	// the report.
@@ -37,12 +38,18 @@ type series struct {
 	bench  string
 	labels map[string]string
 	head   []Sample
+	// testbed is the series' testbed ("" when not recorded); legacy is
+	// its key without one (see candidates).
+	testbed, legacy string
 
 	// Found by collect: the baseline commit's valid runs and the window,
 	// newest first (window[0] is the baseline commit when found).
 	window  []windowPoint
 	baseIdx int // walker index of the baseline commit; -1 when none
 	dropped []string
+	// fixedCount: the benchmark sends a fixed number of requests (see
+	// fixedRequests), so fewer completed requests make a run invalid.
+	fixedCount bool
 }
 
 type windowPoint struct {
@@ -59,6 +66,10 @@ type checker struct {
 	rep      *Report
 	headSHA  string
 	ruleUsed []bool
+	// noBaseline is the warning of a check that found no baseline at all.
+	noBaseline string
+
+	headTestbeds, headLegacy map[string]bool // see noteHeadTestbeds
 }
 
 // Check gates a commit: for every series of the head results and every
@@ -78,7 +89,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		Head:    opts.Head,
 		BaseRef: opts.BaseRef,
 		Base:    opts.Base,
-		Rules:   RulesInfo{File: cfg.File, Window: cfg.Baseline.Window, MaxDistance: cfg.Baseline.MaxDistance, MissingFails: cfg.MissingFails},
+		Rules:   RulesInfo{File: cfg.File, Window: cfg.Baseline.Window, MaxDistance: cfg.Baseline.MaxDistance, MissingFails: cfg.MissingFails, Inconclusive: cfg.Inconclusive},
 	}
 	c.rep = rep
 	if len(c.rules) == 0 {
@@ -136,7 +147,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		k := c.id.key(s)
 		sr := byKey[k]
 		if sr == nil {
-			sr = &series{key: k, bench: s.Benchmark, labels: c.id.labels(s.Labels), baseIdx: -1}
+			sr = &series{key: k, bench: s.Benchmark, labels: c.id.labels(s.Labels), baseIdx: -1, testbed: c.id.testbed(s), legacy: c.id.legacyKey(s)}
 			byKey[k] = sr
 			all = append(all, sr)
 		}
@@ -148,6 +159,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		}
 		return all[i].key < all[j].key
 	})
+	c.noteHeadTestbeds(all)
 
 	// Walk far enough for every series' baseline and window: when every
 	// series is measured near the merge-base (the common case) the first
@@ -188,14 +200,15 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		rep.Baseline.Commit = c.w.commits[primary].SHA
 		rep.Baseline.Distance = primary
 	} else {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("no valid result for these benchmarks within %d first-parent commits of the merge-base %s; every check is new",
-			cfg.Baseline.MaxDistance, shortSHA(mb)))
+		// Said first, as a warning: "PASS, none failed" with no history
+		// behind it reads as a pass (a fresh clone, a first CI run).
+		c.noBaseline = fmt.Sprintf("no baseline: no valid result of these benchmarks within %d first-parent commits of the merge-base %s, so nothing was compared and every check is new; fetch the shared history (perfgate sync --pull-only) or measure the base branch first",
+			cfg.Baseline.MaxDistance, shortSHA(mb))
 	}
 	if c.skip == 1 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("head %s is on %s: compared with its first-parent ancestors", shortSHA(opts.Head), baseName(opts)))
 	}
 
-	var mwuChecks []*CheckResult
 	rep.Checks = make([]CheckResult, 0, len(all)*len(c.rules))
 	for _, sr := range all {
 		rep.Checks = append(rep.Checks, c.evaluate(sr)...)
@@ -212,12 +225,6 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	if len(rep.Checks) == 0 {
 		rep.Checks = nil // as appending nothing left it: "checks": null
 	}
-	for i := range rep.Checks {
-		if rep.Checks[i].Method == MethodMannWhitney {
-			mwuChecks = append(mwuChecks, &rep.Checks[i])
-		}
-	}
-	settleMWU(mwuChecks)
 	for i := range rep.Checks {
 		// The window's values are kept for the checks a reader will chart.
 		if v := rep.Checks[i].Verdict; v != Fail && v != Inconclusive && v != Improved {
@@ -268,7 +275,8 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			strings.Join(names, ", "), example)
 	}
 
-	rep.Warnings = append(c.warnings(), globWarnings...)
+	tbFirst, tbWarnings := c.testbedWarnings(all) // before warnings(): it may replace noBaseline
+	rep.Warnings = append(append(append(tbFirst, c.warnings()...), tbWarnings...), globWarnings...)
 	if noRule != "" {
 		// A warning, not a note: a gate that checks nothing passes
 		// every change, and a CI log should say so where it is seen.
@@ -297,6 +305,15 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			}
 		}
 	}
+	if rep.Verdict == Pass && rep.Summary.Inconclusive > 0 {
+		switch cfg.Inconclusive {
+		case InconclusiveFail:
+			rep.Verdict = Fail
+		case InconclusivePass:
+		default:
+			rep.Verdict = Inconclusive
+		}
+	}
 	return rep, nil
 }
 
@@ -320,7 +337,7 @@ func (c *checker) collect(sr *series) bool {
 	w := c.w
 	window := max(c.cfg.Baseline.Window, 1)
 	var cands []windowPoint
-	for _, x := range w.bySeries[sr.key] {
+	for _, x := range c.candidates(sr) {
 		if x.idx < c.skip || x.s.Dirty {
 			continue
 		}
@@ -350,14 +367,17 @@ func (c *checker) collect(sr *series) bool {
 		}
 	}
 	var comp []float64
+	var near []*Sample
 	for _, p := range valid[:min(len(valid), window+c.cfg.Baseline.MaxDistance)] {
 		for _, s := range p.runs {
+			near = append(near, s)
 			if v, ok := s.Metrics["completed"]; ok {
 				comp = append(comp, v)
 			}
 		}
 	}
-	if len(comp) >= 3 {
+	sr.fixedCount = fixedRequests(sr.head, near)
+	if len(comp) >= 3 && sr.fixedCount {
 		ref := robust.Median(comp)
 		kept := valid[:0]
 		for _, p := range valid {
@@ -394,7 +414,11 @@ func (c *checker) collect(sr *series) bool {
 	if sr.baseIdx < 0 {
 		return true
 	}
-	return len(sr.window) >= window || w.capped()
+	// Invalid candidates do not extend the search without bound: after
+	// twice the window's measured commits of this series, valid or not,
+	// the window is what they gave (a history where most runs were
+	// invalid walked to the 5,000-commit cap before).
+	return len(sr.window) >= window || w.capped() || len(cands) >= 2*window
 }
 
 // values returns the metric's finite values in runs: a NaN or an
@@ -450,7 +474,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 			invalid[i] = true
 		}
 	}
-	if len(baseRuns) > 0 {
+	if len(baseRuns) > 0 && sr.fixedCount {
 		if bc := pvalues(baseRuns, "completed"); len(bc) > 0 {
 			ref := robust.Median(bc)
 			for i := range sr.head {
@@ -583,179 +607,6 @@ func (c *checker) absolute(cr *CheckResult, r Rule, cur float64) {
 	cr.Reason = fmt.Sprintf("%s is %s, outside the bound %s", r.Metric, fmtNum(cur), r)
 }
 
-// relative applies a max_regression rule with the statistics the data
-// allows.
-func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64) {
-	lower := r.Direction != metric.HigherIsBetter
-	cur := robust.Median(hv)
-	judge := func(base float64) (ratio float64) {
-		cr.Baseline = num(base)
-		if base == 0 {
-			return math.NaN()
-		}
-		ratio = cur / base
-		cr.Change = num(100 * (ratio - 1))
-		up, down := ratio > 1+r.Limit/100, ratio < 1-r.Limit/100
-		if lower {
-			cr.worse, cr.better = up, down
-		} else {
-			cr.worse, cr.better = down, up
-		}
-		return ratio
-	}
-
-	// The window, oldest first: the noise band's data, and the history a
-	// report charts for a failing check.
-	xs := make([]float64, 0, len(sr.window))
-	pts := make([]Point, 0, len(sr.window)+1) // and head, below
-	for j := len(sr.window) - 1; j >= 0; j-- {
-		p := sr.window[j]
-		if v := pvalues(p.runs, r.Metric); len(v) > 0 {
-			m := robust.Median(v)
-			xs = append(xs, m)
-			pts = append(pts, Point{Commit: c.w.commits[p.idx].SHA, Value: m})
-		}
-	}
-	if len(pts) > 1 {
-		cr.History = append(pts, Point{Commit: c.headSHA, Value: cur})
-	}
-
-	// 1. Repeated runs on both sides.
-	if len(hv) >= minRepeats && len(bv) >= minRepeats {
-		cr.Method = MethodMannWhitney
-		judge(robust.Median(bv))
-		cr.pRaw = mwu(hv, bv, lower)
-		cr.pImp = mwu(hv, bv, !lower)
-		return // settleMWU decides after Holm
-	}
-
-	// 2. A noise band from the window, or from the baseline's repeats.
-	cr.Window = len(xs)
-	var b band
-	var ref float64 // the reference level, a median of raw values
-	haveBand := false
-	switch {
-	case len(xs) >= minWindow && c.cfg.Baseline.Window >= minWindow && allPositive(xs) && cur > 0:
-		b = noiseBand(logs(xs))
-		ref = robust.Median(xs[b.segStart:])
-		cr.Method = MethodNoiseBand
-		haveBand = true
-		if b.segStart > 0 {
-			cr.SegmentStart = pts[b.segStart].Commit
-		}
-	case len(bv) >= minRepeats && allPositive(bv) && cur > 0:
-		ref = robust.Median(bv)
-		b = band{sigma: pooledScale([][]float64{logs(bv)}), segN: len(bv)}
-		cr.Method = MethodRepeats
-		haveBand = true
-	}
-	if haveBand {
-		b.ref = math.Log(ref)
-		judge(ref)
-		cr.Samples.Baseline = b.segN
-		cr.Noise = num(100 * (math.Exp(b.sigma) - 1))
-		se := b.sigma * math.Sqrt(robust.MedianVar(len(hv))+robust.MedianVar(b.segN))
-		d := math.Log(cur) - b.ref
-		if !lower {
-			d = -d
-		}
-		z := math.Inf(1)
-		switch {
-		case se > 0:
-			z = d / se
-		case d == 0:
-			z = 0
-		case d < 0:
-			z = math.Inf(-1)
-		}
-		cr.Z = num(z)
-		refDesc := fmt.Sprintf("median of %d results", b.segN)
-		if cr.Method == MethodRepeats {
-			refDesc = fmt.Sprintf("median of the baseline's %d runs", b.segN)
-		} else if cr.SegmentStart != "" {
-			refDesc = fmt.Sprintf("median of the %d results since the change point at %s", b.segN, shortSHA(cr.SegmentStart))
-		}
-		zs := fmt.Sprintf("z = %.1f", z)
-		if math.IsInf(z, 0) {
-			zs = "no measured noise"
-		}
-		switch {
-		case cr.worse && z > zCritical:
-			cr.Verdict = Fail
-			cr.Reason = fmt.Sprintf("%s against the reference (%s), beyond the %s%% limit and outside the noise band (%s, noise %s)",
-				fmtChange(cr.Change), refDesc, fmtNum(r.Limit), zs, fmtPct(cr.Noise))
-		case cr.worse:
-			cr.Verdict = Inconclusive
-			cr.Reason = fmt.Sprintf("%s against the reference (%s) is beyond the %s%% limit but within the noise band (%s <= %s, noise %s); repeat the run (perfgate run --repeat 5) to decide",
-				fmtChange(cr.Change), refDesc, fmtNum(r.Limit), zs, fmtNum(zCritical), fmtPct(cr.Noise))
-		case cr.better && z < -zCritical:
-			cr.Verdict = Improved
-			cr.Reason = fmt.Sprintf("%s against the reference (%s), outside the noise band (%s)", fmtChange(cr.Change), refDesc, zs)
-		default:
-			cr.Verdict = Pass
-		}
-		return
-	}
-
-	// 3. The literal threshold.
-	cr.Method = MethodThreshold
-	cr.Unqualified = true
-	base := robust.Median(bv)
-	ratio := judge(base)
-	why := fmt.Sprintf("only %d earlier result(s) and %d baseline run(s): no noise estimate, so the verdict is unqualified", len(xs), len(bv))
-	if c.cfg.Baseline.Window < minWindow {
-		why = fmt.Sprintf("the window is %d (under %d): no noise estimate, so the verdict is unqualified", c.cfg.Baseline.Window, minWindow)
-	}
-	switch {
-	case math.IsNaN(ratio):
-		// A zero baseline: any worsening is an infinite regression.
-		if (lower && cur > 0) || (!lower && cur < 0) {
-			cr.Verdict = Fail
-			cr.Reason = fmt.Sprintf("the baseline is 0 and head is %s; %s", fmtNum(cur), why)
-		} else {
-			cr.Verdict = Pass
-		}
-	case cr.worse:
-		cr.Verdict = Fail
-		cr.Reason = fmt.Sprintf("%s is beyond the %s%% limit; %s", fmtChange(cr.Change), fmtNum(r.Limit), why)
-	case cr.better:
-		cr.Verdict = Improved
-		cr.Reason = why
-	default:
-		cr.Verdict = Pass
-	}
-}
-
-// settleMWU applies Holm's correction across the Mann-Whitney checks of a
-// report and sets their verdicts.
-func settleMWU(crs []*CheckResult) {
-	ps := make([]float64, len(crs))
-	for i, cr := range crs {
-		ps[i] = cr.pRaw
-	}
-	adj := holm(ps)
-	for i, cr := range crs {
-		cr.P = num(adj[i])
-		desc := fmt.Sprintf("median %s over %d vs %d runs", fmtChange(cr.Change), cr.Samples.Current, cr.Samples.Baseline)
-		switch {
-		case cr.worse && adj[i] < alpha:
-			cr.Verdict = Fail
-			cr.Reason = fmt.Sprintf("%s, beyond the %s%% limit and significant (Mann-Whitney p = %.3g after Holm over %d checks, alpha %g)",
-				desc, fmtNum(cr.limit), adj[i], len(crs), alpha)
-		case cr.worse:
-			cr.Verdict = Inconclusive
-			cr.Reason = fmt.Sprintf("%s is beyond the %s%% limit but not significant (Mann-Whitney p = %.3g after Holm over %d checks, alpha %g); add runs to decide",
-				desc, fmtNum(cr.limit), adj[i], len(crs), alpha)
-		case cr.better && cr.pImp < alpha:
-			cr.Verdict = Improved
-			cr.PImproved = num(cr.pImp)
-			cr.Reason = fmt.Sprintf("%s, significant (Mann-Whitney p = %.3g)", desc, cr.pImp)
-		default:
-			cr.Verdict = Pass
-		}
-	}
-}
-
 // missing reports the series measured at the report's baseline commit that
 // head lacks, unless head measured the same benchmark under other labels
 // (a mismatch, reported as such).
@@ -771,7 +622,7 @@ func (c *checker) missing(primary int, byKey map[string]*series) {
 	groups := map[string][]*Sample{}
 	var keys []string
 	for _, k := range c.w.samples[sha] {
-		if k.s.Dirty || byKey[k.key] != nil || headBench[k.s.Benchmark] {
+		if k.s.Dirty || byKey[k.key] != nil || headBench[k.s.Benchmark] || c.notHeads(k) {
 			continue
 		}
 		if groups[k.key] == nil {
@@ -804,11 +655,14 @@ func (c *checker) missing(primary int, byKey map[string]*series) {
 // mismatch records a series without a baseline whose benchmark was
 // measured nearby under other identity labels.
 func (c *checker) mismatch(sr *series) {
+	if c.testbedMismatch(sr) {
+		return
+	}
 	limit := min(len(c.w.commits), c.cfg.Baseline.MaxDistance+1)
 	for i := c.skip; i < limit; i++ {
 		sha := c.w.commits[i].SHA
 		for _, k := range c.w.samples[sha] {
-			if k.s.Dirty || k.s.Benchmark != sr.bench || k.key == sr.key {
+			if k.s.Dirty || k.s.Benchmark != sr.bench || k.key == sr.key || c.id.legacyKey(k.s) == sr.legacy {
 				continue
 			}
 			bl := c.id.labels(k.s.Labels)
@@ -826,6 +680,9 @@ func (c *checker) mismatch(sr *series) {
 func (c *checker) warnings() []string {
 	rep := c.rep
 	var out []string
+	if c.noBaseline != "" {
+		out = append(out, c.noBaseline)
+	}
 	var unq, inc, cut int
 	for _, cr := range rep.Checks {
 		if cr.Unqualified {
@@ -838,12 +695,6 @@ func (c *checker) warnings() []string {
 			cut++
 		}
 	}
-	plural := func(n int, one, many string) string {
-		if n == 1 {
-			return fmt.Sprintf("%d %s", n, one)
-		}
-		return fmt.Sprintf("%d %s", n, many)
-	}
 	if unq > 0 {
 		why := fmt.Sprintf("fewer than %d measured base-branch commits in the window and fewer than %d runs at the baseline", minWindow, minRepeats)
 		if c.cfg.Baseline.Window < minWindow {
@@ -853,41 +704,16 @@ func (c *checker) warnings() []string {
 			plural(unq, "check is", "checks are"), why, minRepeats))
 	}
 	if inc > 0 {
-		out = append(out, fmt.Sprintf("%s inconclusive: worse than the threshold, but not clearly beyond the measured noise; repeat the runs (perfgate run --repeat %d) to decide",
-			plural(inc, "check is", "checks are"), minRepeats))
+		out = append(out, fmt.Sprintf("%s inconclusive: worse than the threshold, but not clearly beyond the measured noise; %s",
+			plural(inc, "check is", "checks are"), decideAdvice(rep.Checks)))
 	}
 	if cut > 0 {
 		out = append(out, fmt.Sprintf("%s compared with the base branch's level since a change point, not with its whole window: the base branch itself moved",
 			plural(cut, "check was", "checks were")))
 	}
-	// Holm over k checks with n and m runs can reach alpha only if the
-	// smallest p-value the rank test can give, 1/C(n+m, n), times k is
-	// under it: say so rather than let "add runs" go unexplained.
-	var mwu []CheckResult
-	for _, cr := range rep.Checks {
-		if cr.Method == MethodMannWhitney {
-			mwu = append(mwu, cr)
-		}
-	}
-	if k := len(mwu); k > 0 {
-		blocked := 0
-		for _, cr := range mwu {
-			if float64(k)*minMWUp(cr.Samples.Current, cr.Samples.Baseline) >= alpha {
-				blocked++
-			}
-		}
-		if blocked > 0 {
-			n := minRepeats
-			for float64(k)*minMWUp(n, n) >= alpha {
-				n++
-			}
-			out = append(out, fmt.Sprintf("%s too few runs to ever be significant: %d Mann-Whitney checks share the Holm correction at alpha %g; repeat %d or more times on both sides",
-				plural(blocked, "check has", "checks have"), k, alpha, n))
-		}
-	}
-	if len(rep.Mismatches) > 0 {
+	if n := labelMismatches(rep.Mismatches); n > 0 {
 		out = append(out, fmt.Sprintf("%s not compared: measured under other identity labels than the baseline (see the notes)",
-			plural(len(rep.Mismatches), "benchmark was", "benchmarks were")))
+			plural(n, "benchmark was", "benchmarks were")))
 	}
 	if rep.Dirty {
 		out = append(out, "head's results were measured on a working tree with uncommitted changes, not on a commit")
@@ -895,14 +721,35 @@ func (c *checker) warnings() []string {
 	return out
 }
 
-// minMWUp is the smallest one-sided p-value of a Mann-Whitney test with n
-// and m untied values: 1/C(n+m, n).
-func minMWUp(n, m int) float64 {
-	c := 1.0
-	for i := 1; i <= n; i++ {
-		c = c * float64(m+i) / float64(i)
+// plural formats a count with the singular or plural noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
 	}
-	return 1 / c
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// decideAdvice says what would decide the inconclusive checks: the most
+// runs a side any of them needs, when more runs can decide them.
+func decideAdvice(checks []CheckResult) string {
+	most, stuck, used := 0, 0, 0
+	for _, cr := range checks {
+		if cr.Verdict != Inconclusive {
+			continue
+		}
+		used = max(used, cr.Samples.Current)
+		if cr.RunsToDecide == 0 {
+			stuck++
+		}
+		most = max(most, cr.RunsToDecide)
+	}
+	switch {
+	case most > used:
+		return fmt.Sprintf("about %d runs would decide (perfgate run --repeat %d, or --repeat auto; each check's reason says where)", most, most)
+	case stuck > 0:
+		return "more runs alone cannot decide (see each check's reason): compare both commits on one machine (perfgate ab), or let the base branch's next results show its level"
+	}
+	return "see each check's reason for what would decide it"
 }
 
 // anyMatches reports whether r's benchmark glob matches a series' benchmark.

@@ -31,6 +31,13 @@ func (r *Report) headline() string {
 		}
 	case r.Verdict == Fail:
 		head = fmt.Sprintf("%d of %d %s missing", s.Missing, s.Checks, checks)
+		if s.Missing == 0 && s.Inconclusive > 0 {
+			head = fmt.Sprintf("%d of %d %s inconclusive (inconclusive: fail), none failed", s.Inconclusive, s.Checks, checks)
+			s.Inconclusive = 0
+		}
+	case r.Verdict == Inconclusive:
+		head = fmt.Sprintf("%d of %d %s inconclusive, none failed: not a pass, see the warnings for what would decide", s.Inconclusive, s.Checks, checks)
+		s.Inconclusive = 0
 	default:
 		head = fmt.Sprintf("%d %s, none failed", s.Checks, checks)
 		if s.Checks == 0 {
@@ -49,10 +56,15 @@ func (r *Report) headline() string {
 	return head
 }
 
-func (r *Report) baselineLine(code func(string) string) string {
-	base := r.BaseRef
-	if base == "" {
-		base = shortSHA(r.Base)
+// baselineLine says which baseline the checks used; code renders a
+// commit and esc any other text (both the identity for a terminal).
+func (r *Report) baselineLine(code, esc func(string) string) string {
+	base := esc(r.BaseRef)
+	if r.BaseRef == "" {
+		base = code(shortSHA(r.Base))
+	}
+	if r.Paired {
+		return fmt.Sprintf("%s (%s), run interleaved with head on this machine", code(shortSHA(r.Baseline.Commit)), base)
 	}
 	if r.Baseline.Commit == "" {
 		return fmt.Sprintf("none measured within %d commits of the merge-base %s with %s", r.Rules.MaxDistance, code(shortSHA(r.Baseline.MergeBase)), base)
@@ -74,6 +86,9 @@ func (r *Report) rulesLine() string {
 		}
 	case src == "":
 		src = "--rule flags"
+	}
+	if r.Paired {
+		return fmt.Sprintf("%d from %s; paired runs, alpha %g", r.Rules.Count, src, pairedAlpha)
 	}
 	return fmt.Sprintf("%d from %s; noise window %d commits, max distance %d", r.Rules.Count, src, r.Rules.Window, r.Rules.MaxDistance)
 }
@@ -156,7 +171,7 @@ func (r *Report) reasons(names []string, esc func(string) string) []string {
 		default:
 			what += fmt.Sprintf(" (%d metrics)", len(g.metrics))
 		}
-		out[i] = fmt.Sprintf("%s: %s: %s", esc(what), g.verdict, esc(g.reason))
+		out[i] = fmt.Sprintf("%s: %s: %s", esc(what), esc(string(g.verdict)), esc(g.reason))
 	}
 	return out
 }
@@ -190,6 +205,8 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	code := ansiBold + ansiGreen
 	if r.Verdict == Fail {
 		code = ansiBold + ansiRed
+	} else if r.Verdict == Inconclusive {
+		code = ansiBold + ansiYellow
 	}
 	fmt.Fprintf(&b, "%s  %s\n", paint(color, code, verdict), r.headline())
 	plain := func(s string) string { return s }
@@ -197,8 +214,11 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	if r.Dirty {
 		head += " (with uncommitted changes)"
 	}
+	if len(r.Testbeds) > 0 {
+		head += " on testbed " + strings.Join(r.Testbeds, "; ")
+	}
 	fmt.Fprintf(&b, "head      %s\n", head)
-	fmt.Fprintf(&b, "baseline  %s\n", r.baselineLine(plain))
+	fmt.Fprintf(&b, "baseline  %s\n", r.baselineLine(plain, plain))
 	fmt.Fprintf(&b, "rules     %s\n", r.rulesLine())
 	for _, w := range r.Warnings {
 		fmt.Fprintf(&b, "%s   %s\n", paint(color, ansiYellow, "warning"), w)
@@ -217,7 +237,14 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		if err := writeString(&b, t, color); err != nil {
 			return err
 		}
-		fmt.Fprintf(&b, "N: values behind baseline/current. *: unqualified (no noise estimate; the literal threshold decided).\n")
+		legend := "N: values behind baseline/current."
+		for _, c := range r.Checks {
+			if c.Unqualified {
+				legend += " *: unqualified (no noise estimate; the literal threshold decided)."
+				break
+			}
+		}
+		fmt.Fprintln(&b, legend)
 		if why := r.reasons(names, func(s string) string { return s }); len(why) > 0 {
 			fmt.Fprintf(&b, "\n%s\n", paint(color, ansiBold, "Why"))
 			for _, l := range why {
@@ -258,13 +285,21 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	icon := "✅"
 	if r.Verdict == Fail {
 		icon = "❌"
+	} else if r.Verdict == Inconclusive {
+		icon = "⚠️"
 	}
-	fmt.Fprintf(&b, "### %s perfgate: %s — %s\n\n", icon, r.Verdict, r.headline())
-	head := fmt.Sprintf("`%s`", shortSHA(r.Head))
+	// The report may come from a fork's artifact (perfgate publish):
+	// every string from it is escaped or put in a code span, even those
+	// ReadReport has validated.
+	fmt.Fprintf(&b, "### %s perfgate: %s — %s\n\n", icon, mdtext.Escape(string(r.Verdict)), mdtext.Escape(r.headline()))
+	head := mdtext.Code(shortSHA(r.Head))
 	if r.Dirty {
 		head += " (with uncommitted changes)"
 	}
-	fmt.Fprintf(&b, "Head %s against baseline %s.  \n", head, r.baselineLine(func(s string) string { return "`" + s + "`" }))
+	if len(r.Testbeds) > 0 {
+		head += " on testbed " + mdtext.Escape(strings.Join(r.Testbeds, "; "))
+	}
+	fmt.Fprintf(&b, "Head %s against baseline %s.  \n", head, r.baselineLine(mdtext.Code, mdtext.Escape))
 	fmt.Fprintf(&b, "Rules: %s.\n\n", mdtext.Escape(r.rulesLine()))
 	for i, w := range r.Warnings {
 		sep := "  \n"
@@ -343,32 +378,29 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			case c.P != nil:
 				stat = fmt.Sprintf("p = %.3g", *c.P)
 			}
-			method := c.Method
-			if method == "" {
-				method = "-"
-			}
+			method := mdtext.Escape(c.Method)
 			commit := "-"
 			if c.BaselineCommit != "" && c.Distance != nil {
-				commit = fmt.Sprintf("`%s` (distance %d)", shortSHA(c.BaselineCommit), *c.Distance)
+				commit = fmt.Sprintf("%s (distance %d)", mdtext.Code(shortSHA(c.BaselineCommit)), *c.Distance)
 			}
 			window := "-"
 			if c.Window > 0 {
 				window = fmt.Sprint(c.Window)
 				if c.SegmentStart != "" {
-					window += fmt.Sprintf(", cut at `%s`", shortSHA(c.SegmentStart))
+					window += ", cut at " + mdtext.Code(shortSHA(c.SegmentStart))
 				}
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)), method, fmtPct(c.Noise), stat, window, commit)
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("Methods: *mann-whitney*: five or more runs on both sides, one-sided test, Holm-corrected, alpha 0.01; " +
-		"*noise-band*: one run against the median of the base branch's recent results (cut at change points), fails only beyond the threshold and " + fmtNum(zCritical) + " robust standard deviations; " +
+	b.WriteString("Methods: *shift*: three or more runs on both sides, the Hodges-Lehmann shift against a one-sided t test at alpha 0.01 whose noise includes the base branch's session-to-session spread; " +
+		"*noise-band*: one run against the median of the base branch's recent results (cut at change points), fails only beyond the threshold and " + fmtNum(zCritical) + " robust standard deviations, and, when the base branch shows outliers, far beyond them; " +
 		"*repeats*: the same band from the baseline's repeated runs; *threshold*: no noise estimate, the literal threshold (unqualified).\n")
 	if len(r.Mismatches) > 0 {
 		b.WriteString("\n**Not compared (identity labels differ):**\n\n")
 		for _, m := range r.Mismatches {
-			fmt.Fprintf(&b, "- %s at `%s`: %s\n", mdtext.Code(m.Benchmark), shortSHA(m.Commit), mdtext.Escape(m.Diff))
+			fmt.Fprintf(&b, "- %s at %s: %s\n", mdtext.Code(m.Benchmark), mdtext.Code(shortSHA(m.Commit)), mdtext.Escape(m.Diff))
 		}
 	}
 	if len(r.Notes) > 0 {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -169,19 +171,19 @@ func TestCheckVerdicts(t *testing.T) {
 				return repeats(100, 3)
 			}
 			return nil
-		}, repeats(110, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Fail, MethodMannWhitney, false},
+		}, repeats(110, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Fail, MethodShift, false},
 		{"repeats on both sides: small shift passes", func(i int) []Sample {
 			if i == 19 {
 				return repeats(100, 3)
 			}
 			return nil
-		}, repeats(101, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Pass, MethodMannWhitney, false},
+		}, repeats(101, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Pass, MethodShift, false},
 		{"repeats on both sides: improvement", func(i int) []Sample {
 			if i == 19 {
 				return repeats(100, 3)
 			}
 			return nil
-		}, repeats(90, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Improved, MethodMannWhitney, false},
+		}, repeats(90, 4), "mean_ttft_ms:3%", "mean_ttft_ms", Improved, MethodShift, false},
 		{"baseline repeats give the noise for one head run", func(i int) []Sample {
 			if i == 19 {
 				return repeats(100, 3)
@@ -211,13 +213,16 @@ func TestCheckVerdicts(t *testing.T) {
 			if tt.verdict == Fail || tt.verdict == Missing {
 				wantOverall = Fail
 			}
+			if tt.verdict == Inconclusive {
+				wantOverall = Inconclusive // the default policy, inconclusive: warn
+			}
 			if rep.Verdict != wantOverall {
 				t.Errorf("overall %s, want %s", rep.Verdict, wantOverall)
 			}
 			if c.Verdict != Pass && c.Reason == "" {
 				t.Errorf("verdict %s without a reason", c.Verdict)
 			}
-			if tt.method == MethodMannWhitney && c.P == nil {
+			if tt.method == MethodShift && c.P == nil {
 				t.Error("Mann-Whitney check without p")
 			}
 			if tt.method == MethodNoiseBand && (c.Z == nil || c.Noise == nil || c.Window != 20) {
@@ -368,8 +373,9 @@ func TestCheckBaselineSelection(t *testing.T) {
 		if c := find(t, rep, "serving", "mean_ttft_ms"); c.Verdict != New || rep.Baseline.Commit != "" {
 			t.Errorf("verdict %s, baseline %+v; want new without baseline", c.Verdict, rep.Baseline)
 		}
-		if !strings.Contains(strings.Join(rep.Notes, "\n"), "within 5 first-parent commits") {
-			t.Errorf("notes: %v", rep.Notes)
+		if len(rep.Warnings) == 0 || !strings.HasPrefix(rep.Warnings[0], "no baseline") ||
+			!strings.Contains(rep.Warnings[0], "within 5 first-parent commits") || !strings.Contains(rep.Warnings[0], "perfgate sync --pull-only") {
+			t.Errorf("warnings: %v; want the missing baseline first, with what to do", rep.Warnings)
 		}
 	})
 	t.Run("head on the base branch", func(t *testing.T) {
@@ -510,47 +516,6 @@ func TestCheckChangePointOnMain(t *testing.T) {
 	}
 }
 
-func TestCheckHolm(t *testing.T) {
-	// Ten metrics with repeated runs, each shifted +3.5% against a 3% rule:
-	// beyond the threshold, but after Holm over ten checks not every one
-	// can be significant with five runs a side.
-	at := func(i int) []Sample {
-		if i != 4 {
-			return nil
-		}
-		var out []Sample
-		for r := 0; r < 5; r++ {
-			m := map[string]float64{}
-			for k := 0; k < 10; k++ {
-				m["custom_"+string(rune('a'+k))+"_ms"] = 100 + float64(r)
-			}
-			out = append(out, srv(m))
-		}
-		return out
-	}
-	var head []Sample
-	for r := 0; r < 5; r++ {
-		m := map[string]float64{}
-		for k := 0; k < 10; k++ {
-			m["custom_"+string(rune('a'+k))+"_ms"] = 104 + float64(r)
-		}
-		head = append(head, srv(m))
-	}
-	w := newWorld(5, at, head)
-	var rules []string
-	for k := 0; k < 10; k++ {
-		rules = append(rules, "custom_"+string(rune('a'+k))+"_ms:3%:lower")
-	}
-	rep := w.check(t, rules...)
-	for _, c := range rep.Checks {
-		// Raw one-sided p of 5 vs 5 with this overlap is about 0.03;
-		// times ten is far above 0.01.
-		if c.Method != MethodMannWhitney || c.Verdict != Inconclusive || c.P == nil || *c.P < 0.01 {
-			t.Errorf("%s: %s %s p=%v; want an inconclusive Mann-Whitney check after Holm", c.Metric, c.Method, c.Verdict, c.P)
-		}
-	}
-}
-
 func TestCheckNotes(t *testing.T) {
 	w := newWorld(5, series1(noisy(1, 5, 100, 0.01), "mean_ttft_ms"), []Sample{srv(map[string]float64{"mean_ttft_ms": 100})})
 	rep := w.check(t, "mean_ttft_ms:3%", "p99_itl_ms:5%")
@@ -631,19 +596,23 @@ func TestCheckNoRuleApplies(t *testing.T) {
 	}
 }
 
-// TestCheckWarnsUnreachableSignificance: five runs a side and three
-// Holm-corrected rules can never reach alpha 0.01 (3/252 > 0.01); the
-// report says so and how many runs would do.
-func TestCheckWarnsUnreachableSignificance(t *testing.T) {
+// repeatedCheck checks n head runs against m base runs of three metrics
+// with three rules, the head's values worse by factor, the runs spread
+// by about 3%.
+func repeatedCheck(t *testing.T, n, m int, factor float64) *Report {
+	t.Helper()
 	f := newFakeRepo()
 	mb := f.chain(f.commit("", "root"), 3, "main")[2]
 	head := f.commit(mb, "pr")
-	for k := 0; k < 5; k++ {
-		m := func(s float64) map[string]float64 {
-			return map[string]float64{"mean_ttft_ms": s * (100 + float64(k)), "mean_tpot_ms": s * (20 + float64(k)), "mean_itl_ms": s * (20 + float64(k))}
-		}
-		f.add(mb, "b", nil, m(1))
-		f.add(head, "b", nil, m(1.5))
+	spread := func(k int) float64 { return 1 + 0.03*float64(k%5-2)/2 }
+	run := func(s float64, k int) map[string]float64 {
+		return map[string]float64{"mean_ttft_ms": s * 100 * spread(k), "mean_tpot_ms": s * 20 * spread(k+1), "mean_itl_ms": s * 20 * spread(k+2)}
+	}
+	for k := 0; k < m; k++ {
+		f.add(mb, "b", nil, run(1, k))
+	}
+	for k := 0; k < n; k++ {
+		f.add(head, "b", nil, run(factor, k+3))
 	}
 	cfg := DefaultConfig()
 	for _, s := range []string{"mean_ttft_ms:3%", "mean_tpot_ms:3%", "mean_itl_ms:3%"} {
@@ -654,13 +623,195 @@ func TestCheckWarnsUnreachableSignificance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, w := range rep.Warnings {
-		if strings.Contains(w, "to ever be significant") && strings.Contains(w, "repeat 6 or more") {
-			found = true
+	return rep
+}
+
+// TestCheckRepeatedRunsDecide: five runs a side and three rules fail a 20%
+// regression (Holm across the correlated metrics of one run made this
+// undecidable before), and three a side already do.
+func TestCheckRepeatedRunsDecide(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		rep := repeatedCheck(t, n, n, 1.2)
+		if rep.Verdict != Fail || rep.Summary.Fail != 3 {
+			t.Errorf("%d vs %d, +20%%: verdict %s with %d of 3 failed; want all three to fail (%v)", n, n, rep.Verdict, rep.Summary.Fail, rep.Checks)
+		}
+		for _, c := range rep.Checks {
+			if c.Method != MethodShift {
+				t.Errorf("%d vs %d: method %q, want %q", n, n, c.Method, MethodShift)
+			}
 		}
 	}
-	if !found || rep.Summary.Inconclusive != 3 {
-		t.Errorf("warnings %q, %d inconclusive: want the unreachable-significance warning and 3 inconclusive", rep.Warnings, rep.Summary.Inconclusive)
+	if rep := repeatedCheck(t, 5, 5, 1.0); rep.Verdict != Pass || rep.Summary.Pass != 3 {
+		t.Errorf("5 vs 5, no change: verdict %s, %+v; want 3 passes", rep.Verdict, rep.Summary)
+	}
+}
+
+// TestCheckMoreRunsNeverUnfail: for the same effect, adding runs on either
+// side never turns a fail into a pass or an inconclusive.
+func TestCheckMoreRunsNeverUnfail(t *testing.T) {
+	for _, factor := range []float64{1.1, 1.2, 2} {
+		for m := 3; m <= 10; m++ {
+			failed := false
+			for n := 3; n <= 10; n++ {
+				rep := repeatedCheck(t, n, m, factor)
+				if failed && rep.Verdict != Fail {
+					t.Errorf("x%.2f: %d vs %d runs %s after a fail with fewer head runs", factor, n, m, rep.Verdict)
+				}
+				failed = failed || rep.Verdict == Fail
+				if factor >= 1.2 && !failed {
+					t.Errorf("x%.2f: %d vs %d runs %s, want fail", factor, n, m, rep.Verdict)
+				}
+			}
+		}
+	}
+}
+
+// TestInconclusivePolicy: the rules file's inconclusive key decides what an
+// undecided check makes of the report.
+func TestInconclusivePolicy(t *testing.T) {
+	for _, tt := range []struct {
+		policy string
+		want   Verdict
+	}{{"", Inconclusive}, {"warn", Inconclusive}, {"pass", Pass}, {"fail", Fail}} {
+		rep := repeatedCheck(t, 3, 3, 1.045)
+		if rep.Summary.Inconclusive == 0 || rep.Summary.Fail != 0 {
+			t.Fatalf("setup: %+v, want inconclusive checks and no failure", rep.Summary)
+		}
+		cfg, err := ParseRules(".perfgate.yml", []byte("inconclusive: "+tt.policy+"\nrules:\n  - metric: mean_ttft_ms\n    max_regression: 3%\n"))
+		if tt.policy == "" {
+			cfg, err = ParseRules(".perfgate.yml", []byte("rules:\n  - metric: mean_ttft_ms\n    max_regression: 3%\n"))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := newFakeRepo()
+		mb := f.chain(f.commit("", "root"), 3, "main")[2]
+		head := f.commit(mb, "pr")
+		for k, v := range []float64{100, 103, 97} {
+			f.add(mb, "b", nil, map[string]float64{"mean_ttft_ms": v})
+			f.add(head, "b", nil, map[string]float64{"mean_ttft_ms": 1.045 * []float64{99, 102, 98}[k]})
+		}
+		rep, err = Check(context.Background(), f, f, CheckOptions{Head: head, Base: mb, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Verdict != tt.want || rep.Summary.Inconclusive != 1 {
+			t.Errorf("inconclusive: %q: verdict %s (%+v), want %s", tt.policy, rep.Verdict, rep.Summary, tt.want)
+		}
+		var b strings.Builder
+		rep.WriteText(&b, false)
+		if first := strings.SplitN(b.String(), "\n", 2)[0]; tt.want == Inconclusive && !strings.HasPrefix(first, "INCONCLUSIVE  1 of 1 check inconclusive") {
+			t.Errorf("inconclusive: %q: first line %q, want it to say inconclusive first", tt.policy, first)
+		}
+	}
+	if _, err := ParseRules(".perfgate.yml", []byte("inconclusive: maybe\n")); err == nil || !strings.Contains(err.Error(), `inconclusive is "maybe"; use "warn"`) {
+		t.Errorf("a bad policy: %v", err)
+	}
+}
+
+// TestCheckInconclusiveAdvice: an inconclusive check never advises the
+// repeat count the user just used.
+func TestCheckInconclusiveAdvice(t *testing.T) {
+	for _, n := range []int{3, 5, 8} {
+		rep := repeatedCheck(t, n, n, 1.045)
+		for _, c := range rep.Checks {
+			if c.Verdict != Inconclusive {
+				continue
+			}
+			if c.RunsToDecide != 0 && c.RunsToDecide <= n {
+				t.Errorf("%d a side: %s advises %d runs a side", n, c.Metric, c.RunsToDecide)
+			}
+			if strings.Contains(c.Reason, fmt.Sprintf("repeat %d)", n)) || strings.Contains(c.Reason, fmt.Sprintf("about %d runs", n)) {
+				t.Errorf("%d a side: reason %q advises the count just used", n, c.Reason)
+			}
+		}
+		for _, w := range rep.Warnings {
+			if strings.Contains(w, fmt.Sprintf("--repeat %d)", n)) {
+				t.Errorf("%d a side: warning %q advises the count just used", n, w)
+			}
+		}
+	}
+}
+
+// TestCheckTimeBoundedCounts: a benchmark bounded by time completes as many
+// requests as the time allows, so a slower build completing fewer is
+// slower, not invalid, and no history run is dropped for its count; a
+// configured count (num_prompts) keeps the completed-count rule.
+func TestCheckTimeBoundedCounts(t *testing.T) {
+	counts := []float64{10, 400, 1000, 250, 730, 90, 520, 880, 160, 610, 300, 940}
+	at := func(i int) []Sample {
+		return []Sample{srv(map[string]float64{"mean_ttft_ms": 100 * (1 + 0.01*float64(i%3-1)), "completed": counts[i], "failed": 0})}
+	}
+	w := newWorld(len(counts), at, []Sample{srv(map[string]float64{"mean_ttft_ms": 130, "completed": 20, "failed": 0})})
+	rep := w.check(t, "mean_ttft_ms:5%")
+	c := find(t, rep, "serving", "mean_ttft_ms")
+	if c.Method == MethodValidity || c.Verdict != Fail || c.Window != len(counts) {
+		t.Errorf("time-bounded: %s %s over a window of %d (%s); want the slowdown to fail on its speed over all %d results", c.Method, c.Verdict, c.Window, c.Reason, len(counts))
+	}
+	if strings.Contains(strings.Join(rep.Notes, "\n"), "requests completed") {
+		t.Errorf("notes %q: no history run is invalid for its count", rep.Notes)
+	}
+
+	// The same runs with a configured count: completing 20 of 1000 is invalid.
+	fixed := func(i int) []Sample {
+		s := at(i)[0]
+		s.Labels = map[string]string{"model": "llama", "gpu": "H100", "num_prompts": "1000"}
+		s.Metrics["completed"] = 1000
+		return []Sample{s}
+	}
+	head := srv(map[string]float64{"mean_ttft_ms": 101, "completed": 20, "failed": 0})
+	head.Labels = map[string]string{"model": "llama", "gpu": "H100", "num_prompts": "1000"}
+	w = newWorld(len(counts), fixed, []Sample{head})
+	rep = w.check(t, "mean_ttft_ms:5%")
+	if rep.Verdict != Fail || len(rep.Checks) != 1 || rep.Checks[0].Method != MethodValidity {
+		t.Errorf("fixed count: %s %v; want the validity check to fail", rep.Verdict, rep.Checks)
+	}
+}
+
+// TestCheckDogfoodGate: perfgate's own benchmark gate (go test -count 5,
+// .github/perfgate-bench.yml) fails a 2x slowdown, allocs/op 4 -> 8 with
+// zero variance included, and passes an unchanged build.
+func TestCheckDogfoodGate(t *testing.T) {
+	rules, err := os.ReadFile("../.github/perfgate-bench.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseRules("perfgate-bench.yml", rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		factor float64
+		allocs float64
+		want   Verdict
+	}{
+		{"2x slower, allocs 4 -> 8", 2, 8, Fail},
+		{"allocs 4 -> 8 alone", 1, 8, Fail},
+		{"unchanged", 1, 4, Pass},
+	} {
+		f := newFakeRepo()
+		main := f.chain(f.commit("", "root"), 6, "main")
+		head := f.commit(main[5], "pr")
+		noise := noisy(7, 60, 1, 0.04)
+		k := 0
+		bench := func(c string, factor, allocs float64) {
+			for r := 0; r < 5; r++ {
+				f.add(c, "BenchmarkCheck", map[string]string{"cpu": "AMD EPYC"}, map[string]float64{
+					"ns_per_op": 3e6 * factor * noise[k], "b_per_op": 880000, "allocs_per_op": allocs})
+				k++
+			}
+		}
+		for _, c := range main {
+			bench(c, 1, 4)
+		}
+		bench(head, tt.factor, tt.allocs)
+		rep, err := Check(context.Background(), f, f, CheckOptions{Head: head, Base: main[5], BaseRef: "main", Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Verdict != tt.want {
+			t.Errorf("%s: verdict %s, want %s: %v", tt.name, rep.Verdict, tt.want, rep.Checks)
+		}
 	}
 }

@@ -115,12 +115,14 @@ func CompareSamples(a, b string, as, bs []Sample, ignoreLabels []string) *Compar
 	}
 	groups := map[string]*group{}
 	var keys []string
+	adopted, nLegacy := adoptLegacy(id, as, bs)
+	as, bs = adopted[0], adopted[1]
 	add := func(ss []Sample, side string) {
 		for _, s := range ss {
 			k := id.key(&s)
 			g := groups[k]
 			if g == nil {
-				g = &group{bench: s.Benchmark, labels: id.labels(s.Labels)}
+				g = &group{bench: s.Benchmark, labels: id.displayLabels(&s)}
 				groups[k] = g
 				keys = append(keys, k)
 			}
@@ -135,6 +137,9 @@ func CompareSamples(a, b string, as, bs []Sample, ignoreLabels []string) *Compar
 	add(bs, "b")
 	sort.Strings(keys)
 	cmp := &Comparison{A: a, B: b}
+	if nLegacy > 0 {
+		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%d result(s) have no testbed (stored before perfgate recorded one) and are shown with the testbed of the other results of their series", nLegacy))
+	}
 
 	// Benchmarks measured on both sides, but never under the same labels.
 	byBench := map[string][]*group{}

@@ -91,7 +91,7 @@ func Example() {
 	//
 	// BENCHMARK  METRIC          BASELINE  CURRENT   CHANGE  RULE                  N  VERDICT
 	// serving    Mean TTFT (ms)       100      112  +12.00%  max_regression 3%  10/1  FAIL
-	// N: values behind baseline/current. *: unqualified (no noise estimate; the literal threshold decided).
+	// N: values behind baseline/current.
 	//
 	// Why
 	//   serving Mean TTFT (ms): fail: +12.00% against the reference (median of 10 results), beyond the 3% limit and outside the noise band (z = 5.1, noise 2.1%)

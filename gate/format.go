@@ -97,11 +97,18 @@ func fmtChange(v *float64) string {
 	if math.Abs(x) < 0.005 {
 		return "0.00%"
 	}
+	// Two decimals, more only when they would round a change to what a
+	// threshold usually is, a whole percent or a half under 10% (-2.001%,
+	// not -2.00%, against a 2% rule); -13.502% prints as -13.50%.
 	dec := 2
 	for ; dec < 4; dec++ {
 		p := math.Pow(10, float64(dec))
 		r := math.Round(x*p) / p
-		if math.Abs(math.Remainder(r, 0.5)) > 1e-9 || math.Abs(x-r) < 1e-9 {
+		grid := 1.0
+		if math.Abs(r) < 10 {
+			grid = 0.5
+		}
+		if math.Abs(math.Remainder(r, grid)) > 1e-9 || math.Abs(x-r) < 1e-9 {
 			break
 		}
 	}
@@ -202,10 +209,14 @@ func (t *table) write(w io.Writer, color bool) error {
 	return err
 }
 
-// mermaidText strips what would break a quoted mermaid string.
+// mermaidText strips what would break a quoted mermaid string or its
+// fenced block, and what mermaid reads as markup in a label: HTML tags
+// and its #code; entities.
 func mermaidText(s string) string {
-	return strings.NewReplacer(`"`, "'", "\n", " ", "`", "'").Replace(s)
+	return mermaidReplacer.Replace(s)
 }
+
+var mermaidReplacer = strings.NewReplacer(`"`, "'", "\n", " ", "\r", " ", "`", "'", "<", "‹", ">", "›", "#", "＃")
 
 // sparkline draws values as block characters, oldest first.
 func sparkline(vs []float64) string {

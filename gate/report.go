@@ -2,7 +2,6 @@ package gate
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 )
@@ -22,7 +21,8 @@ const (
 
 // Methods a check's verdict came from.
 const (
-	MethodMannWhitney = "mann-whitney" // repeated runs on both sides
+	MethodShift       = "shift"        // repeated runs on both sides: Hodges-Lehmann shift, t reference
+	MethodMannWhitney = "mann-whitney" // repeated runs, before version 0.3 (read from old reports)
 	MethodNoiseBand   = "noise-band"   // one run against the base branch's window
 	MethodRepeats     = "repeats"      // noise from the baseline commit's repeated runs
 	MethodThreshold   = "threshold"    // the literal threshold: unqualified
@@ -32,9 +32,14 @@ const (
 
 // Report is the result of Check.
 type Report struct {
-	Verdict    Verdict       `json:"verdict"` // pass or fail
-	Head       string        `json:"head"`
-	Dirty      bool          `json:"dirty,omitempty"` // head results came from a working tree with changes
+	Verdict  Verdict  `json:"verdict"` // pass or fail
+	Head     string   `json:"head"`
+	Dirty    bool     `json:"dirty,omitempty"`    // head results came from a working tree with changes
+	Testbeds []string `json:"testbeds,omitempty"` // the testbeds head's results were measured on
+	// Paired: head and base were run interleaved on one machine and
+	// compared pair by pair (perfgate ab, CheckPaired); Base is then the
+	// base commit itself.
+	Paired     bool          `json:"paired,omitempty"`
 	BaseRef    string        `json:"base_ref,omitempty"`
 	Base       string        `json:"base,omitempty"` // the base branch commit
 	Baseline   BaselineRef   `json:"baseline"`
@@ -65,6 +70,8 @@ type RulesInfo struct {
 	MaxDistance int    `json:"max_distance"`
 	// MissingFails: a vanished series or metric fails the check.
 	MissingFails bool `json:"missing_fails"`
+	// Inconclusive is the rules file's inconclusive policy: pass, warn or fail.
+	Inconclusive string `json:"inconclusive,omitempty"`
 }
 
 // Summary counts checks per verdict.
@@ -96,7 +103,7 @@ type CheckResult struct {
 	Unqualified    bool     `json:"unqualified,omitempty"`
 	Noise          *float64 `json:"noise,omitempty"`      // percent, one standard deviation of one run
 	Z              *float64 `json:"z,omitempty"`          // robust z, positive when worse
-	P              *float64 `json:"p,omitempty"`          // Holm-adjusted p-value of "worse"
+	P              *float64 `json:"p,omitempty"`          // one-sided p-value of "worse" (shift test)
 	PImproved      *float64 `json:"p_improved,omitempty"` // p-value of "better", for an improved check
 	BaselineCommit string   `json:"baseline_commit,omitempty"`
 	Distance       *int     `json:"distance,omitempty"`      // from the merge-base to BaselineCommit
@@ -104,11 +111,13 @@ type CheckResult struct {
 	SegmentStart   string   `json:"segment_start,omitempty"` // oldest commit of the reference segment, when the window was cut
 	Reason         string   `json:"reason,omitempty"`
 	History        []Point  `json:"history,omitempty"` // the window, oldest first, then head
+	// RunsToDecide, for an inconclusive check, is about how many runs a
+	// side would decide it; 0 when more runs cannot (see Reason).
+	RunsToDecide int `json:"runs_to_decide,omitempty"`
 
-	pRaw, pImp float64 // Mann-Whitney p-values before Holm
-	limit      float64
-	worse      bool // beyond the threshold in the bad direction
-	better     bool
+	limit  float64
+	worse  bool // beyond the threshold in the bad direction
+	better bool
 }
 
 // SampleCounts is how many values stood behind each side.
@@ -131,27 +140,22 @@ type Mismatch struct {
 	BaselineLabels map[string]string `json:"baseline_labels"`
 	Commit         string            `json:"commit"` // where the baseline's labels were seen
 	Diff           string            `json:"diff"`
+	// HeadTestbed and BaselineTestbed are set when the labels agree and
+	// the testbeds differ.
+	HeadTestbed     string `json:"head_testbed,omitempty"`
+	BaselineTestbed string `json:"baseline_testbed,omitempty"`
 }
 
 // Failed reports whether the gate failed.
 func (r *Report) Failed() bool { return r.Verdict == Fail }
 
+// Undecided reports whether the report's verdict is inconclusive: no check
+// failed, but some could not be decided (the rules file's inconclusive:
+// warn, the default). It is not a pass: the check run is neutral.
+func (r *Report) Undecided() bool { return r.Verdict == Inconclusive }
+
 // WriteJSON writes the report as indented JSON (see report_json.go).
 func (r *Report) WriteJSON(w io.Writer) error { return writeReportJSON(w, r) }
-
-// ReadReport reads a report written by WriteJSON, so that a later step
-// (perfgate publish) can render it again as markdown.
-func ReadReport(rd io.Reader) (*Report, error) {
-	var r Report
-	dec := json.NewDecoder(rd)
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("reading a perfgate check report: %w; pass the file written by perfgate check -o json", err)
-	}
-	if r.Verdict != Pass && r.Verdict != Fail {
-		return nil, fmt.Errorf("reading a perfgate check report: verdict %q is not \"pass\" or \"fail\"; pass the file written by perfgate check -o json", r.Verdict)
-	}
-	return &r, nil
-}
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

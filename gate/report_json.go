@@ -43,6 +43,19 @@ func writeReportJSON(w io.Writer, r *Report) error {
 		j.key("dirty")
 		j.bool(true)
 	}
+	if len(r.Testbeds) > 0 {
+		j.key("testbeds")
+		j.open('[')
+		for _, t := range r.Testbeds {
+			j.elem()
+			j.str(t)
+		}
+		j.close(']')
+	}
+	if r.Paired {
+		j.key("paired")
+		j.bool(true)
+	}
 	if r.BaseRef != "" {
 		j.key("base_ref")
 		j.str(r.BaseRef)
@@ -76,6 +89,10 @@ func writeReportJSON(w io.Writer, r *Report) error {
 	j.int(r.Rules.MaxDistance)
 	j.key("missing_fails")
 	j.bool(r.Rules.MissingFails)
+	if r.Rules.Inconclusive != "" {
+		j.key("inconclusive")
+		j.str(r.Rules.Inconclusive)
+	}
 	j.close('}')
 	s := r.Summary
 	j.key("summary")
@@ -115,6 +132,14 @@ func writeReportJSON(w io.Writer, r *Report) error {
 			j.str(m.Commit)
 			j.key("diff")
 			j.str(m.Diff)
+			if m.HeadTestbed != "" {
+				j.key("head_testbed")
+				j.str(m.HeadTestbed)
+			}
+			if m.BaselineTestbed != "" {
+				j.key("baseline_testbed")
+				j.str(m.BaselineTestbed)
+			}
 			j.close('}')
 		}
 		j.close(']')
@@ -223,6 +248,10 @@ func (j *jsonWriter) check(c *CheckResult) {
 			j.close('}')
 		}
 		j.close(']')
+	}
+	if c.RunsToDecide != 0 {
+		j.key("runs_to_decide")
+		j.int(c.RunsToDecide)
 	}
 	j.close('}')
 }

@@ -84,12 +84,26 @@ type Config struct {
 	Rules        []Rule   // empty: DefaultRules apply
 	IgnoreLabels []string // labels that do not identify a series, beyond DescriptiveLabels
 	MissingFails bool     // a series or metric that vanished fails the check (default true)
+	// Inconclusive is what an inconclusive check makes of the report:
+	// InconclusiveWarn (default: the report's verdict is inconclusive,
+	// exit 0, a neutral check run), InconclusivePass or InconclusiveFail.
+	Inconclusive string
+	// Testbed names the machine runs are recorded on when --testbed does
+	// not (the rules file's testbed:); "" means the derived default.
+	Testbed string
 	// RequireBaseline: a check with no baseline to compare with fails
 	// instead of passing as new (require_baseline: true, or
 	// --require-baseline), so a history that could not be loaded never
 	// passes a regression.
 	RequireBaseline bool
 }
+
+// The choices of the rules file's inconclusive key.
+const (
+	InconclusivePass = "pass"
+	InconclusiveWarn = "warn"
+	InconclusiveFail = "fail"
+)
 
 // Defaults of the baseline section.
 const (
@@ -103,6 +117,7 @@ func DefaultConfig() *Config {
 	return &Config{
 		Baseline:     BaselineConfig{Branch: DefaultBranch, MaxDistance: DefaultMaxDistance, Window: DefaultWindow},
 		MissingFails: true,
+		Inconclusive: InconclusiveWarn,
 	}
 }
 
@@ -163,7 +178,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "require_baseline"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -182,7 +197,7 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
-		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing and require_baseline)"}
+		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing, inconclusive, testbed and require_baseline)"}
 	}
 	if len(doc.Content) == 0 {
 		return cfg, nil // empty file: defaults
@@ -205,13 +220,16 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			if v.Kind != yaml.SequenceNode {
 				return p.errf(v, "rules must be a list of rules, each starting with \"- metric: NAME\"")
 			}
+			var errs []error
 			for _, item := range v.Content {
 				rs, err := p.rule(item)
 				if err != nil {
-					return err
+					errs = append(errs, err)
+					continue
 				}
 				cfg.Rules = append(cfg.Rules, rs...)
 			}
+			return errors.Join(errs...)
 		case "ignore_labels":
 			if v.Kind != yaml.SequenceNode {
 				return p.errf(v, "ignore_labels must be a list of label names, e.g. [host, date]")
@@ -231,6 +249,19 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			default:
 				return p.errf(v, "missing is %q; use \"fail\" (a vanished benchmark or metric fails the check) or \"warn\"", v.Value)
 			}
+		case "inconclusive":
+			switch v.Value {
+			case InconclusivePass, InconclusiveWarn, InconclusiveFail:
+				cfg.Inconclusive = v.Value
+			default:
+				return p.errf(v, "inconclusive is %q; use \"warn\" (default: the report says inconclusive and exits 0), \"pass\" or \"fail\" (an inconclusive check fails the gate)", v.Value)
+			}
+		case "testbed":
+			name := strings.TrimSpace(v.Value)
+			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" || name == "" || len(name) > 200 || strings.ContainsAny(name, "\r\n") {
+				return p.errf(v, "testbed must be a name of one line (at most 200 bytes), e.g. testbed: ci-910b; leave it out to derive the name from the machine")
+			}
+			cfg.Testbed = name
 		case "require_baseline":
 			switch v.Value {
 			case "true":
@@ -262,7 +293,10 @@ func (p *ruleParser) mapping(n *yaml.Node, what string, keys []string, f func(ke
 	if n.Kind != yaml.MappingNode {
 		return p.errf(n, "%s must be a mapping with keys %s", what, strings.Join(keys, ", "))
 	}
+	// Every key is read, and every mistake reported: a file with two
+	// mistakes is not fixed one run at a time.
 	seen := map[string]bool{}
+	var errs []error
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !contains(keys, k.Value) {
@@ -270,17 +304,19 @@ func (p *ruleParser) mapping(n *yaml.Node, what string, keys []string, f func(ke
 			if s := suggest.Closest(k.Value, keys); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 			}
-			return p.errf(k, "%s (valid keys: %s)", msg, strings.Join(keys, ", "))
+			errs = append(errs, p.errf(k, "%s (valid keys: %s)", msg, strings.Join(keys, ", ")))
+			continue
 		}
 		if seen[k.Value] {
-			return p.errf(k, "key %q appears twice in %s; keep one", k.Value, what)
+			errs = append(errs, p.errf(k, "key %q appears twice in %s; keep one", k.Value, what))
+			continue
 		}
 		seen[k.Value] = true
 		if err := f(k.Value, k, v); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (p *ruleParser) baseline(n *yaml.Node, b *BaselineConfig) error {
@@ -481,6 +517,9 @@ func ParseRuleFlag(s string) (Rule, error) {
 	}
 	t := strings.TrimSpace(s)
 	origin := fmt.Sprintf("--rule %q", s)
+	if m := regexp.MustCompile(`^(.+?)\s*(<=|>=|<|>|=)\s*=?\s*$`).FindStringSubmatch(t); m != nil {
+		return bad("the bound after %q is missing; write a number, e.g. \"%s%s0\"", m[2], strings.TrimSpace(m[1]), m[2])
+	}
 	if m := absRE().FindStringSubmatch(t); m != nil {
 		name, dir, msg := resolveMetric(m[1], m[4], false, "append \":lower\" or \":higher\" (e.g. \"my_metric<=90:lower\")")
 		if msg != "" {

@@ -92,6 +92,7 @@ rules:
     max: 0.9
 ignore_labels: [host, run_tag]
 missing: warn
+testbed: ci-910b
 `
 	cfg, err := ParseRules(".perfgate.yml", []byte(good))
 	if err != nil {
@@ -119,6 +120,9 @@ missing: warn
 	if cfg.MissingFails {
 		t.Error("missing: warn was not read")
 	}
+	if cfg.Testbed != "ci-910b" {
+		t.Errorf("testbed = %q", cfg.Testbed)
+	}
 	if strings.Join(cfg.IgnoreLabels, ",") != "host,run_tag" {
 		t.Errorf("ignore_labels = %v", cfg.IgnoreLabels)
 	}
@@ -141,7 +145,7 @@ func TestParseRulesErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"unknown top key", "baseline:\n  branch: main\nrule:\n  - metric: failed\n",
-			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing, require_baseline)`},
+			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline)`},
 		{"unknown rule key", "rules:\n  - metric: mean_ttft_ms\n    max_regresion: 3%\n",
 			`.perfgate.yml:3: unknown key "max_regresion" in a rule; did you mean "max_regression"?`},
 		{"unknown baseline key", "baseline:\n  windows: 10\n",
@@ -176,6 +180,10 @@ func TestParseRulesErrors(t *testing.T) {
 			`.perfgate.yml:3: direction "up-ish" is not valid; use "lower" (lower is better) or "higher"`},
 		{"bad missing", "missing: maybe\n",
 			`.perfgate.yml:1: missing is "maybe"; use "fail"`},
+		{"empty testbed", "testbed:\n",
+			`.perfgate.yml:1: testbed must be a name of one line`},
+		{"testbed list", "testbed: [a, b]\n",
+			`.perfgate.yml:1: testbed must be a name of one line`},
 		{"yaml syntax", "rules:\n  - metric: failed\n    max: 0\n  bad\n",
 			`.perfgate.yml:4: not valid YAML: could not find expected ':'; fix the syntax`},
 		{"not a mapping", "- metric: failed\n",
@@ -272,4 +280,35 @@ func FuzzParseRuleFlag(f *testing.F) {
 			t.Fatalf("%q: rule without a metric", s)
 		}
 	})
+}
+
+// TestRulesReportEveryMistake: a rules file with three mistakes names all
+// three, each at its line, in one run.
+func TestRulesReportEveryMistake(t *testing.T) {
+	_, err := ParseRules(".perfgate.yml", []byte("baseline:\n  windw: 10\nrules:\n  - metric: mean_tfft_ms\n    max_regression: 3%\n  - metric: p99_ttft_ms\n    max_regression: x\n"))
+	var ce *ConfigError
+	if err == nil || !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a ConfigError", err)
+	}
+	for _, want := range []string{`.perfgate.yml:2: unknown key "windw"`, `.perfgate.yml:4: unknown metric "mean_tfft_ms"; did you mean "mean_ttft_ms"?`, `.perfgate.yml:7: max_regression "x"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+// TestRuleFlagMessages: a bound left out is said to be missing, and a word
+// of a metric's name suggests the metric.
+func TestRuleFlagMessages(t *testing.T) {
+	for flag, want := range map[string]string{
+		"mean_ttft_ms<=": `the bound after "<=" is missing; write a number, e.g. "mean_ttft_ms<=0"`,
+		"failed>":        `the bound after ">" is missing`,
+		"TTFT:3%":        `unknown metric "TTFT"; did you mean "mean_ttft_ms"?`,
+		"tpot:5%":        `did you mean "mean_tpot_ms"?`,
+	} {
+		_, err := ParseRuleFlag(flag)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--rule %q: %v, want %q", flag, err, want)
+		}
+	}
 }

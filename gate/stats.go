@@ -14,8 +14,10 @@ import (
 // Statistical constants (see the package comment and gate_quality_test.go,
 // which measures the false-alarm and detection rates they give).
 const (
-	alpha         = 0.01 // significance level of the Mann-Whitney test after Holm
-	minRepeats    = 5    // runs needed on each side for the Mann-Whitney test
+	alpha         = 0.01 // one-sided significance level of the shift test of repeated runs
+	minRepeats    = 3    // runs needed on each side for the shift test
+	tailFactor    = 8    // with outliers in the window, one run fails only this many times further off
+	minRefSegment = 5    // a last segment shorter than this is not trusted alone as main's level
 	minWindow     = 5    // measured commits needed for a noise band
 	zCritical     = 2.75 // robust z beyond which a change is outside the noise band (tuned on the quality experiment)
 	cpThreshold   = 3.5  // median-shift statistic beyond which the window is cut
@@ -288,25 +290,6 @@ func mwu(head, base []float64, greater bool) float64 {
 		return 1
 	}
 	return r.P
-}
-
-// holm returns Holm-adjusted p-values (step-down, monotone), in the order
-// of ps.
-func holm(ps []float64) []float64 {
-	m := len(ps)
-	idx := make([]int, m)
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return ps[idx[a]] < ps[idx[b]] })
-	out := make([]float64, m)
-	running := 0.0
-	for rank, i := range idx {
-		adj := math.Min(1, float64(m-rank)*ps[i])
-		running = math.Max(running, adj)
-		out[i] = running
-	}
-	return out
 }
 
 func logs(xs []float64) []float64 {

@@ -38,17 +38,6 @@ func TestSelectKth(t *testing.T) {
 	}
 }
 
-func TestHolm(t *testing.T) {
-	got := holm([]float64{0.01, 0.04, 0.03, 0.005})
-	want := []float64{0.03, 0.06, 0.06, 0.02}
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-12 {
-			t.Errorf("holm = %v, want %v", got, want)
-			break
-		}
-	}
-}
-
 func TestChangePoints(t *testing.T) {
 	flat := noisy(9, 20, 100, 0.03)
 	step := append([]float64(nil), flat...)

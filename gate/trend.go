@@ -88,6 +88,12 @@ func ReadTrend(ctx context.Context, g Graph, h History, opts TrendOptions) (*Tre
 			return false
 		}
 		for k, v := range opts.Labels {
+			if k == TestbedLabel && s.Labels[k] == "" {
+				if s.Testbed != v {
+					return false
+				}
+				continue
+			}
 			if s.Labels[k] != v {
 				return false
 			}
@@ -158,7 +164,7 @@ func ReadTrend(ctx context.Context, g Graph, h History, opts TrendOptions) (*Tre
 		for _, key := range order {
 			a := bySeries[key]
 			if a == nil {
-				a = &acc{labels: id.labels(runs[key][0].Labels)}
+				a = &acc{labels: id.displayLabels(runs[key][0])}
 				bySeries[key] = a
 				keys = append(keys, key)
 			}

@@ -17,6 +17,10 @@ type Sample struct {
 	Time      time.Time          // when it was measured
 	Dirty     bool               // measured on a working tree with uncommitted changes
 	Invalid   string             // why the store marked it invalid; "" when valid
+	// Testbed names the machine that measured it, part of its series'
+	// identity; "" for results stored before perfgate recorded it, which
+	// match any testbed (see the package comment).
+	Testbed string
 }
 
 // Commit is one first-parent commit.
@@ -65,8 +69,8 @@ func noResultsf(format string, args ...any) error {
 // its series: two runs that differ only in these are compared.
 var DescriptiveLabels = []string{
 	"branch", "comment", "commit", "created_at", "data_source", "date", "datetime",
-	"description", "end_time", "file", "filename", "host", "hostname", "job_id",
-	"log", "log_file", "note", "notes", "path", "result_file", "run_id", "source",
+	"description", "end_time", "external_id", "file", "filename", "host", "hostname", "job_id",
+	"log", "log_file", "note", "notes", "path", "result_file", "run_id", "run_number", "source",
 	"start_time", "time", "timestamp",
 }
 
@@ -101,7 +105,8 @@ func (id identity) labels(l map[string]string) map[string]string {
 	return out
 }
 
-// key returns the series key of a sample: benchmark and identity labels.
+// key returns the series key of a sample: benchmark, identity labels and
+// testbed.
 func (id identity) key(s *Sample) string {
 	// labelString(id.labels(s.Labels)) without the map: a key is made for
 	// every sample a check reads.
@@ -116,7 +121,8 @@ func (id identity) key(s *Sample) string {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.Grow(n)
+	tb := id.testbed(s)
+	b.Grow(n + len(tb) + 1)
 	b.WriteString(s.Benchmark)
 	b.WriteByte(0)
 	for i, k := range keys {
@@ -126,6 +132,10 @@ func (id identity) key(s *Sample) string {
 		b.WriteString(k)
 		b.WriteByte('=')
 		b.WriteString(s.Labels[k])
+	}
+	if tb != "" {
+		b.WriteByte(0)
+		b.WriteString(tb)
 	}
 	return b.String()
 }
@@ -208,6 +218,53 @@ func selfInvalid(s *Sample) string {
 			fmtNum(failed), fmtNum(total), 100*failed/total, 100*maxFailedFraction)
 	}
 	return ""
+}
+
+// fixedRequests reports whether a series' runs send a fixed number of
+// requests, so that fewer completed requests mean lost requests: the run
+// names its configured count (a num_prompts label, as vLLM, SGLang and
+// MindIE record it), or completed+failed takes one value in most runs of
+// the nearby history that report both (three or more; head's own count is
+// what is judged, so it does not count). Benchmarks
+// bounded by time (guidellm, AISBench, a --duration run) complete as many
+// requests as the time allows: a slower build completes fewer, which is
+// slower, not invalid.
+func fixedRequests(head []Sample, near []*Sample) bool {
+	var totals []float64
+	add := func(s *Sample) bool {
+		if s.Labels["num_prompts"] != "" {
+			return true
+		}
+		c, cok := s.Metrics["completed"]
+		f := s.Metrics["failed"]
+		if cok {
+			totals = append(totals, c+f)
+		}
+		return false
+	}
+	for i := range head {
+		if head[i].Labels["num_prompts"] != "" {
+			return true
+		}
+	}
+	for _, s := range near {
+		if add(s) {
+			return true
+		}
+	}
+	if len(totals) < 3 {
+		return false
+	}
+	count := map[float64]int{}
+	most := 0
+	for _, t := range totals {
+		count[t]++
+		most = max(most, count[t])
+	}
+	// A count that repeats in most runs is a configured one (a run that
+	// lost requests without counting them as failed differs); a
+	// time-bounded benchmark rarely completes the same number twice.
+	return 2*most > len(totals)
 }
 
 // completedDrop says why a sample's completed count is too far below

@@ -1,6 +1,7 @@
 package github
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,7 +71,7 @@ func TestActionScript(t *testing.T) {
 		cmd.Env = append(os.Environ(), gitEnv...)
 		cmd.Env = append(cmd.Env, "PERFGATE="+bin, "GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME="+event, "GITHUB_OUTPUT="+out,
 			"GITHUB_REPOSITORY=o/r", "GITHUB_TOKEN=", "PERFGATE_GITHUB_TOKEN=", "GITHUB_STEP_SUMMARY=", "GITHUB_EVENT_PATH=",
-			"GITHUB_BASE_REF=", "PERFGATE_GATE_ID=", "PERFGATE_SYNC_REMOTE=", "PERFGATE_SYNC_BRANCH=", "PERFGATE_DB=")
+			"GITHUB_BASE_REF=", "PERFGATE_GATE_ID=", "RUNNER_TEMP="+t.TempDir(), "PERFGATE_SYNC_REMOTE=", "PERFGATE_SYNC_BRANCH=", "PERFGATE_DB=")
 		defaults := map[string]string{"COMMAND": "check", "ARGS": "", "INGEST": "", "NAME": "", "RULES": "", "BASE": "", "COMMENT": "auto", "SYNC": "true"}
 		for k, v := range inputs {
 			defaults[k] = v
@@ -102,7 +103,7 @@ func TestActionScript(t *testing.T) {
 	}
 
 	// On a push to main: ingest, check, and the history goes to the remote.
-	log, outputs, code := runStep("push", map[string]string{"INGEST": filepath.Join(tmp, "main.json"), "NAME": "serving"})
+	log, outputs, code := runStep("push", map[string]string{"INGEST": filepath.Join(tmp, "main*.json"), "NAME": "serving"})
 	if code != 0 || outputs["verdict"] != "pass" {
 		t.Fatalf("push: exit %d, outputs %v\n%s", code, outputs, log)
 	}
@@ -111,19 +112,19 @@ func TestActionScript(t *testing.T) {
 	}
 
 	// A pull request in a fresh clone: the history is pulled, the
-	// regression fails, args are shell words, and nothing is pushed.
+	// regression fails, args are one per line, and nothing is pushed.
 	os.RemoveAll(filepath.Join(work, ".perfgate"))
 	git(work, "checkout", "-q", "-b", "feature")
 	git(work, "commit", "-q", "--allow-empty", "-m", "feature")
 	log, outputs, code = runStep("pull_request", map[string]string{
 		"INGEST": filepath.Join(tmp, "pr.json"), "NAME": "serving", "BASE": "main",
-		"ARGS": `--rule 'Mean TTFT:3%' -o json --out "` + filepath.Join(tmp, "report file.json") + `"`,
+		"ARGS": "--rule\nMean TTFT:3%\n-o\njson\n--out=" + filepath.Join(tmp, "report file.json"),
 	})
-	if code != 1 || outputs["verdict"] != "fail" || !strings.Contains(outputs["report"], "Mean TTFT") {
+	if code != 1 || outputs["verdict"] != "fail" || !strings.Contains(outputs["report"], "Mean TTFT") || outputs["report-file"] == "" {
 		t.Errorf("pull request: exit %d, outputs %v\n%s", code, outputs, log)
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "report file.json")); err != nil {
-		t.Errorf("--out with a space in its quoted path: %v", err)
+		t.Errorf("--out with a space in its path: %v", err)
 	}
 	if n := strings.Count(git(bare, "ls-tree", "-r", "--name-only", "perfgate-history"), ".json"); n != 1 {
 		t.Errorf("a pull request pushed to the history (%d runs)", n)
@@ -155,4 +156,127 @@ func actionStep(t *testing.T, id string) string {
 	}
 	t.Fatalf("action.yml has no step %q", id)
 	return ""
+}
+
+// TestActionScriptInputsAreInert runs the action's script with hostile
+// inputs, as a workflow that passes github.head_ref or a fork's file names
+// into them would, and a perfgate that records its arguments: nothing in
+// an input runs, each line is one argument, a file name never becomes a
+// flag, publish never syncs, and a bad input stops the step with exit 2
+// before perfgate runs.
+func TestActionScriptInputsAreInert(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("needs bash")
+	}
+	script := actionStep(t, "perfgate")
+	if strings.Contains(script, "${{") {
+		t.Errorf("the script interpolates an expression; pass it through env:\n%s", script)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "argv")
+	fake := filepath.Join(dir, "perfgate")
+	// Each call is a line; each argument ends with \x1f.
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\n{ for a in \"$@\"; do printf '%s\\037' \"$a\"; done; printf '\\n'; } >> \""+log+"\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"--label=owned=yes.txt", "a.txt"} {
+		if err := os.WriteFile(filepath.Join(work, name), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(t *testing.T, event string, inputs map[string]string) (string, [][]string, int) {
+		t.Helper()
+		os.Remove(log)
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", script)
+		cmd.Dir = work
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "PERFGATE=" + fake, "GITHUB_EVENT_NAME=" + event, "GITHUB_BASE_REF="}
+		all := map[string]string{"COMMAND": "check", "ARGS": "", "INGEST": "", "NAME": "", "RULES": "", "BASE": "", "COMMENT": "auto", "SYNC": "true"}
+		for k, v := range inputs {
+			all[k] = v
+		}
+		for k, v := range all {
+			cmd.Env = append(cmd.Env, "INPUT_"+k+"="+v)
+		}
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var calls [][]string
+		if data, err := os.ReadFile(log); err == nil {
+			for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+				calls = append(calls, strings.Split(strings.TrimSuffix(line, "\x1f"), "\x1f"))
+			}
+		}
+		return string(out), calls, code
+	}
+	owned := func(t *testing.T) {
+		t.Helper()
+		entries, _ := os.ReadDir(work)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "owned") {
+				t.Errorf("an input ran a command: %s exists", e.Name())
+			}
+		}
+	}
+	same := func(t *testing.T, out string, got [][]string, want ...[]string) {
+		t.Helper()
+		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+			t.Errorf("perfgate ran as\n%q\nwant\n%q\n%s", got, want, out)
+		}
+	}
+
+	t.Run("hostile check inputs", func(t *testing.T) {
+		out, calls, code := run(t, "push", map[string]string{
+			"ARGS":    "--gate-id\nx$(touch owned1)\n  `touch owned2`  \n\n--rule=Mean TTFT:3%\r\n\"$(touch owned3)\"; touch owned4",
+			"INGEST":  "*.txt\n--label=owned=yes.txt\n${IFS}$(touch owned5)",
+			"NAME":    "serving$(touch owned6)",
+			"RULES":   "rules.yml; touch owned7",
+			"BASE":    "main`touch owned8`",
+			"COMMENT": "auto$(touch owned9)",
+		})
+		owned(t)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		same(t, out, calls,
+			[]string{"sync", "--pull-only"},
+			[]string{"ingest", "--commit", "HEAD", "--name=serving$(touch owned6)", "--", "*.txt", "--label=owned=yes.txt", "${IFS}$(touch owned5)"},
+			[]string{"check", "--rules=rules.yml; touch owned7", "--base=main`touch owned8`", "--comment=auto$(touch owned9)",
+				"--gate-id", "x$(touch owned1)", "`touch owned2`", "--rule=Mean TTFT:3%", `"$(touch owned3)"; touch owned4`},
+			[]string{"sync", "--push-only"})
+	})
+	t.Run("publish never syncs", func(t *testing.T) {
+		out, calls, code := run(t, "push", map[string]string{"COMMAND": "publish", "SYNC": "true", "ARGS": "--report\nreport.json"})
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		same(t, out, calls, []string{"publish", "--comment=auto", "--report", "report.json"})
+	})
+	for _, tt := range []struct {
+		name   string
+		inputs map[string]string
+		want   string
+	}{
+		{"a flag for a command", map[string]string{"COMMAND": "--repo=/tmp/x"}, "input command: not a perfgate command"},
+		{"a command with a newline", map[string]string{"COMMAND": "check\n::error::x"}, "input command: not a perfgate command"},
+		{"shell words on one line", map[string]string{"ARGS": "--rule=x:3%\n-o json"}, "input args, line 2: a flag and more words on one line"},
+		{"ingest with publish", map[string]string{"COMMAND": "publish", "INGEST": "*.txt"}, "input ingest: publish stores nothing"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, calls, code := run(t, "pull_request", tt.inputs)
+			if code != 2 || !strings.Contains(out, "::error title=perfgate action::"+tt.want) || len(calls) != 0 {
+				t.Errorf("exit %d, perfgate ran %q\n%s", code, calls, out)
+			}
+			if strings.Contains(out, "/tmp/x") || strings.Contains(out, "::error::x") {
+				t.Errorf("the message echoes the input:\n%s", out)
+			}
+		})
+	}
 }

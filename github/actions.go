@@ -5,12 +5,57 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 )
 
 // summaryNote ends a job summary that was cut to GitHub's limit.
-const summaryNote = "\n> [!NOTE]\n> This report was shortened to fit GitHub's 1 MiB job summary limit; `perfgate check -o markdown --out FILE` writes it whole.\n"
+const summaryNote = "\n> [!NOTE]\n> This report was shortened to fit GitHub's 1 MiB job summary limit; the step's report-file output names a file with the whole report, and `perfgate check -o markdown --out FILE` writes it whole.\n"
+
+// MaxStepOutput is GitHub's limit on one step output, in bytes.
+const MaxStepOutput = 1_000_000
+
+// maxReportOutput bounds the report output, leaving room in
+// MaxStepOutput for the other outputs of the step.
+const maxReportOutput = MaxStepOutput - 8<<10
+
+// outputNote ends a report output that was cut to GitHub's limit.
+const outputNote = "\n> [!NOTE]\n> This report was shortened to fit GitHub's 1 MB limit on a step output; the step's report-file output names a file with the whole report.\n"
+
+// ReportOutputs are the step outputs of a report: its verdict, the
+// report (cut to fit MaxStepOutput) and, when file is not empty, the path
+// of the file that holds it whole. shortened says whether it was cut.
+func ReportOutputs(verdict, markdown, file string) (outputs map[string]string, shortened bool) {
+	outputs = map[string]string{"verdict": verdict, "report": markdown}
+	if file != "" {
+		outputs["report-file"] = file
+	}
+	if len(markdown) > maxReportOutput {
+		outputs["report"] = shortenBytes(markdown, maxReportOutput, outputNote)
+		shortened = true
+	}
+	return outputs, shortened
+}
+
+// WriteReportFile writes the whole report of gateID to a file in the
+// runner's temporary directory (RUNNER_TEMP, else the system's) and
+// returns its path, for the report-file output.
+func (e *Env) WriteReportFile(gateID, markdown string) (string, error) {
+	dir := e.TempDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	dir = filepath.Join(dir, "perfgate")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("cannot write the report file: %v", err)
+	}
+	path := filepath.Join(dir, "report-"+strings.ReplaceAll(gateID, "/", "-")+".md")
+	if err := os.WriteFile(path, []byte(markdown), 0o644); err != nil {
+		return "", fmt.Errorf("cannot write the report file: %v", err)
+	}
+	return path, nil
+}
 
 // AppendStepSummary appends markdown to the job summary file
 // ($GITHUB_STEP_SUMMARY), shortened to GitHub's 1 MiB limit per step. It

@@ -21,6 +21,8 @@ type Client struct {
 	owner, repo string
 	token       string
 	pageSize    int
+
+	login string // who the token acts as, once asked (self)
 }
 
 // ClientOptions configure NewClient.
@@ -52,6 +54,9 @@ func NewClient(env *Env, opts ClientOptions) (*Client, error) {
 	base, err := url.Parse(env.APIURL)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("GITHUB_API_URL %q is not a URL; on github.com leave it unset, on GitHub Enterprise Server use https://HOST/api/v3", env.APIURL)
+	}
+	if base.Scheme == "http" && !loopback(base.Hostname()) {
+		return nil, plainHTTPError(env.APIURL)
 	}
 	tr := &Transport{}
 	if opts.Transport != nil {
@@ -155,7 +160,7 @@ type CommentResult struct {
 func (c *Client) UpsertComment(ctx context.Context, pr int, gateID, body string, create bool) (CommentResult, error) {
 	marker := Marker(gateID)
 	full := Shorten(marker+"\n"+body, MaxCommentLen, shortenedNote)
-	found, err := c.findSticky(ctx, pr, marker)
+	found, err := c.ownSticky(ctx, pr, marker)
 	if err != nil {
 		return CommentResult{}, err
 	}
@@ -175,11 +180,6 @@ func (c *Client) UpsertComment(ctx context.Context, pr int, gateID, body string,
 		res.URL = cm.GetHTMLURL()
 	}
 	for _, dup := range found[1:] {
-		// Only perfgate's own duplicates: a comment by someone else that
-		// happens to start with the marker is left alone.
-		if dup.GetUser().GetLogin() != keep.GetUser().GetLogin() {
-			continue
-		}
 		resp, err := c.gh.Issues.DeleteComment(ctx, c.owner, c.repo, dup.GetID())
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
 			continue // deleted meanwhile, e.g. by a concurrent run
@@ -190,6 +190,52 @@ func (c *Client) UpsertComment(ctx context.Context, pr int, gateID, body string,
 		res.Deleted++
 	}
 	return res, nil
+}
+
+// ownSticky returns the comments of pr that start with marker and were
+// written by the identity the token acts as, oldest first. A comment by
+// anyone else that starts with the marker (an attacker's, a quote) is
+// never adopted, edited nor deleted.
+func (c *Client) ownSticky(ctx context.Context, pr int, marker string) ([]*gh.IssueComment, error) {
+	found, err := c.findSticky(ctx, pr, marker)
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	self, err := c.self(ctx)
+	if err != nil {
+		return nil, err
+	}
+	own := found[:0]
+	for _, cm := range found {
+		if strings.EqualFold(cm.GetUser().GetLogin(), self) {
+			own = append(own, cm)
+		}
+	}
+	return own, nil
+}
+
+// ActionsBot is the login of the comments GITHUB_TOKEN writes.
+const ActionsBot = "github-actions[bot]"
+
+// self returns the login the token acts as: GET /user, or, for a token
+// that may not call it (GITHUB_TOKEN, an app's installation token, which
+// get 403 "Resource not accessible by integration"), ActionsBot.
+func (c *Client) self(ctx context.Context) (string, error) {
+	if c.login != "" {
+		return c.login, nil
+	}
+	u, resp, err := c.gh.Users.Get(ctx, "")
+	switch {
+	case err == nil && u.GetLogin() != "":
+		c.login = u.GetLogin()
+	case resp != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound):
+		c.login = ActionsBot
+	case err == nil:
+		return "", &APIError{Op: "find who the token acts as", Status: resp.StatusCode, Msg: "GET /user returned no login"}
+	default:
+		return "", c.wrap("find who the token acts as (to adopt only its own sticky comment)", resp, err)
+	}
+	return c.login, nil
 }
 
 // findSticky lists every page of pr's comments and returns those that
@@ -230,7 +276,7 @@ func (c *Client) createSticky(ctx context.Context, pr int, marker, full string) 
 		if !c.mayRetryCreate(ctx, werr, attempt, "POST", fmt.Sprintf("/repos/%s/%s/issues/%d/comments", c.owner, c.repo, pr)) {
 			return CommentResult{}, werr
 		}
-		found, ferr := c.findSticky(ctx, pr, marker)
+		found, ferr := c.ownSticky(ctx, pr, marker)
 		if ferr != nil {
 			return CommentResult{}, werr
 		}
@@ -268,6 +314,7 @@ func (c *Client) mayRetryCreate(ctx context.Context, err error, attempt int, met
 type Status struct {
 	Name       string // the status context or check run name
 	Success    bool
+	Neutral    bool   // undecided: a neutral check run; a commit status has no such state, so success with "inconclusive" first in its description
 	Title      string // one line; a status description is cut to 140 characters
 	Summary    string // markdown, for a check run's output
 	DetailsURL string // the workflow run, when known
@@ -283,6 +330,9 @@ func (c *Client) SetStatus(ctx context.Context, sha string, s Status) error {
 		state = "success"
 	}
 	desc := cutRunes(s.Title, maxDescription)
+	if s.Neutral && !strings.HasPrefix(s.Title, "inconclusive") {
+		desc = cutRunes("inconclusive: "+s.Title, maxDescription)
+	}
 	st := &gh.RepoStatus{State: &state, Context: &s.Name, Description: &desc}
 	if s.DetailsURL != "" {
 		st.TargetURL = &s.DetailsURL
@@ -296,7 +346,10 @@ func (c *Client) SetStatus(ctx context.Context, sha string, s Status) error {
 // failure only when a look finds no check run with its external id.
 func (c *Client) CreateCheckRun(ctx context.Context, sha string, s Status) (string, error) {
 	conclusion := "failure"
-	if s.Success {
+	switch {
+	case s.Neutral:
+		conclusion = "neutral"
+	case s.Success:
 		conclusion = "success"
 	}
 	status := "completed"

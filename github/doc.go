@@ -19,8 +19,10 @@
 // triggering run's head commit, branch, repository and pull requests; for
 // push the pushed commit; for merge_group the group's head. The token is
 // PERFGATE_GITHUB_TOKEN, else GITHUB_TOKEN. It is kept unexported, is sent
-// only in the Authorization header, and every error that leaves this
-// package has it replaced by "***".
+// only in the Authorization header and never over plain http (NewClient
+// refuses an http:// GITHUB_API_URL and Transport any http request that
+// carries it, but to a loopback address), and every error that leaves
+// this package has it replaced by "***".
 //
 // GITHUB_API_URL is the API root as Actions sets it: https://api.github.com
 // on github.com, https://HOST/api/v3 on GitHub Enterprise Server, so the
@@ -32,15 +34,26 @@
 //
 // A comment carries the hidden marker <!-- perfgate:gate=ID -->. Publishing
 // lists every page of the pull request's comments (following the Link
-// headers), edits the first comment that carries the marker and deletes
-// later duplicates by the same author (left by two runs that raced), or
-// creates the comment when none exists. Creating is not idempotent: a
+// headers) and adopts only the comments that carry the marker and were
+// written by the identity the token acts as: GET /user, or
+// github-actions[bot] when the token may not call it (GITHUB_TOKEN gets
+// 403). A comment by anyone else that starts with the marker is never
+// edited nor deleted. It edits the first own comment and deletes later
+// own duplicates (left by two runs that raced), or creates the comment
+// when none exists. Creating is not idempotent: a
 // create that fails with a 5xx or a network error may have posted the
 // comment, so it is never retried blindly; the comments are listed again
 // and the create repeated only when the marker is still absent. A check
 // run carries a random external_id for the same look before a repeat. A body over GitHub's limit of 65,536
 // characters is shortened at a line boundary, open <details> and code
 // fences are closed, and a note says so: it is never rejected.
+//
+// # Step outputs
+//
+// Publish writes the outputs verdict, report (the markdown, cut to
+// GitHub's 1 MB limit on a step output with a note saying so) and
+// report-file (a file under RUNNER_TEMP with the whole report), and
+// appends the report to the job summary, cut to GitHub's 1 MiB.
 //
 // # Retries
 //

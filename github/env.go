@@ -38,6 +38,7 @@ type Env struct {
 	RunURL      string // the workflow run's page, for links
 	StepSummary string // GITHUB_STEP_SUMMARY
 	OutputFile  string // GITHUB_OUTPUT
+	TempDir     string // RUNNER_TEMP, where the report file goes
 
 	token string
 }
@@ -84,6 +85,7 @@ func FromEnv(getenv func(string) string) (*Env, error) {
 		HeadSHA:     getenv("GITHUB_SHA"),
 		StepSummary: getenv("GITHUB_STEP_SUMMARY"),
 		OutputFile:  getenv("GITHUB_OUTPUT"),
+		TempDir:     getenv("RUNNER_TEMP"),
 		BaseRef:     getenv("GITHUB_BASE_REF"),
 	}
 	for _, v := range TokenVars {

@@ -63,8 +63,11 @@ func StatusName(gateID string) string {
 
 // Publication is one gate's report, ready to publish.
 type Publication struct {
-	GateID   string // "" means DefaultGateID
-	Pass     bool   // the verdict
+	GateID string // "" means DefaultGateID
+	Pass   bool   // the verdict
+	// Neutral: the gate could not decide (inconclusive, not failed):
+	// a neutral check run, and a commit status that says so.
+	Neutral  bool
 	Title    string // one line: the verdict sentence
 	Markdown string // the report
 	Comment  CommentMode
@@ -106,17 +109,20 @@ func Publish(ctx context.Context, env *Env, client *Client, clientErr error, p P
 	if p.Pass {
 		verdict = "pass"
 	}
+	if p.Neutral {
+		verdict = "inconclusive"
+	}
 	if env.StepSummary != "" {
 		if err := env.AppendStepSummary(p.Markdown); err != nil {
 			o.warn(fmt.Errorf("cannot write the job summary: %w", err))
+		} else if len(p.Markdown) >= MaxStepSummary {
+			o.note("wrote the report to the job summary, shortened: it is %d bytes, over GitHub's limit of 1 MiB for a job summary (the report-file output names a file with the whole report)", len(p.Markdown))
 		} else {
 			o.note("wrote the report to the job summary")
 		}
 	}
 	if env.OutputFile != "" {
-		if err := env.WriteOutputs(map[string]string{"verdict": verdict, "report": p.Markdown}); err != nil {
-			o.warn(fmt.Errorf("cannot write the step outputs: %w", err))
-		}
+		o.writeOutputs(env, gateID, verdict, p.Markdown)
 	}
 	if !p.API {
 		return o
@@ -179,7 +185,7 @@ func Publish(ctx context.Context, env *Env, client *Client, clientErr error, p P
 		o.note("not setting a status from the fork's read-only token: the job's result shows the verdict")
 		return o
 	}
-	st := Status{Name: StatusName(gateID), Success: p.Pass, Title: p.Title, Summary: p.Markdown, DetailsURL: env.RunURL}
+	st := Status{Name: StatusName(gateID), Success: p.Pass, Neutral: p.Neutral, Title: p.Title, Summary: p.Markdown, DetailsURL: env.RunURL}
 	if p.CheckRun {
 		url, err := client.CreateCheckRun(ctx, sha, st)
 		if err != nil {
@@ -195,6 +201,28 @@ func Publish(ctx context.Context, env *Env, client *Client, clientErr error, p P
 		}
 	}
 	return o
+}
+
+// writeOutputs writes the step outputs: the verdict, the report cut to
+// GitHub's limit, and the path of a file with the whole report.
+func (o *Outcome) writeOutputs(env *Env, gateID, verdict, markdown string) {
+	file, err := env.WriteReportFile(gateID, markdown)
+	if err != nil {
+		o.warn(err)
+	}
+	outputs, shortened := ReportOutputs(verdict, markdown, file)
+	if err := env.WriteOutputs(outputs); err != nil {
+		o.warn(fmt.Errorf("cannot write the step outputs: %w", err))
+		return
+	}
+	if shortened {
+		whole := "perfgate check -o markdown --out FILE writes it whole"
+		if file != "" {
+			whole = "the whole report is in " + file + " (the report-file output)"
+		}
+		o.note("the report is %d bytes, over GitHub's limit of 1 MB for a step output: the report output holds it shortened to %d bytes; %s",
+			len(markdown), len(outputs["report"]), whole)
+	}
 }
 
 // prTrigger reports whether a workflow_run's triggering event is a pull

@@ -46,7 +46,7 @@ func setup(t *testing.T, srv *githubtest.Server, eventName, payload string) (*En
 		"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "o/r", "GITHUB_EVENT_NAME": eventName,
 		"GITHUB_SHA": mergeSHA, "GITHUB_API_URL": srv.APIURL(), "GITHUB_SERVER_URL": "https://github.example",
 		"GITHUB_RUN_ID": "77", "GITHUB_TOKEN": testToken,
-		"GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary.md"), "GITHUB_OUTPUT": filepath.Join(dir, "output"),
+		"GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary.md"), "GITHUB_OUTPUT": filepath.Join(dir, "output"), "RUNNER_TEMP": dir,
 	}
 	if payload != "" {
 		vars["GITHUB_EVENT_PATH"] = writeEvent(t, payload)
@@ -118,6 +118,7 @@ func TestStickyCommentCreatedThenEdited(t *testing.T) {
 		// Second run: the marker is found and the comment edited in place.
 		githubtest.Call{Method: "GET", Path: commentsPath,
 			Body: []any{githubtest.Comment(5, "LGTM"), githubtest.Comment(101, marker+"\nold report")}},
+		githubtest.User(""),
 		githubtest.Call{Method: "PATCH", Path: "/repos/o/r/issues/comments/101", Body: githubtest.Comment(101, "x"),
 			Check: bodyHas("body", marker, "| pass |")},
 		githubtest.Call{Method: "POST", Path: "/repos/o/r/statuses/" + headSHA, Check: bodyHas("state", "success")},
@@ -159,6 +160,7 @@ func TestStickyCommentPaginationAndDuplicates(t *testing.T) {
 			Body: []any{githubtest.Comment(150, marker+"\nfirst")}},
 		githubtest.Call{Method: "GET", Path: commentsPath, Query: map[string]string{"page": "3"},
 			Body: []any{githubtest.Comment(230, marker+"\nduplicate")}},
+		githubtest.User(""),
 		githubtest.Call{Method: "PATCH", Path: "/repos/o/r/issues/comments/150", Body: githubtest.Comment(150, "x"), Check: bodyHas("body", marker)},
 		githubtest.Call{Method: "DELETE", Path: "/repos/o/r/issues/comments/230", Status: http.StatusNoContent, Body: ""},
 		githubtest.Call{Method: "POST", Path: "/repos/o/r/statuses/" + headSHA, Check: bodyHas("context", "perfgate/serving")},
@@ -411,6 +413,7 @@ func TestLostCreateIsNotPostedTwice(t *testing.T) {
 			}},
 		// It was posted after all: found on the second look, not posted again.
 		githubtest.Call{Method: "GET", Path: commentsPath, Body: echo(func() any { return []any{githubtest.Comment(5, "hi"), githubtest.Comment(42, posted)} })},
+		githubtest.User(""),
 		githubtest.Call{Method: "POST", Path: "/repos/o/r/statuses/" + headSHA},
 		// Second publication: the create times out at the gateway and was lost.
 		githubtest.Call{Method: "GET", Path: "/repos/o/r/issues/2/comments", Body: []any{}},
@@ -454,26 +457,66 @@ func TestLostCheckRunIsNotCreatedTwice(t *testing.T) {
 	}
 }
 
-// TestDuplicatesOfOthersAreKept: only the kept comment's author's
-// duplicates are deleted; a 404 on delete (a concurrent run deleted it)
-// is not an error.
-func TestDuplicatesOfOthersAreKept(t *testing.T) {
+// TestStickyCommentOnlyOwn: perfgate adopts only comments written by the
+// identity its token acts as (GET /user; github-actions[bot] for
+// GITHUB_TOKEN, which may not call it). A comment by anyone else that
+// starts with the marker (an attacker's, or a quote) is never edited nor
+// deleted: perfgate edits its own, or creates one beside it.
+func TestStickyCommentOnlyOwn(t *testing.T) {
 	marker := Marker(DefaultGateID)
-	by := func(id int64, body, login string) map[string]any {
-		m := githubtest.Comment(id, body)
-		m["user"] = map[string]any{"login": login}
-		return m
+	path := func(id int) string { return fmt.Sprintf("/repos/o/r/issues/comments/%d", id) }
+	tests := []struct {
+		name     string
+		comments []any
+		calls    []githubtest.Call
+		want     CommentResult
+	}{
+		{"GITHUB_TOKEN: the bot's comment, not the attacker's earlier one, nor their duplicate",
+			[]any{githubtest.CommentBy(1, marker+"\nfake", "mallory"), githubtest.Comment(2, marker+"\nold"),
+				githubtest.CommentBy(3, marker+"\nquoted by hand", "alice"), githubtest.Comment(4, marker+"\ndup")},
+			[]githubtest.Call{githubtest.User(""),
+				{Method: "PATCH", Path: path(2), Body: githubtest.Comment(2, "x"), Check: bodyHas("body", "new")},
+				{Method: "DELETE", Path: path(4), Status: http.StatusNotFound, Body: `{"message":"Not Found"}`}},
+			CommentResult{ID: 2, URL: "https://github.example/o/r/pull/1#issuecomment-2"}},
+		{"a personal token: its user's comment, not the bot's",
+			[]any{githubtest.Comment(1, marker+"\nby the bot"), githubtest.CommentBy(2, marker+"\nold", "Perf-Bot")},
+			[]githubtest.Call{githubtest.User("perf-bot"),
+				{Method: "PATCH", Path: path(2), Body: githubtest.CommentBy(2, "x", "perf-bot")}},
+			CommentResult{ID: 2, URL: "https://github.example/o/r/pull/1#issuecomment-2"}},
+		{"only an attacker's comment: a new one is created",
+			[]any{githubtest.CommentBy(1, marker+"\n@everyone", "mallory")},
+			[]githubtest.Call{githubtest.User(""),
+				{Method: "POST", Path: commentsPath, Body: githubtest.Comment(9, "x"), Check: bodyHas("body", "new")}},
+			CommentResult{ID: 9, URL: "https://github.example/o/r/pull/1#issuecomment-9", Created: true}},
+		{"no marker: /user is not asked",
+			[]any{githubtest.CommentBy(1, "LGTM", "alice")},
+			[]githubtest.Call{{Method: "POST", Path: commentsPath, Body: githubtest.Comment(9, "x")}},
+			CommentResult{ID: 9, URL: "https://github.example/o/r/pull/1#issuecomment-9", Created: true}},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := githubtest.New(t, testToken, append([]githubtest.Call{{Method: "GET", Path: commentsPath, Body: tt.comments}}, tt.calls...)...)
+			_, c, _ := setup(t, srv, "pull_request", sameRepoPR)
+			res, err := c.UpsertComment(context.Background(), 1, DefaultGateID, "new", true)
+			if err != nil || res != tt.want {
+				t.Errorf("UpsertComment = %+v, %v; want %+v", res, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestIdentityUnknown: when GitHub cannot say who the token is (a 5xx
+// after the retries), perfgate edits nothing and says why.
+func TestIdentityUnknown(t *testing.T) {
+	marker := Marker(DefaultGateID)
 	srv := githubtest.New(t, testToken,
-		githubtest.Call{Method: "GET", Path: commentsPath, Body: []any{
-			by(1, marker+"\nold", "github-actions[bot]"), by(2, marker+"\nquoted by hand", "alice"), by(3, marker+"\ndup", "github-actions[bot]")}},
-		githubtest.Call{Method: "PATCH", Path: "/repos/o/r/issues/comments/1", Body: githubtest.Comment(1, "x")},
-		githubtest.Call{Method: "DELETE", Path: "/repos/o/r/issues/comments/3", Status: http.StatusNotFound, Body: `{"message":"Not Found"}`},
+		githubtest.Call{Method: "GET", Path: commentsPath, Body: []any{githubtest.Comment(2, marker+"\nold")}},
+		githubtest.Call{Method: "GET", Path: "/user", Status: http.StatusUnauthorized, Body: `{"message":"Bad credentials"}`},
 	)
 	_, c, _ := setup(t, srv, "pull_request", sameRepoPR)
-	res, err := c.UpsertComment(context.Background(), 1, DefaultGateID, "new", true)
-	if err != nil || res.ID != 1 || res.Deleted != 0 {
-		t.Errorf("UpsertComment = %+v, %v", res, err)
+	_, err := c.UpsertComment(context.Background(), 1, DefaultGateID, "new", true)
+	if err == nil || !strings.Contains(err.Error(), "find who the token acts as") || !strings.Contains(err.Error(), "401") {
+		t.Errorf("err = %v", err)
 	}
 }
 
@@ -520,4 +563,36 @@ func TestWorkflowRunOfAPush(t *testing.T) {
 	env, c, _ := setup(t, srv, "workflow_run", run)
 	o := Publish(context.Background(), env, c, nil, Publication{Pass: true, Title: "ok", Markdown: report("pass"), Comment: CommentAuto, API: true})
 	checkOutcome(t, o, 0, `commit status "perfgate": pass on 111111111111`)
+}
+
+// TestReportOutputIsBounded: a report over GitHub's 1 MB limit on a step
+// output is cut in the report output, with a note that names the limit
+// and the report-file output, which names a file with the whole report;
+// the job summary stays under its 1 MiB.
+func TestReportOutputIsBounded(t *testing.T) {
+	srv := githubtest.New(t, "")
+	env, _, _ := setup(t, srv, "push", "")
+	row := "| `serving` | Mean TTFT (ms) | 100 | 120 | +20.00% | 3% | 1/1 | ❌ fail |\n"
+	big := report("fail") + strings.Repeat(row, 75_000_000/len(row)/10) // 7.5 MB
+	o := Publish(context.Background(), env, nil, nil, Publication{GateID: "a/b", Markdown: big})
+	checkOutcome(t, o, 0, "over GitHub's limit of 1 MB for a step output", "report-file output", "over GitHub's limit of 1 MiB for a job summary")
+	out := readOutputs(t, env.OutputFile)
+	if n := len(out["report"]); n > MaxStepOutput || n < MaxStepOutput/2 || !strings.Contains(out["report"], "1 MB limit on a step output") {
+		t.Errorf("report output of %d bytes (limit %d), ends %q", n, MaxStepOutput, out["report"][max(0, n-300):])
+	}
+	if want := filepath.Join(env.TempDir, "perfgate", "report-a-b.md"); out["report-file"] != want {
+		t.Errorf("report-file = %q, want %q", out["report-file"], want)
+	}
+	if whole, err := os.ReadFile(out["report-file"]); err != nil || string(whole) != big {
+		t.Errorf("the report file does not hold the whole report (%d bytes, %v)", len(whole), err)
+	}
+	if fi, err := os.Stat(env.StepSummary); err != nil || fi.Size() > MaxStepSummary {
+		t.Errorf("job summary: %v, %v", fi, err)
+	}
+	// A report within the limit is the output as it is.
+	env.OutputFile = filepath.Join(t.TempDir(), "output")
+	Publish(context.Background(), env, nil, nil, Publication{Markdown: report("pass"), Pass: true})
+	if out := readOutputs(t, env.OutputFile); out["report"] != strings.TrimSuffix(report("pass"), "\n") || out["verdict"] != "pass" {
+		t.Errorf("outputs %v", out)
+	}
 }

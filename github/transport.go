@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -72,8 +73,14 @@ func NoBlindRetry(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noBlindRetryKey{}, true)
 }
 
-// RoundTrip sends req, retrying transient failures.
+// RoundTrip sends req, retrying transient failures. It refuses to send a
+// request with credentials over plain http to any host but a loopback
+// address, so that neither a GITHUB_API_URL nor a redirect sends the
+// token unencrypted.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != "https" && req.Header.Get("Authorization") != "" && !loopback(req.URL.Hostname()) {
+		return nil, plainHTTPError(req.URL.Scheme + "://" + req.URL.Host)
+	}
 	base := t.Base
 	if base == nil {
 		base = http.DefaultTransport
@@ -264,6 +271,20 @@ func isSecondaryLimit(body []byte) bool {
 	s := strings.ToLower(string(body))
 	return strings.Contains(s, "secondary rate limit") || strings.Contains(s, "abuse detection") ||
 		strings.Contains(s, "secondary-rate-limits")
+}
+
+// loopback reports whether host is this machine (a test server, a local
+// proxy), the one place a token may go over plain http.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func plainHTTPError(u string) error {
+	return fmt.Errorf("refusing to send the GitHub token over plain http to %s: it would travel unencrypted; use the https:// URL (on GitHub Enterprise Server, GITHUB_API_URL=https://HOST/api/v3)", u)
 }
 
 func orInt(v, def int) int {

@@ -254,3 +254,41 @@ func TestTransportRemembersUnreachable(t *testing.T) {
 		t.Errorf("after an answer a network error is retried again: %v %v after %d attempts", resp, err, base.n)
 	}
 }
+
+// TestTokenNeverOverPlainHTTP: a GITHUB_API_URL or a request with the
+// token on plain http is refused before anything is sent, except to a
+// loopback address (a test server, a local proxy).
+func TestTokenNeverOverPlainHTTP(t *testing.T) {
+	for _, api := range []string{"http://github.com/api/v3", "http://ghe.example.com", "http://api.github.com"} {
+		env, err := FromEnv(mapEnv(map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_TOKEN": testToken, "GITHUB_API_URL": api}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = NewClient(env, ClientOptions{})
+		if err == nil || !strings.Contains(err.Error(), "refusing to send the GitHub token over plain http") || !strings.Contains(err.Error(), "https://") {
+			t.Errorf("GITHUB_API_URL=%s: %v", api, err)
+		}
+	}
+	// The transport refuses too, whatever built the request (a redirect
+	// to http on the same host keeps the Authorization header).
+	s := &scripted{t: t}
+	tr := &Transport{Base: s}
+	for _, u := range []string{"http://github.com/api/v3/user", "http://[::ffff:10.0.0.1]/x"} {
+		req, _ := http.NewRequest("GET", u, nil)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		if _, err := tr.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "plain http") {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	if s.n != 0 {
+		t.Errorf("%d requests were sent", s.n)
+	}
+	for _, u := range []string{"http://127.0.0.1:8080/x", "http://localhost/x", "http://[::1]/x"} {
+		s := &scripted{t: t, resps: []*http.Response{response(200, nil, "{}")}, errs: []error{nil}}
+		req, _ := http.NewRequest("GET", u, nil)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		if _, err := (&Transport{Base: s}).RoundTrip(req); err != nil || s.n != 1 {
+			t.Errorf("%s (loopback): %v, %d requests", u, err, s.n)
+		}
+	}
+}

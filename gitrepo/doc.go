@@ -58,7 +58,10 @@
 // like git status; untracked files do not count. The git CLI is used only as
 // a fallback for indexes go-git cannot decode (split or sparse indexes), and
 // to re-hash files whose content looks changed through their filters (Git
-// LFS, eol attributes).
+// LFS, eol attributes). TreeState identifies the working tree exactly: a
+// hash over the content of every tracked change and every untracked file
+// that is not ignored (listed by git status, or go-git without the CLI), so
+// a dirty run can be matched with the tree it measured.
 //
 // go-git v5 has no `git worktree`. Materialize writes a commit's files into
 // a new directory straight from the object database and makes it a small

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -24,6 +25,13 @@ func (s *syncer) initialAuth(ctx context.Context) transport.AuthMethod {
 	if err != nil || (ep.Protocol != "http" && ep.Protocol != "https") || ep.User != "" {
 		return nil // go-git uses credentials in the URL by itself
 	}
+	if ep.Protocol == "http" && !loopback(ep.Host) {
+		// A token over plain http travels unencrypted: none is sent.
+		if s.opts.Token != "" && sameHost(ep, s.opts.TokenHost) && s.opts.Log != nil {
+			s.opts.Log("not sending the GitHub token to %s over plain http; use the https:// remote", ep.Host)
+		}
+		return nil
+	}
 	if s.opts.Token != "" && sameHost(ep, s.opts.TokenHost) {
 		return &githttp.BasicAuth{Username: "x-access-token", Password: s.opts.Token}
 	}
@@ -33,6 +41,16 @@ func (s *syncer) initialAuth(ctx context.Context) transport.AuthMethod {
 		}
 	}
 	return nil
+}
+
+// loopback reports whether host is this machine, the one place
+// credentials may go over plain http (a test server, a local proxy).
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // sameHost reports whether the endpoint is host ("name" or "name:port",

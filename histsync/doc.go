@@ -16,7 +16,8 @@
 //	packs/<YYYY-MM>/<name>.jsonl  older runs, in files of at most 16 MiB
 //
 // Every file holds runs as lines of the JSONL interchange
-// (store.AppendJSON; perfgate import reads them), and is named by the
+// (store.AppendJSON, with each run's testbed and environment, so a clone
+// keeps laptop and CI apart; perfgate import reads them), and is named by the
 // first 16 hex digits of its git blob name. A push adds one file to log/0
 // (or to the level its size calls for: under 16 KiB log/0, 128 KiB
 // log/1, 1 MiB log/2, else packs/<month of the push>/, cut at 16 MiB
@@ -94,5 +95,7 @@
 // http.<url>.extraheader that actions/checkout stores in the repository's
 // git config; credentials in the remote URL. When the remote still asks
 // for credentials, git's credential helpers are asked (git credential
-// fill, without prompting), as git itself would.
+// fill, without prompting), as git itself would. Neither the token nor
+// the extraheader is sent to a plain http:// remote (but on a loopback
+// address): it would travel unencrypted.
 package histsync

@@ -414,6 +414,7 @@ func TestInitialAuth(t *testing.T) {
 	a := w.clone("a")
 	basic := "AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:from-checkout"))
 	runGit(t, a.dir, "config", "http.https://github.example/.extraheader", basic)
+	runGit(t, a.dir, "config", "http.http://github.example/.extraheader", basic)
 	tests := []struct {
 		name, url string
 		opts      Options
@@ -424,6 +425,8 @@ func TestInitialAuth(t *testing.T) {
 		{"a host with a port", "http://127.0.0.1:8080/o/r.git", Options{Token: "tok", TokenHost: "127.0.0.1:8080"}, "x-access-token:tok"},
 		{"the default port", "https://github.example:443/o/r.git", Options{Token: "tok", TokenHost: "github.example"}, "x-access-token:tok"},
 		{"another port", "http://127.0.0.1:9090/o/r.git", Options{Token: "tok", TokenHost: "127.0.0.1:8080"}, ""},
+		{"never over plain http", "http://github.example/o/r.git", Options{Token: "tok", TokenHost: "github.example"}, ""},
+		{"no checkout header over plain http", "http://github.example/o/r.git", Options{}, ""},
 		{"actions/checkout's header", "https://github.example/o/r.git", Options{}, "x-access-token:from-checkout"},
 		{"credentials in the URL", "https://u:p@github.example/o/r.git", Options{Token: "tok", TokenHost: "github.example"}, ""},
 		{"ssh", "git@github.example:o/r.git", Options{Token: "tok", TokenHost: "github.example"}, ""},

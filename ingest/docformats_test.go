@@ -25,6 +25,7 @@ type docWant struct {
 	labels  map[string]string
 	absent  []string // metric names that must not be there
 	nMetric int      // exact number of metrics, when > 0
+	warn    string   // a warning must contain it; "" = no warnings
 }
 
 // docCase parses testdata/<file> in auto mode and, when format is set and
@@ -129,6 +130,7 @@ func checkDocCase(t *testing.T, c docCase, mode string, res []Result, err error)
 			sort.Strings(ks)
 			t.Errorf("result %d: %d metrics, want %d: %v", w.i, len(r.Metrics), w.nMetric, ks)
 		}
+		checkWarn(t, r, w.warn)
 	}
 }
 

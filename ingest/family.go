@@ -67,10 +67,62 @@ func (r *Reader) parseYAML(data []byte) error {
 		if err := node.Decode(&v); err != nil {
 			return r.errorf(node.Line, "invalid YAML: %v", err)
 		}
+		before := len(r.queue)
 		if err := r.dispatchDoc(normalizeYAML(v), node.Line); err != nil {
 			return err
 		}
+		if err := r.checkYAMLCut(r.queue[before:], data); err != nil {
+			return err
+		}
 	}
+}
+
+// guidellmAlways are the metrics every guidellm benchmark summary yields
+// (its metrics object has all ten distributions in every version).
+var guidellmAlways = []string{
+	"mean_ttft_ms", "mean_tpot_ms", "mean_itl_ms", "mean_e2el_ms", "request_throughput",
+	"output_throughput", "total_token_throughput", "total_input_tokens", "total_output_tokens", "concurrency",
+}
+
+// checkYAMLCut applies the truncation rule to a YAML document, which has
+// no end marker and still parses when cut at a line break: a guidellm
+// benchmark must hold every distribution guidellm writes, and each of its
+// latencies as many percentiles as the others. A file cut between two
+// benchmarks cannot be told from a shorter report.
+func (r *Reader) checkYAMLCut(res []Result, data []byte) error {
+	last := bytes.Count(data, []byte("\n"))
+	for _, x := range res {
+		if x.Format != "guidellm" {
+			continue
+		}
+		var miss []string
+		for _, m := range guidellmAlways {
+			if _, ok := x.Metrics[m]; !ok {
+				miss = append(miss, m)
+			}
+		}
+		pcts := map[string]int{}
+		for m := range x.Metrics {
+			for _, kind := range []string{"ttft", "tpot", "itl", "e2el"} {
+				if m[0] == 'p' && strings.HasSuffix(m, "_"+kind+"_ms") {
+					pcts[kind]++
+				}
+			}
+		}
+		most := 0
+		for _, n := range pcts {
+			most = max(most, n)
+		}
+		for _, kind := range []string{"ttft", "tpot", "itl", "e2el"} {
+			if pcts[kind] < most {
+				miss = append(miss, fmt.Sprintf("%d of the %d percentiles of %s", most-pcts[kind], most, kind))
+			}
+		}
+		if len(miss) > 0 {
+			return r.errorf(last, "guidellm YAML report: benchmark %s lacks %s, which guidellm always writes: the file is cut off; write the report again", Quote(x.Name), summarizeNames(miss, 4))
+		}
+	}
+	return nil
 }
 
 var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
@@ -303,14 +355,22 @@ func looksYAML(head []byte) bool {
 // used) and become metrics under sanitized names (ns/op -> ns_per_op, B/op
 // -> b_per_op, MB/s -> mb_per_s, µs/op -> us_per_op, % -> pct), whose
 // directions package metric infers from the suffix; "iterations" is the
-// iteration count. Configuration lines (goos, goarch, pkg, cpu, ...)
-// become labels. A malformed benchmark line is an error at its line.
+// iteration count. Two units of a line that become one name (a-b/op and
+// a_b/op) are an error naming both. Configuration lines (goos, goarch,
+// pkg, cpu, ...) become labels. As benchstat does, a line that does not parse (a
+// malformed Unit line, a result line cut short or split by the benchmark's
+// own output, a benchmark that failed: "BenchmarkX-8 --- FAIL: ...") is
+// left out with a warning naming its line, on the next result (the last
+// one for lines after it); only input in which no result could be read is
+// an error, at its first bad line.
 func (r *Reader) parseGoBench(data []byte) error {
 	br := benchfmt.NewReader(bytes.NewReader(data), r.file)
+	var bad []goBadLine
+	first := len(r.queue)
 	for br.Scan() {
 		switch rec := br.Result().(type) {
 		case *benchfmt.SyntaxError:
-			return r.errorf(rec.Line, "invalid Go benchmark line: %s; fix the line or remove it", rec.Msg)
+			bad = append(bad, goBadLine{rec.Line, goSyntaxMsg(data, rec)})
 		case *benchfmt.Result:
 			res := NewResult(GoBenchFormat, 0)
 			_, line := br.Result().Pos()
@@ -326,12 +386,17 @@ func (r *Reader) parseGoBench(data []byte) error {
 				}
 			}
 			res.Set("iterations", float64(rec.Iters))
+			srcs := metricSources{"iterations": "the iteration count"}
 			for _, v := range rec.Values {
 				val, unit := v.Value, v.Unit
 				if v.OrigUnit != "" {
 					val, unit = v.OrigValue, v.OrigUnit
 				}
-				res.Set(goUnitName(unit), val)
+				name := goUnitName(unit)
+				if msg := srcs.claim(name, fmt.Sprintf("unit %q", unit)); msg != "" {
+					return r.errorf(line, "%s: %s (the unit b.ReportMetric is given)", res.Name, msg)
+				}
+				res.Set(name, val)
 			}
 			r.emit(res)
 		}
@@ -339,7 +404,62 @@ func (r *Reader) parseGoBench(data []byte) error {
 	if err := br.Err(); err != nil {
 		return r.errorf(0, "reading Go benchmark output: %v", err)
 	}
+	return r.goBadLines(bad, r.queue[first:])
+}
+
+// goBadLine is a Go benchmark line that did not parse.
+type goBadLine struct {
+	line int
+	msg  string
+}
+
+// goBadLines puts a warning for each bad line on the first result after it
+// (or the last result), or, when there is no result, returns the first as
+// the error.
+func (r *Reader) goBadLines(bad []goBadLine, res []Result) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	if len(res) == 0 {
+		return r.errorf(bad[0].line, "%s; fix the line or remove it", bad[0].msg)
+	}
+	j := 0
+	for _, b := range bad {
+		for j < len(res)-1 && res[j].Line < b.line {
+			j++
+		}
+		res[j].Warnings = append(res[j].Warnings, fmt.Sprintf("line %d: %s; left out", b.line, b.msg))
+	}
 	return nil
+}
+
+// goSyntaxMsg describes a line benchfmt could not parse; a benchmark that
+// failed says so instead of "parsing iteration count".
+func goSyntaxMsg(data []byte, e *benchfmt.SyntaxError) string {
+	line := goLine(data, e.Line)
+	if name, rest, ok := strings.Cut(line, "--- FAIL:"); ok && strings.HasPrefix(strings.TrimSpace(name), "Benchmark") {
+		bench := strings.TrimSpace(rest)
+		if bench == "" {
+			bench = strings.TrimSpace(name)
+		}
+		return fmt.Sprintf("benchmark %s failed (--- FAIL) and has no result", bench)
+	}
+	return "invalid Go benchmark line: " + e.Msg
+}
+
+// goLine returns line n (1-based) of data, without its terminator.
+func goLine(data []byte, n int) string {
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(data, '\n')
+		if j < 0 {
+			return ""
+		}
+		data = data[j+1:]
+	}
+	if j := bytes.IndexByte(data, '\n'); j >= 0 {
+		data = data[:j]
+	}
+	return strings.TrimSuffix(string(data), "\r")
 }
 
 var procsRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)-(\d+)$`) })

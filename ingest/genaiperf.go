@@ -19,7 +19,9 @@ import (
 // distributions ("Time To First Token (ms)", with thousands separators),
 // a blank line, then a "Metric,Value" table of single values; aiperf adds
 // std and p1..p5 columns (which is how the two are told apart) and a GPU
-// telemetry section, which perfgate ignores. genai-perf's `analyze` sweep
+// telemetry section, which perfgate ignores. The exports write every cell
+// (empty when absent), so a row with fewer cells than its table's header
+// is a file cut off or edited: an error at its line. genai-perf's `analyze` sweep
 // CSV ("Config Name,Concurrency,...,p99 Time To First Token (ms),...") is
 // one result per row, named by its Config Name.
 //
@@ -375,6 +377,11 @@ func convertProfileCSV(format string, rows [][]string, lines []int) ([]Result, e
 			cols = row // the next section's header
 			continue
 		}
+		if len(row) < len(cols) {
+			// The exports write every cell (empty when absent): a short row
+			// is a file cut inside it (the package's truncation rule).
+			return nil, &Error{Line: docLineOf(lines, i), Msg: fmt.Sprintf("%s: row %s has %d cells, its header %d: the file is cut off or was edited; re-export it", format, Quote(first), len(row), len(cols))}
+		}
 		name, unit := docSplitUnit(first)
 		if name == "" {
 			continue
@@ -423,6 +430,9 @@ func convertAnalyzeCSV(format string, rows [][]string, lines []int) ([]Result, e
 		}
 		if isAnalyzeCSV(row) {
 			break
+		}
+		if len(row) < len(header) {
+			return nil, &Error{Line: docLineOf(lines, i), Msg: fmt.Sprintf("%s: row %s has %d cells, its header %d: the file is cut off or was edited; re-export it", format, Quote(strings.TrimSpace(row[0])), len(row), len(header))}
 		}
 		res := NewResult(format, docLineOf(lines, i))
 		res.Name = strings.TrimSpace(row[0])

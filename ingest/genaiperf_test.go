@@ -68,6 +68,10 @@ func TestAIPerf(t *testing.T) {
 				"p99_output_sequence_length": 97},
 				absent: []string{"mean_gpu_power_usage", "gpu_power_usage"}},
 		}},
+		// Issue 12, item 10: the same export cut inside a row is an error,
+		// not a result without the metrics after the cut.
+		{file: "aiperf/profile_export_aiperf_cut.csv", format: "aiperf", errLine: 11,
+			err: `aiperf: row "Output Token" has 1 cells, its header 2: the file is cut off or was edited; re-export it`},
 	})
 }
 

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -10,7 +11,9 @@ import (
 // The generic format is perfgate's own minimal shape, for tools perfgate
 // does not know: {"name": "...", "metrics": {name: value}, "labels": {k: v}}.
 // Metric names that the vocabulary knows (by canonical name or label) are
-// mapped to their canonical names; others are kept sanitized.
+// mapped to their canonical names; others are kept sanitized. A name that
+// sanitizes to nothing ("", "!!") and two names that become one metric
+// ("a-b" and "a_b", "Mean TTFT (ms)" and "mean_ttft_ms") are errors.
 func init() {
 	RegisterDoc(DocFormat{
 		Name: "generic",
@@ -65,6 +68,7 @@ func convertGeneric(obj map[string]any) ([]Result, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	srcs := metricSources{}
 	for _, k := range keys {
 		v := ms[k]
 		f, ok := Num(v)
@@ -77,6 +81,12 @@ func convertGeneric(obj map[string]any) ([]Result, error) {
 		name := metric.Sanitize(k)
 		if in, ok := metric.Lookup(k); ok {
 			name = in.Name
+		}
+		if name == "" {
+			return nil, fmt.Errorf("metric name %q has no letter or digit, so it names nothing; give the metric a name", k)
+		}
+		if msg := srcs.claim(name, fmt.Sprintf("metric %q", k)); msg != "" {
+			return nil, errors.New(msg)
 		}
 		res.Set(name, f)
 	}

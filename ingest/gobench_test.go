@@ -69,7 +69,18 @@ func TestGoBench(t *testing.T) {
 		}},
 		// A benchmark that writes to stdout splits its result line.
 		{file: "stdout_interleaved.txt", errLine: 4, errText: "invalid Go benchmark line: parsing iteration count"},
-		{file: "truncated.txt", errLine: 5, errText: "missing measurements"},
+		// Issue 12, item 7: bad lines are warnings on the next (or last)
+		// result, as benchstat reports them; only input without any
+		// result is an error (stdout_interleaved above).
+		{file: "truncated.txt", want: []gridWant{
+			{name: "BenchmarkA", line: 4, metrics: map[string]float64{"ns_per_op": 1234}, warning: "line 5: invalid Go benchmark line: missing measurements; left out"},
+		}},
+		{file: "bad_lines.txt", want: []gridWant{
+			{name: "BenchmarkPut", line: 7, metrics: map[string]float64{"ns_per_op": 1043, "b_per_op": 128, "allocs_per_op": 2},
+				labels: map[string]string{"pkg": "example.com/kv", "procs": "8"}, warning: "line 6: invalid Go benchmark line:"},
+			{name: "BenchmarkGet", line: 10, metrics: map[string]float64{"ns_per_op": 238.4},
+				warning: "line 8: benchmark BenchmarkFail-8 failed (--- FAIL) and has no result; left out"},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

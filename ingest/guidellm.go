@@ -23,7 +23,7 @@ import (
 //	output_tokens_per_second  -> output_throughput (mean)
 //	tokens_per_second         -> total_token_throughput (mean)
 //	prompt_tokens_per_second  -> input_throughput (mean)
-//	request_concurrency       -> request_concurrency (mean)
+//	request_concurrency       -> concurrency (mean)
 //	prompt/output_token_count -> total_input/output_tokens (total_sum)
 //
 // guidellm's compact percentile keys are p001 = 0.1th, p01 = 1st, p05 =
@@ -58,7 +58,7 @@ var guidellmRates = []struct{ key, name string }{
 	{"output_tokens_per_second", "output_throughput"},
 	{"tokens_per_second", "total_token_throughput"},
 	{"prompt_tokens_per_second", "input_throughput"},
-	{"request_concurrency", "request_concurrency"},
+	{"request_concurrency", "concurrency"},
 }
 
 var guidellmTotals = []struct{ key, name string }{

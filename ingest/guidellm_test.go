@@ -1,6 +1,9 @@
 package ingest
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,7 +17,7 @@ func TestGuidellm(t *testing.T) {
 				"p0.1_ttft_ms": 13.44, "p1_ttft_ms": 14.186667, "p99.9_ttft_ms": 20.16,
 				"mean_e2el_ms": 644, "min_e2el_ms": 579.6, // request_latency is in seconds
 				"request_throughput": 1.5, "output_throughput": 198.1, "total_token_throughput": 992.7,
-				"request_concurrency": 1, "total_input_tokens": 256 * 46, "total_output_tokens": 128 * 46,
+				"concurrency": 1, "total_input_tokens": 256 * 46, "total_output_tokens": 128 * 46,
 			},
 			labels: map[string]string{"strategy": "synchronous", "model": "Qwen/Qwen3-8B", "profile": "sweep",
 				"data": "prompt_tokens=256,output_tokens=128"},
@@ -122,4 +125,55 @@ func TestGuidellmSeed(t *testing.T) {
 	wantMetric(t, res[0], "total_input_tokens", 2560)
 	wantMetric(t, res[1], "duration", 30)
 	wantMetric(t, res[1], "median_itl_ms", 3.9)
+}
+
+// TestGuidellmYAMLCut: a YAML report cut at a line break still parses; a
+// benchmark that lacks what guidellm always writes is the cut (issue 12,
+// item 10), while a report cut between benchmarks reads as a shorter one.
+func TestGuidellmYAMLCut(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "guidellm", "v0.2_sweep.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	// find returns the index of the nth line (from line from on) that
+	// starts with marker.
+	find := func(from int, marker string, nth int) int {
+		for i := from; i < len(lines); i++ {
+			if strings.HasPrefix(lines[i], marker) {
+				if nth--; nth == 0 {
+					return i
+				}
+			}
+		}
+		t.Fatalf("no %q", marker)
+		return 0
+	}
+	upTo := func(i int) string { return strings.Join(lines[:i], "") }
+	itl4 := find(0, "    inter_token_latency_ms:", 4)
+	for _, tc := range []struct {
+		name, in, err string
+		results       int
+	}{
+		{"inside the last benchmark's metrics", upTo(itl4 + 3), `benchmark "concurrent@8" lacks output_throughput, total_token_throughput, 10 of the 10 percentiles of itl`, 0},
+		{"inside a percentiles list", upTo(find(itl4, "        percentiles:", 1) + 4), `benchmark "concurrent@8" lacks`, 0},
+		{"between benchmarks", upTo(find(0, "- type_: generative_benchmark", 4)), "", 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := parseString(t, tc.in, "cut.yaml", "")
+			if tc.err == "" {
+				if err != nil || len(res) != tc.results {
+					t.Fatalf("%d results, %v; want %d", len(res), err, tc.results)
+				}
+				return
+			}
+			var pe *Error
+			if !errors.As(err, &pe) || !strings.Contains(pe.Msg, tc.err) || !strings.Contains(pe.Msg, "the file is cut off") {
+				t.Fatalf("error %v, want one containing %q", err, tc.err)
+			}
+			if want := strings.Count(tc.in, "\n"); pe.Line != want {
+				t.Errorf("error at line %d, want the last line %d", pe.Line, want)
+			}
+		})
+	}
 }

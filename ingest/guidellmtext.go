@@ -32,7 +32,7 @@ import (
 // after the benchmark's strategy ("synchronous", "constant@5.00"). A group
 // header spans as many columns as the pipes that follow it. Mapping:
 // Request Stats Per Second -> request_throughput, Concurrency ->
-// request_concurrency, Out Tok/sec -> output_throughput, Tot Tok/sec ->
+// concurrency, Out Tok/sec -> output_throughput, Tot Tok/sec ->
 // total_token_throughput, Req Latency (sec) -> *_e2el_ms (converted),
 // TTFT, ITL, TPOT (ms) -> *_ttft_ms, *_itl_ms, *_tpot_ms. From the Info
 // row of the same benchmark: Requests Made Comp -> completed, Err ->
@@ -40,7 +40,10 @@ import (
 // total_input_tokens/total_output_tokens. Labels: strategy, rate
 // (constant, poisson), streams (concurrent), model (the worker's
 // backend_model), profile, data. A table row cut short, or a Stats table
-// that ends before its rows, is an error naming the line. The v0.4+
+// that ends before its rows, is an error naming the line. A Stats table
+// without its closing rule is kept, with a warning, when it has a row for
+// each benchmark of the Info table, and is otherwise cut off: an error
+// (the package's truncation rule; its rows are held until the table ends). The v0.4+
 // console report (titled tables) is read by guidellmtext4.go.
 
 func init() {
@@ -63,6 +66,7 @@ type guidellmTextParser struct {
 	start  int
 	rows   int
 	info   map[string]map[string]float64
+	held   []Result   // Stats rows, emitted when their table closes
 	v4     *guidellm4 // a v0.4+ report being read
 }
 
@@ -106,7 +110,7 @@ func (p *guidellmTextParser) Line(n int, line string, emit Emit) error {
 			p.rule = true
 			return nil
 		}
-		return p.close(n)
+		return p.close(n, emit)
 	}
 	if !p.rule {
 		p.section = "" // not a table after all
@@ -139,6 +143,9 @@ func (p *guidellmTextParser) Line(n int, line string, emit Emit) error {
 	}
 	cells := guidellmSplit(line)
 	if len(cells) != len(p.cols) || s == "" {
+		if done, err := p.unclosed(n, n-1, emit); done {
+			return err
+		}
 		p.section = ""
 		return p.errorf(n, "guidellm %s table row has %d cells but its header has %d: %s; the report is cut off or damaged, copy it whole", p.title(), len(cells), len(p.cols), Quote(s))
 	}
@@ -156,7 +163,33 @@ func (p *guidellmTextParser) End(n int, emit Emit) error {
 	if p.section == "stats" && p.rule && p.rows == 0 {
 		return p.errorf(n, "file ends inside the guidellm Benchmarks Stats table that starts at line %d: the report is cut off; copy the complete report", p.start)
 	}
+	if p.section == "stats" && p.body {
+		if done, err := p.unclosed(n, n, emit); done {
+			return err
+		}
+		if len(p.info) == 0 {
+			return p.errorf(n, "file ends inside the guidellm Benchmarks Stats table that starts at line %d, before its closing \"=====\" rule, and no Benchmarks Info table tells how many rows it has: the report is cut off; copy the complete report", p.start)
+		}
+		return p.errorf(n, "file ends inside the guidellm Benchmarks Stats table that starts at line %d after %d of its %d rows: the report is cut off; copy the complete report", p.start, p.rows, len(p.info))
+	}
 	return nil
+}
+
+// unclosed ends a Stats table at line n, which is not part of it, though
+// its closing rule was not read (last is its last line). It reports
+// whether the table was complete, a row for each benchmark of the Info
+// table: then its results are emitted with a warning.
+func (p *guidellmTextParser) unclosed(n, last int, emit Emit) (bool, error) {
+	if p.section != "stats" || p.rows == 0 || p.rows != len(p.info) || len(p.held) != p.rows {
+		return false, nil
+	}
+	p.section = ""
+	for _, r := range p.held {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("guidellm Benchmarks Stats table that starts at line %d has no closing \"=====\" rule after line %d; it has a row for each of the %d benchmarks of the Info table and was kept", p.start, last, p.rows))
+		emit(r)
+	}
+	p.held = nil
+	return true, nil
 }
 
 func (p *guidellmTextParser) title() string {
@@ -167,17 +200,22 @@ func (p *guidellmTextParser) title() string {
 }
 
 func (p *guidellmTextParser) reset(section string, n int) {
+	p.held = nil
 	p.section, p.start = section, n
 	p.rule, p.groups, p.cols, p.body, p.rows = false, nil, nil, false, 0
 }
 
-func (p *guidellmTextParser) close(n int) error {
+func (p *guidellmTextParser) close(n int, emit Emit) error {
 	rows := p.rows
 	sec := p.section
 	p.section = ""
 	if rows == 0 {
 		return p.errorf(n, "guidellm %s table that starts at line %d has no rows; copy the complete report", map[string]string{"info": "Benchmarks Info", "stats": "Benchmarks Stats"}[sec], p.start)
 	}
+	for _, r := range p.held {
+		emit(r)
+	}
+	p.held = nil
 	return nil
 }
 
@@ -277,7 +315,7 @@ func (p *guidellmTextParser) statsRow(n int, cells []string, emit Emit) error {
 		case g == "request stats" && col == "per second":
 			res.Set("request_throughput", v)
 		case g == "request stats" && col == "concurrency":
-			res.Set("request_concurrency", v)
+			res.Set("concurrency", v)
 		case g == "out tok/sec" && col == "mean":
 			res.Set("output_throughput", v)
 		case g == "tot tok/sec" && col == "mean":
@@ -309,6 +347,6 @@ func (p *guidellmTextParser) statsRow(n int, cells []string, emit Emit) error {
 	case "concurrent":
 		res.SetLabel("streams", arg)
 	}
-	emit(res)
+	p.held = append(p.held, res)
 	return nil
 }

@@ -29,49 +29,84 @@ import (
 // TTFT, ITL, TPOT ms; Mdn, Mean, p95, p99 -> median, mean, p95, p99 of
 // *_e2el_ms, *_ttft_ms, *_itl_ms, *_tpot_ms) and Server Throughput
 // Statistics (Requests Per Sec -> request_throughput, Requests Concurrency
-// Mean -> request_concurrency, Input/Output/Total Tokens Per Sec ->
+// Mean -> concurrency, Input/Output/Total Tokens Per Sec ->
 // input_throughput, output_throughput, total_token_throughput). Per-request
-// token and modality tables are not read. "--" is absent. The report ends
-// with the Server Throughput table; a table cut before its closing rule, or
-// a report that ends before that table, is an error naming the line.
+// token and modality tables are not read; their Input and Output halves
+// are stacked under one title, the second's headers after the first's
+// closing rule. "--" is absent. Titles are read with or without their
+// "(Completed Requests)"/"(All Requests)" qualifier (v0.4 and v0.5 print
+// "Server Throughput Statistics" bare). The report ends with the Server
+// Throughput table. A table without its closing rule is kept, with a
+// warning, when it has a row for each of the report's benchmarks (counted
+// in the first table that closed), and is otherwise cut off; a cut table,
+// or a report that ends before its Request Latency and Server Throughput
+// tables, is an error naming the line.
 
+// guidellm4Titles maps a table title, without the "(Completed Requests)"
+// or "(All Requests)" qualifier that later versions add, to its kind.
+// v0.4 and v0.5 print "Server Throughput Statistics" bare; v0.6 on add
+// "(All Requests)"; v0.7 adds the Tool Call table.
 var guidellm4Titles = map[string]string{
-	"Run Summary Info": "summary",
-	"Request Latency Statistics (Completed Requests)": "latency",
-	"Server Throughput Statistics (All Requests)":     "throughput",
-	"Request Token Statistics (Completed Requests)":   "skip",
-	"Text Metrics Statistics (Completed Requests)":    "skip",
-	"Image Metrics Statistics (Completed Requests)":   "skip",
-	"Video Metrics Statistics (Completed Requests)":   "skip",
-	"Audio Metrics Statistics (Completed Requests)":   "skip",
+	"Run Summary Info":             "summary",
+	"Request Latency Statistics":   "latency",
+	"Server Throughput Statistics": "throughput",
+	"Request Token Statistics":     "skip",
+	"Text Metrics Statistics":      "skip",
+	"Image Metrics Statistics":     "skip",
+	"Video Metrics Statistics":     "skip",
+	"Audio Metrics Statistics":     "skip",
+	"Tool Call Metrics Statistics": "skip",
 }
 
 // guidellm4Title recognises a table title, with or without rich's status
-// icon in front of it.
+// icon in front of it and with or without its qualifier in parentheses.
 func guidellm4Title(s string) (string, bool) {
-	if s == "" || s[0] == '|' {
+	if len(s) < len("Run Summary Info") || s[0] == '|' {
 		return "", false
 	}
-	if c := s[len(s)-1]; c != ')' && c != 'o' {
+	switch s[len(s)-1] {
+	case ')':
+	case 'o':
+		if !strings.HasSuffix(s, " Info") {
+			return "", false
+		}
+	case 's':
+		if !strings.HasSuffix(s, " Statistics") {
+			return "", false
+		}
+	default:
 		return "", false
 	}
 	if i := strings.IndexByte(s, ' '); i > 0 && i <= 4 {
-		if _, ok := guidellm4Titles[s[i+1:]]; ok {
-			return guidellm4Titles[s[i+1:]], true
+		if kind, ok := guidellm4Base(s[i+1:]); ok {
+			return kind, true
 		}
 	}
-	kind, ok := guidellm4Titles[s]
+	return guidellm4Base(s)
+}
+
+// guidellm4Base looks a title up without its "(... Requests)" qualifier.
+func guidellm4Base(t string) (string, bool) {
+	if strings.HasSuffix(t, " Requests)") {
+		if i := strings.LastIndex(t, " ("); i > 0 {
+			t = t[:i]
+		}
+	}
+	kind, ok := guidellm4Titles[t]
 	return kind, ok
 }
 
 type guidellm4 struct {
 	start   int    // line of the report's first title
 	kind    string // kind of the current table ("" between tables)
+	title   string // its title as printed, without the status icon
 	tstart  int    // line of the current title
 	state   int    // 0 want top rule, 1 headers, 2 values, 3 after bottom rule
 	headers [][]string
 	row     int
+	bench   int // rows of the first table closed by its rule: one per benchmark
 	rows    []*Result
+	warns   []string
 	seen    map[string]bool
 }
 
@@ -86,9 +121,14 @@ const (
 func (p *guidellmTextParser) v4Line(n int, s string, emit Emit) (bool, error) {
 	if kind, ok := guidellm4Title(s); ok {
 		if p.v4 != nil && p.v4.kind != "" && p.v4.state != g4Closed {
-			return true, p.v4Cut(n)
+			if err := p.v4Unclosed(n, n-1); err != nil {
+				return true, err
+			}
 		}
-		if p.v4 != nil && (kind == "summary" || p.v4.seen[kind]) {
+		// A report starts with its summary; a latency or throughput table
+		// read before is the previous report's (the per-request tables
+		// are "skip", several to a report).
+		if p.v4 != nil && (kind == "summary" || kind != "skip" && p.v4.seen[kind]) {
 			if err := p.v4Finish(n, emit); err != nil {
 				return true, err
 			}
@@ -98,6 +138,10 @@ func (p *guidellmTextParser) v4Line(n int, s string, emit Emit) (bool, error) {
 		}
 		g := p.v4
 		g.kind, g.tstart, g.state, g.headers, g.row = kind, n, g4Top, nil, 0
+		g.title = s
+		if _, bare := guidellm4Base(s); !bare {
+			g.title = s[strings.IndexByte(s, ' ')+1:] // without the status icon
+		}
 		g.seen[kind] = true
 		return true, nil
 	}
@@ -110,7 +154,9 @@ func (p *guidellmTextParser) v4Line(n int, s string, emit Emit) (bool, error) {
 	}
 	if !strings.HasPrefix(s, "|") {
 		if g.state != g4Closed {
-			return true, p.v4Cut(n)
+			if err := p.v4Unclosed(n, n-1); err != nil {
+				return true, err
+			}
 		}
 		// The table ended on the previous line.
 		done := g.kind == "throughput"
@@ -128,6 +174,9 @@ func (p *guidellmTextParser) v4Line(n int, s string, emit Emit) (bool, error) {
 			g.state, g.headers, g.row = g4Head, nil, 0
 		case g4Values:
 			g.state = g4Closed
+			if g.bench == 0 {
+				g.bench = g.row
+			}
 		default:
 			return true, &Error{File: p.file, Line: n, Msg: fmt.Sprintf("guidellm table %s that starts at line %d has no \"-----\" rule under its headers; copy the complete report", Quote(p.v4TitleName()), g.tstart)}
 		}
@@ -147,32 +196,38 @@ func (p *guidellmTextParser) v4Line(n int, s string, emit Emit) (bool, error) {
 		return true, nil
 	case g4Values:
 		return true, p.v4Row(n, cells)
+	case g4Closed:
+		// The Input and Output halves of a modality table are stacked
+		// under one title (print_tables): the rule that closed the first
+		// half opens the second, whose headers follow.
+		g.state, g.headers, g.row = g4Head, [][]string{cells}, 0
+		return true, nil
 	}
 	return true, &Error{File: p.file, Line: n, Msg: fmt.Sprintf("guidellm table %s that starts at line %d: a row outside the table's rules: %s; copy the complete report", Quote(p.v4TitleName()), g.tstart, Quote(s))}
 }
 
-func (p *guidellmTextParser) v4TitleName() string {
-	for t, k := range guidellm4Titles {
-		if k == p.v4.kind && k != "skip" {
-			return t
-		}
+// v4TitleName is the current table's title as printed.
+func (p *guidellmTextParser) v4TitleName() string { return p.v4.title }
+
+// v4Unclosed ends the current table, whose last line is last, at line n
+// (the input's last line, or the first that is not part of the table),
+// though no closing rule was read. A table that has a row for each of the
+// report's benchmarks (counted in the first table that closed) is complete
+// and kept, with a warning on the report's results; any other was cut off.
+func (p *guidellmTextParser) v4Unclosed(n, last int) error {
+	g := p.v4
+	if g.state != g4Values || g.bench == 0 || g.row != g.bench {
+		return p.v4Cut(n)
 	}
-	return "table"
+	g.state = g4Closed
+	g.warns = append(g.warns, fmt.Sprintf("guidellm table %s that starts at line %d has no closing \"=====\" rule after line %d; it has a row for each of the report's %d benchmarks and was kept", Quote(g.title), g.tstart, last, g.bench))
+	return nil
 }
 
 func (p *guidellmTextParser) v4Cut(n int) error {
 	g := p.v4
 	p.v4 = nil
-	return &Error{File: p.file, Line: n, Msg: fmt.Sprintf("guidellm table %s that starts at line %d is cut off before its closing \"=====\" rule; copy the complete report", Quote(p.v4TitleNameOf(g.kind)), g.tstart)}
-}
-
-func (p *guidellmTextParser) v4TitleNameOf(kind string) string {
-	for t, k := range guidellm4Titles {
-		if k == kind && k != "skip" {
-			return t
-		}
-	}
-	return "table"
+	return &Error{File: p.file, Line: n, Msg: fmt.Sprintf("guidellm table %s that starts at line %d is cut off before its closing \"=====\" rule; copy the complete report", Quote(g.title), g.tstart)}
 }
 
 // v4Columns resolves each column's group, name and unit, filling the
@@ -257,7 +312,7 @@ func (p *guidellmTextParser) v4Row(n int, cells []string) error {
 			case group == "requests" && name == "per sec" && unit == "mean":
 				target = "request_throughput"
 			case group == "requests" && name == "concurrency" && unit == "mean":
-				target = "request_concurrency"
+				target = "concurrency"
 			case group == "input tokens" && name == "per sec" && unit == "mean":
 				target = "input_throughput"
 			case group == "output tokens" && name == "per sec" && unit == "mean":
@@ -299,6 +354,7 @@ func (p *guidellmTextParser) v4Finish(n int, emit Emit) error {
 		for k, v := range p.labels {
 			r.SetLabel(k, v)
 		}
+		r.Warnings = append(r.Warnings, g.warns...)
 		emit(*r)
 	}
 	return nil
@@ -309,7 +365,9 @@ func (p *guidellmTextParser) v4End(n int, emit Emit) error {
 		return nil
 	}
 	if p.v4.kind != "" && p.v4.state != g4Closed {
-		return p.v4Cut(n)
+		if err := p.v4Unclosed(n, n); err != nil {
+			return err
+		}
 	}
 	return p.v4Finish(n, emit)
 }

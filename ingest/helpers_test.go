@@ -119,3 +119,21 @@ func fuzzFormat(f *testing.F, format string, seeds ...string) {
 		checkInvariants(t, data, "")
 	})
 }
+
+// checkWarn checks that one of r's warnings contains want, or, for want
+// "", that r has none.
+func checkWarn(t testing.TB, r Result, want string) {
+	t.Helper()
+	if want == "" {
+		if len(r.Warnings) > 0 {
+			t.Errorf("%s:%d: unexpected warnings %q", r.File, r.Line, r.Warnings)
+		}
+		return
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(w, want) {
+			return
+		}
+	}
+	t.Errorf("%s:%d: no warning contains %q (warnings %q)", r.File, r.Line, want, r.Warnings)
+}

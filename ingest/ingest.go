@@ -7,9 +7,43 @@
 // parser of the detected format, and returns results as their blocks
 // complete (Scan/Result/Err, like bufio.Scanner). Structured documents
 // (JSON, YAML, CSV) are decoded whole, since their meaning depends on the
-// whole document. A malformed or truncated block is a positioned *Error
-// ("file:line: what, and what to do"), never a panic and never a silently
-// partial result.
+// whole document; one larger than Options.MaxDocBytes is an error. A
+// malformed or cut-off block is a positioned *Error ("file:line: what,
+// and what to do"), never a panic and never a silently partial result;
+// the input then stores nothing (Go benchmark output, read as benchstat
+// reads it, is the one exception: see below).
+//
+// # Truncation
+//
+// One rule for every format. A block (a result block, report or table)
+// that ends without its end marker — its closing rule or bottom border —
+// because the input ends or other output follows is kept, with a warning
+// naming the line after which it ends, when it holds everything its tool
+// prints before that marker; otherwise it was cut off, which is a
+// positioned error. What "everything" is, by format:
+//   - vllm, sglang: Successful requests, a throughput, the last of the
+//     default latency sections, with as many statistics as the first.
+//   - trtllm-bench: the request throughput, an output or total throughput,
+//     a latency, and every latency breakdown with all its statistics.
+//   - guidellm console: a row for each of the report's benchmarks, counted
+//     in the table before (v0.4+: the first table that closed; v0.2/v0.3:
+//     the Benchmarks Info table).
+//   - aisbench, mindie, genai-perf and aiperf console tables: the tools
+//     print no row count, so a table without its bottom border can never
+//     be told complete and is an error, as is a row without its closing
+//     separator (the only cut a markdown vLLM results table, which has no
+//     bottom border, can show).
+//   - JSON and CSV documents: a document cut short does not decode, or its
+//     last CSV row has fewer cells than its header: an error there. JSONL
+//     cut at a line break reads as fewer results, which cannot be told.
+//   - YAML has no end marker and still parses when cut at a line break: a
+//     guidellm benchmark must hold every distribution guidellm writes and
+//     as many percentiles for each latency (else an error at the last
+//     line); a report cut between two benchmarks cannot be told from a
+//     shorter one.
+//   - gobench: every result line is a block of its own; a line cut short
+//     is a bad line, which, as benchstat does, is left out with a warning
+//     (only output without any result is an error).
 //
 // Formats come in families, chosen by sniffing the head of the input:
 //   - text: console output; every text parser sees every line, so a log
@@ -21,7 +55,9 @@
 //   - gobench: Go testing benchmark output, read with x/perf/benchfmt.
 //
 // Absent values (N/A, /, -, None, not set, null) are left out of Metrics,
-// never stored as zero. Non-finite values are dropped with a warning.
+// never stored as zero. Non-finite values are dropped with a warning. A
+// result that completed no request (completed is 0) has no latency: its
+// *_ms statistics, which tools print as 0, are left out with a warning.
 package ingest
 
 import (
@@ -34,6 +70,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/perfgate/perfgate/metric"
 )
 
 // Result is one benchmark result block.
@@ -52,8 +90,10 @@ func NewResult(format string, line int) Result {
 	return Result{Format: format, Line: line, Metrics: map[string]float64{}, Labels: map[string]string{}}
 }
 
-// Set stores a metric value, dropping non-finite values with a warning.
+// Set stores a metric value under its canonical name (metric.Canonical),
+// dropping non-finite values with a warning.
 func (r *Result) Set(name string, v float64) {
+	name = metric.Canonical(name)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("metric %s is %v; left out", name, v))
 		return
@@ -62,6 +102,26 @@ func (r *Result) Set(name string, v float64) {
 		r.Metrics = map[string]float64{}
 	}
 	r.Metrics[name] = v
+}
+
+// metricSources remembers the source name (a unit, a JSON key) each
+// metric of a result was read from, so that two source names that
+// normalise to one metric name ("a-b/op" and "a_b/op" both become
+// a_b_per_op) are an error naming both, never one value silently kept.
+type metricSources map[string]string
+
+// claim records that metric name comes from src (described for a
+// message: `unit "ns/op"`) and returns the message of a clash, or "".
+func (m metricSources) claim(name, src string) string {
+	other, ok := m[name]
+	if !ok {
+		m[name] = src
+		return ""
+	}
+	if other == src {
+		return fmt.Sprintf("%s appears twice; keep one of its values", src)
+	}
+	return fmt.Sprintf("%s and %s both become metric %q, so one value would be lost; rename one of them", other, src, name)
 }
 
 // SetLabel stores a label, normalizing numbers ("10.00" -> "10",
@@ -189,6 +249,41 @@ func Formats() []string {
 type Options struct {
 	// Format forces a format by name; "" or "auto" detects.
 	Format string
+	// MaxDocBytes bounds a structured document (JSON, YAML, CSV, Go
+	// benchmark output), which is read whole: a larger input is an
+	// error, read no further than the limit. Zero means
+	// DefaultMaxDocBytes. Text output streams and is not bounded.
+	MaxDocBytes int64
+}
+
+// DefaultMaxDocBytes is the default bound on a structured document. Decoded
+// into Go values a JSON document takes about five times its size (a 1 GiB
+// file took 5.3 GB), so this keeps a parse under about 1.3 GB.
+const DefaultMaxDocBytes = 256 << 20
+
+// DocTooLargeError is the cause (errors.As) of the *Error for a
+// structured document over the limit.
+type DocTooLargeError struct {
+	Family string // "json", "yaml", "csv", "gobench"
+	Limit  int64
+}
+
+func (e *DocTooLargeError) Error() string {
+	return fmt.Sprintf("the %s document is larger than %s, the most perfgate reads of one document (it is read whole, and decoding takes several times its size in memory); raise the limit with perfgate parse or ingest --max-doc-size (or PERFGATE_MAX_DOC_SIZE), e.g. --max-doc-size %s, or split the file",
+		e.Family, FormatBytes(e.Limit), FormatBytes(e.Limit*4))
+}
+
+// FormatBytes prints a size in the units --max-doc-size accepts.
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
 }
 
 // Reader reads results from one input.
@@ -247,8 +342,42 @@ func (r *Reader) Scan() bool {
 	if r.cur.Labels == nil {
 		r.cur.Labels = map[string]string{}
 	}
+	dropLatenciesOfNothing(&r.cur)
 	r.count++
 	return true
+}
+
+// dropLatenciesOfNothing leaves out the time statistics (every *_ms
+// metric) of a result that completed no request: tools print and save
+// 0.0 for them (vLLM's np.mean(ttfts or 0) when every request failed), but
+// a run that served nothing has no latency, and a stored zero would read
+// as the best run in history, compare and charts.
+func dropLatenciesOfNothing(res *Result) {
+	if c, ok := res.Metrics["completed"]; !ok || c != 0 {
+		return
+	}
+	var dropped []string
+	for k := range res.Metrics {
+		if strings.HasSuffix(k, "_ms") {
+			dropped = append(dropped, k)
+		}
+	}
+	if len(dropped) == 0 {
+		return
+	}
+	sort.Strings(dropped)
+	for _, k := range dropped {
+		delete(res.Metrics, k)
+	}
+	res.Warnings = append(res.Warnings, fmt.Sprintf("no request completed: its %d latency statistics (%s) are absent, not 0", len(dropped), summarizeNames(dropped, 4)))
+}
+
+// summarizeNames lists the first n names and how many more there are.
+func summarizeNames(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 // Result returns the result Scan found.
@@ -375,10 +504,19 @@ func (r *Reader) step() {
 	case "text":
 		r.stepText()
 	default:
-		data, err := io.ReadAll(r.br)
+		limit := r.opts.MaxDocBytes
+		if limit <= 0 {
+			limit = DefaultMaxDocBytes
+		}
+		data, err := io.ReadAll(io.LimitReader(r.br, limit+1))
 		r.done = true
 		if err != nil {
 			r.err = &Error{File: r.file, Msg: fmt.Sprintf("read failed: %v", err)}
+			return
+		}
+		if int64(len(data)) > limit {
+			tooLarge := &DocTooLargeError{Family: r.family, Limit: limit}
+			r.err = &Error{File: r.file, Msg: tooLarge.Error(), Err: tooLarge}
 			return
 		}
 		switch r.family {

@@ -22,6 +22,7 @@ type formatCase struct {
 	errLine      int
 	errText      string
 	unrecognized bool
+	warn         string // a warning of result idx must contain it; "" = no warnings
 }
 
 func runFormatCases(t *testing.T, cases []formatCase) {
@@ -78,6 +79,7 @@ func runFormatCases(t *testing.T, cases []formatCase) {
 					t.Errorf("label %s = %q, want %q (labels %v)", k, r.Labels[k], v, r.Labels)
 				}
 			}
+			checkWarn(t, r, tc.warn)
 		})
 	}
 }
@@ -102,9 +104,39 @@ func TestProfileConsoleTables(t *testing.T) {
 		{file: "genai-perf-console/aiperf_bom_crlf_telemetry.txt", format: "genai-perf", unrecognized: true, errText: "tried formats: genai-perf"},
 		{file: "genai-perf-console/aiperf_ascii.txt", count: 1, resFormat: "aiperf",
 			metrics: map[string]float64{"mean_ttft_ms": 50.04, "p99_e2el_ms": 5707.95, "request_throughput": 0.27}},
+		// Issue 12, item 5: a narrow terminal; rich wraps every label and
+		// cuts "(tokens/sec/user)" to "(tokens/sec/u…", which resolves to
+		// the full label, so the series keeps its wide-terminal name.
+		{file: "genai-perf-console/aiperf_narrow.txt", count: 1, resFormat: "aiperf",
+			metrics: map[string]float64{"mean_ttft_ms": 215.07, "p75_e2el_ms": 2400.13, "std_itl_ms": 1.7,
+				"mean_output_token_throughput_per_user": 70.38, "p99_output_token_throughput_per_user": 88.91,
+				"mean_output_sequence_length": 128, "output_throughput": 2241.61, "request_throughput": 17.51, "completed": 1000},
+			absent: []string{"mean_output_token_throughput_per_user_tokens_per_sec_per_u", "mean_output_token_throughput_per_u"}},
 		{file: "genai-perf-console/truncated.txt", errLine: 6, errText: "cut off"},
 		{file: "genai-perf-console/bad_cell.txt", errLine: 5, errText: `"fast" is not a number`},
 	})
+}
+
+// TestProfileResolveLabel: a label cut with "…" resolves only to a single
+// label it is the start of.
+func TestProfileResolveLabel(t *testing.T) {
+	rows := []profileRow{{label: "Custom Latency (ms)"}, {label: "Custom Lat… (ms)"}}
+	for _, tc := range []struct{ in, want string }{
+		{"Output Token Throughput Per User (tokens/sec/u…", "Output Token Throughput Per User (tokens/sec/user)"},
+		{"Output Token Throughput  Per…", "Output Token Throughput Per User (tokens/sec/user)"},
+		{"Request Throughput (requests/s…", "Request Throughput (requests/sec)"},
+		{"Time to First Token (m…", "Time to First Token (ms)"},
+		{"Custom Lat…", "Custom Latency (ms)"}, // the table's own uncut label
+		{"Output Token Thro…", ""},             // Output Token Throughput, and Per User
+		{"Request…", ""},
+		{"…", ""},
+		{"Unknown Metric (m…", ""},
+	} {
+		got, ok := profileResolveLabel(tc.in, rows)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("profileResolveLabel(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
+		}
+	}
 }
 
 func TestLLMPerf(t *testing.T) {
@@ -135,6 +167,16 @@ func TestTRTLLMBench(t *testing.T) {
 		{file: "trtllm-bench/pytorch_streaming_two_runs.txt", format: "trtllm-bench", count: 2, idx: 1, resFormat: "trtllm-bench",
 			metrics: map[string]float64{"request_throughput": 5.5, "p99_e2el_ms": 12900}},
 		{file: "trtllm-bench/truncated.txt", errLine: 52, errText: "cut off"},
+		// 0.12 (issue 12, item 3): a STATISTICS section, Token Throughput,
+		// Total Latency (seconds), tab-separated, after a log prefix line.
+		{file: "trtllm-bench/v0.12_statistics.log", count: 1, resFormat: "trtllm-bench",
+			metrics: map[string]float64{"completed": 3000, "output_throughput": 7416.232531486508, "request_throughput": 57.93931665223834,
+				"duration": 51.778842861, "average_input_length": 128, "average_output_length": 128},
+			absent: []string{"issue_rate", "kv_memory_percentage", "max_input_length"},
+			labels: map[string]string{"model": "meta-llama/Llama-2-7b-hf", "engine_version": "0.12.0", "dtype": "float16", "tp": "1", "pp": "1",
+				"max_batch_size": "4096", "max_num_tokens": "8192", "scheduling_policy": "Guaranteed No Evict"}},
+		{file: "trtllm-bench/v0.12_statistics.log", format: "trtllm-bench", count: 1, resFormat: "trtllm-bench",
+			metrics: map[string]float64{"duration": 51.778842861}},
 		// 1.1+: "TensorRT LLM Version", a MACHINE DETAILS line without a
 		// colon, DECODING STATISTICS (Eagle3), the DATASET DETAILS table.
 		{file: "trtllm-bench/v1.2_pytorch_eagle3_machine.txt", count: 1, resFormat: "trtllm-bench",
@@ -189,7 +231,7 @@ func TestVLLMTableAfterBlocks(t *testing.T) {
 func TestGuidellmConsole(t *testing.T) {
 	runFormatCases(t, []formatCase{
 		{file: "guidellm-console/sweep.txt", count: 3, idx: 1, resFormat: "guidellm", name: "throughput",
-			metrics: map[string]float64{"request_throughput": 20, "request_concurrency": 62.1, "output_throughput": 5120, "total_token_throughput": 15360,
+			metrics: map[string]float64{"request_throughput": 20, "concurrency": 62.1, "output_throughput": 5120, "total_token_throughput": 15360,
 				"mean_e2el_ms": 3100, "p99_e2el_ms": 4200, "median_ttft_ms": 120.4, "p99_itl_ms": 14.9, "mean_tpot_ms": 11.4,
 				"completed": 600, "failed": 2, "duration": 30, "total_input_tokens": 307200, "total_output_tokens": 153600},
 			labels: map[string]string{"model": "Qwen/Qwen3-8B", "strategy": "throughput", "profile": "sweep", "data": "prompt_tokens=512,output_tokens=256"}},
@@ -197,12 +239,19 @@ func TestGuidellmConsole(t *testing.T) {
 			metrics: map[string]float64{"completed": 97, "duration": 30.1, "mean_ttft_ms": 22},
 			labels:  map[string]string{"strategy": "constant", "rate": "3.25"}},
 		{file: "guidellm-console/truncated.txt", errLine: 24, errText: "cut off"},
+		// Issue 12, item 10: one truncation rule. The Stats table lacks its
+		// closing rule but has a row for each benchmark of the Info table:
+		// kept with a warning; with a row missing it is cut off: an error.
+		{file: "guidellm-console/v0.3_no_closing_rule.txt", count: 3, idx: 2, resFormat: "guidellm", name: "constant@3.25",
+			metrics: map[string]float64{"completed": 97, "duration": 30.1, "mean_ttft_ms": 22},
+			warn:    `guidellm Benchmarks Stats table that starts at line 22 has no closing "=====" rule after line 29; it has a row for each of the 3 benchmarks of the Info table and was kept`},
+		{file: "guidellm-console/v0.3_cut_rows.txt", errLine: 28, errText: "after 2 of its 3 rows: the report is cut off"},
 		// v0.4+: titled tables with three header rows and merged cells; the
 		// console names a benchmark by its strategy type only.
 		{file: "guidellm-console/v0.4_console.txt", count: 4, idx: 1, resFormat: "guidellm", name: "throughput",
 			metrics: map[string]float64{"duration": 30, "total_input_tokens": 307200, "total_output_tokens": 153600,
 				"median_e2el_ms": 3000, "p95_e2el_ms": 4100, "median_ttft_ms": 120.4, "p95_ttft_ms": 580.2, "p95_itl_ms": 14.1, "median_tpot_ms": 11.1,
-				"request_concurrency": 62.1, "request_throughput": 20, "input_throughput": 10240, "output_throughput": 5120, "total_token_throughput": 15360},
+				"concurrency": 62.1, "request_throughput": 20, "input_throughput": 10240, "output_throughput": 5120, "total_token_throughput": 15360},
 			absent: []string{"mean_ttft_ms", "completed", "median_request_concurrency"},
 			labels: map[string]string{"strategy": "throughput"}},
 		{file: "guidellm-console/v0.4_console.txt", format: "guidellm", count: 4, idx: 3, resFormat: "guidellm", name: "constant#2",
@@ -210,6 +259,21 @@ func TestGuidellmConsole(t *testing.T) {
 			labels:  map[string]string{"strategy": "constant"}},
 		{file: "guidellm-console/v0.4_truncated.txt", errLine: 34, errText: "cut off before its closing"},
 		{file: "guidellm-console/v0.4_bad_cell.txt", errLine: 33, errText: `"12x.4" is not a number`},
+		// v0.4/v0.5 (issue 12, items 1 and 2): the Text Metrics table stacks
+		// its Input and Output halves under one title, separated by a
+		// "|===|" rule; "Server Throughput Statistics" has no qualifier;
+		// Requests Per Sec and Concurrency print Mdn and Mean.
+		{file: "guidellm-console/v0.5_text_stacked.txt", count: 2, idx: 1, resFormat: "guidellm", name: "throughput",
+			metrics: map[string]float64{"duration": 30, "total_input_tokens": 98304, "total_output_tokens": 49152,
+				"median_e2el_ms": 2900, "p95_ttft_ms": 498.3, "median_itl_ms": 10.8, "p95_tpot_ms": 13.5,
+				"request_throughput": 6.4, "concurrency": 61.8, "input_throughput": 3270.1, "output_throughput": 1635, "total_token_throughput": 4905.1},
+			absent: []string{"mean_ttft_ms", "request_concurrency"},
+			labels: map[string]string{"strategy": "throughput"}},
+		// Issue 12, item 10: the last table lacks its closing rule but has a
+		// row for each benchmark: kept, with a warning naming the line.
+		{file: "guidellm-console/v0.5_no_closing_rule.txt", count: 2, idx: 0, resFormat: "guidellm", name: "synchronous",
+			metrics: map[string]float64{"request_throughput": 0.8, "total_token_throughput": 614.4, "median_ttft_ms": 18.4},
+			warn:    `"Server Throughput Statistics" that starts at line 55 has no closing "=====" rule after line 62; it has a row for each of the report's 2 benchmarks and was kept`},
 	})
 }
 

@@ -38,6 +38,13 @@ import (
 // sec/user)") is joined to the row above. Thousands separators are read;
 // N/A is absent.
 //
+// In a narrow terminal rich cuts a word that does not fit its column with
+// "…": "(tokens/sec/u…". Such a label resolves to the one known label
+// (profileLabels: aiperf's metric headers with their display units, and
+// the table's own uncut labels) that it is the start of, unit included,
+// so a series keeps its name whatever the terminal width; a label that
+// matches none or several is left out with a warning, as is a cut value.
+//
 // Tables are read drawn with rich's box characters or in ASCII (| and
 // +---+, as rich prints on legacy terminals; an ASCII table needs the
 // title line, so other pipe tables are not taken for one). Tables titled
@@ -300,7 +307,16 @@ func (p *profileTableParser) finish(n int, t *profileTable, emit Emit) error {
 	}
 	res := NewResult(t.format, t.start)
 	for _, row := range t.rows {
-		name, unit := docSplitUnit(row.label)
+		label := row.label
+		if strings.Contains(label, "…") {
+			full, ok := profileResolveLabel(label, t.rows)
+			if !ok {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("line %d: metric label %s was truncated by the terminal and matches no single known label; left out (widen the terminal or use the JSON export)", row.line, Quote(label)))
+				continue
+			}
+			label = full
+		}
+		name, unit := docSplitUnit(label)
 		key := metric.Sanitize(name)
 		if key == "" {
 			continue
@@ -335,4 +351,58 @@ func (p *profileTableParser) finish(n int, t *profileTable, emit Emit) error {
 	}
 	p.pend, p.pendLine = &res, n
 	return nil
+}
+
+// profileLabels are the console labels of aiperf's metrics,
+// "<header> (<display unit>)" (aiperf/metrics/types, v0.1), and
+// genai-perf's that differ.
+var profileLabels = []string{
+	"Time to First Token (ms)", "Time to Second Token (ms)", "Request Latency (ms)",
+	"Inter Token Latency (ms)", "Inter Chunk Latency (ms)", "Stream Setup Latency (ms)",
+	"Stream Prefill Latency (ms)", "Credit Drop Latency (ms)",
+	"Output Token Throughput Per User (tokens/sec/user)", "Output Token Throughput (tokens/sec)",
+	"Prefill Throughput (tokens/sec)", "Request Throughput (requests/sec)", "Goodput (requests/sec)",
+	"Output Sequence Length (tokens)", "Input Sequence Length (tokens)",
+	"Total Output Sequence Length (tokens)", "Total Input Sequence Length (tokens)",
+	"Output Token Count (tokens)", "Total Output Tokens (tokens)",
+	"Reasoning Token Count (tokens)", "Total Reasoning Tokens (tokens)",
+	"Request Count (requests)", "Error Request Count (requests)", "Benchmark Duration (sec)",
+	"Thinking Efficiency (ratio)", "Overall Thinking Efficiency (ratio)",
+	"Time To First Token (ms)", "Time To Second Token (ms)",
+	"Output Token Throughput (per sec)", "Request Throughput (per sec)",
+}
+
+// profileResolveLabel returns the one label that a label cut with "…"
+// is the start of (case-insensitively, spaces collapsed), among
+// profileLabels and the uncut labels of rows; ok is false when none or
+// several match.
+func profileResolveLabel(label string, rows []profileRow) (string, bool) {
+	cut, _, _ := strings.Cut(label, "…")
+	prefix := strings.ToLower(strings.Join(strings.Fields(cut), " "))
+	if prefix == "" {
+		return "", false
+	}
+	found := ""
+	try := func(cand string) bool {
+		norm := strings.Join(strings.Fields(cand), " ")
+		if !strings.HasPrefix(strings.ToLower(norm), prefix) || strings.EqualFold(norm, found) {
+			return true
+		}
+		if found != "" {
+			return false // ambiguous
+		}
+		found = norm
+		return true
+	}
+	for _, c := range profileLabels {
+		if !try(c) {
+			return "", false
+		}
+	}
+	for _, r := range rows {
+		if !strings.Contains(r.label, "…") && !try(r.label) {
+			return "", false
+		}
+	}
+	return found, found != ""
 }

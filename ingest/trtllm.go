@@ -31,11 +31,15 @@ import (
 //
 // Format "trtllm-bench": one unnamed result per report (the model is a
 // label, as for vLLM's blocks), from its PERFORMANCE
-// OVERVIEW and the sections around it. Mapping: Request Throughput ->
+// OVERVIEW and the sections around it. Reports of 0.12 and before
+// (tensorrt_llm/bench/run/run.py) have a STATISTICS section instead:
+// Number of requests, Average Input/Output Length (tokens), Token
+// Throughput, Request Throughput and Total Latency (seconds), after ENGINE
+// DETAILS and WORLD + RUNTIME INFORMATION. Mapping: Request Throughput ->
 // request_throughput; Total Output Throughput (0.17 and before: Token
 // Throughput) -> output_throughput; Total Token Throughput ->
-// total_token_throughput; Total Latency (the run's wall time, in ms) ->
-// duration in seconds; Average request latency -> mean_e2el_ms; Average
+// total_token_throughput; Total Latency (the run's wall time, in ms; 0.12:
+// seconds) -> duration in seconds; Average request latency -> mean_e2el_ms; Average
 // time-to-first-token [TTFT] and time-per-output-token [TPOT] ->
 // mean_ttft_ms, mean_tpot_ms; Number of requests -> completed; Number of
 // concurrent requests (the measured average) -> concurrency. Breakdown
@@ -96,6 +100,7 @@ var trtMetrics = map[string]struct {
 	"token throughput (tokens/sec)":             {"output_throughput", 1},
 	"total token throughput (tokens/sec)":       {"total_token_throughput", 1},
 	"total latency (ms)":                        {"duration", 1e-3},
+	"total latency (seconds)":                   {"duration", 1},
 	"average request latency (ms)":              {"mean_e2el_ms", 1},
 	"average time-to-first-token [ttft] (ms)":   {"mean_ttft_ms", 1},
 	"average time-to-first-token (ms)":          {"mean_ttft_ms", 1},
@@ -249,7 +254,7 @@ func (p *trtParser) enter(title string) {
 	p.subMax = max(p.subMax, p.subN)
 	p.sub, p.subN = "", 0
 	switch {
-	case title == "PERFORMANCE OVERVIEW":
+	case title == "PERFORMANCE OVERVIEW", title == "STATISTICS":
 		p.perf = true
 	case strings.Contains(title, "PYTORCH"):
 		p.res.SetLabel("backend", "pytorch")
@@ -284,7 +289,7 @@ func (p *trtParser) item(n int, s string) bool {
 		return true
 	}
 	switch p.section {
-	case "PERFORMANCE OVERVIEW", "REQUEST DETAILS", "STREAMING STATISTICS", "LATENCY STATISTICS":
+	case "PERFORMANCE OVERVIEW", "STATISTICS", "REQUEST DETAILS", "STREAMING STATISTICS", "LATENCY STATISTICS":
 	default:
 		return true // configuration the vocabulary has no label for
 	}

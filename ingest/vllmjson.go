@@ -24,7 +24,12 @@ import (
 //     spec_decode_per_position_acceptance_rates (fractions) become
 //     spec_decode_acceptance_rate_pos<i> in percent, as the text prints. A
 //     result is named after its test_name (added by the nightly scripts) or
-//     its --label, and is otherwise unnamed.
+//     its --label, and is otherwise unnamed. `vllm bench sweep serve`
+//     writes these objects with run_number and the combination's server
+//     and benchmark settings added (summary.json, a list of them, and
+//     run=N.json): in an object with run_number, every scalar that is not
+//     a measured result (isServeResult) is a label: run_number,
+//     max_num_seqs, enable_prefix_caching, ...
 //     The same format reads the tables vLLM's and vllm-ascend's nightly
 //     scripts derive from those files: benchmark_results.json (a list of
 //     rows with display columns "Test name", "Tput (req/s)", "Mean TTFT
@@ -174,6 +179,42 @@ func isServeArg(key string) bool {
 	return false
 }
 
+// isSweepSetting reports whether a key of a `vllm bench sweep serve`
+// record (a --save-result object to which the sweep added run_number and
+// the combination's serve and bench overrides: max_num_seqs,
+// max_num_batched_tokens, enable_prefix_caching, ...) is a setting: every
+// scalar that is not a result the benchmark measured. Settings are labels,
+// so runs under different server settings are different series; run_number
+// is a label that describes a repetition without identifying its series
+// (gate.DescriptiveLabels).
+func isSweepSetting(key string, v any) bool {
+	switch v.(type) {
+	case nil, map[string]any, []any:
+		return false
+	}
+	return !isServeResult(serveMetricName(key))
+}
+
+// isServeResult reports whether a metric name is one vLLM's and SGLang's
+// serving results hold: a vocabulary metric, a time statistic, the
+// speculative-decoding, probe and diffusion groups, and a few more.
+func isServeResult(name string) bool {
+	if metric.Get(name).Known || strings.HasSuffix(name, "_ms") {
+		return true
+	}
+	for _, p := range []string{"spec_decode_", "probe_", "diffusion_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	switch name {
+	case "rtfx", "input_throughput", "total_input_sequences", "input_sequence_throughput",
+		"total_output_tokens_retokenized", "total_input_text_tokens", "total_input_vision_tokens", "total_num_tokens":
+		return true
+	}
+	return false
+}
+
 // serveModelKeys are the keys that name the model, in order of preference.
 var serveModelKeys = []string{"model_id", "model_name", "model"}
 
@@ -197,11 +238,12 @@ func convertServe(format string, obj map[string]any) ([]Result, error) {
 			break
 		}
 	}
+	_, sweep := obj["run_number"]
 	for _, raw := range docSortedKeys(obj) {
 		key := strings.TrimSuffix(strings.TrimSpace(raw), ":")
 		v := obj[raw]
 		lbl, ok := serveLabels[key]
-		if !ok && isServeArg(key) {
+		if !ok && (isServeArg(key) || sweep && isSweepSetting(key, v)) {
 			lbl, ok = metric.Sanitize(key), true
 		}
 		if ok {

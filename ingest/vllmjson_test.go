@@ -29,6 +29,23 @@ func TestVLLMJSON(t *testing.T) {
 			{i: 1, metrics: map[string]float64{"request_goodput": 3.9, "failed": 0, "mean_e2el_ms": 4500},
 				labels: map[string]string{"request_rate": "4"}},
 		}},
+		// Issue 12, item 6: `vllm bench sweep serve` summary.json, runs with
+		// run_number and server settings added: settings are labels.
+		{file: "vllm-json/sweep_serve_summary.json", format: "vllm-json", results: 2, want: []docWant{
+			{i: 1, nMetric: 26, metrics: map[string]float64{"completed": 400, "request_throughput": 7.5294, "mean_ttft_ms": 90.17, "max_concurrent_requests": 64},
+				labels: map[string]string{"run_number": "1", "max_num_seqs": "128", "max_num_batched_tokens": "8192", "enable_chunked_prefill": "true",
+					"max_concurrency": "64", "request_rate": "8", "model": "Qwen/Qwen3-8B"},
+				absent: []string{"run_number", "max_num_seqs", "max_num_batched_tokens"}},
+		}},
+		// Issue 12, item 4: every request failed; vLLM saves 0.0 for every
+		// latency statistic, which are absent, not zero.
+		{file: "vllm-json/v0.11_all_failed.json", format: "vllm-json", results: 1, want: []docWant{
+			{nMetric: 10, warn: "no request completed: its 16 latency statistics (mean_e2el_ms, mean_itl_ms, mean_tpot_ms, mean_ttft_ms and 12 more) are absent, not 0",
+				metrics: map[string]float64{"completed": 0, "failed": 200, "duration": 1.8734519481658936,
+					"request_throughput": 0, "output_throughput": 0, "total_token_throughput": 0, "max_concurrent_requests": 32},
+				labels: map[string]string{"model": "meta-llama/Llama-3.1-8B-Instruct", "max_concurrency": "32"},
+				absent: []string{"mean_ttft_ms", "median_ttft_ms", "p99_tpot_ms", "std_itl_ms", "mean_e2el_ms", "p99_e2el_ms", "request_goodput"}},
+		}},
 		{file: "vllm-json/v0.8_save_result_goodput_colon.json", format: "vllm-json", results: 1, want: []docWant{
 			{nMetric: 20, metrics: map[string]float64{"request_goodput": 2.1, "mean_ttft_ms": 36.6, "completed": 3},
 				labels: map[string]string{"model": "meta-llama/Llama-3.3-70B-Instruct", "request_rate": "4"},

@@ -57,12 +57,15 @@ import (
 // max_output_tokens_per_s, Peak concurrent requests ->
 // max_concurrent_requests. "<Stat> <Kind> (<unit>)" lines, Stat one of
 // Mean, Median, Std, Min, Max, Avg or P<n> (P99.9 -> p99.9), Kind one of
-// TTFT, TPOT, ITL, E2EL and SGLang's "E2E Latency", give
-// {stat}_{kind}_ms in milliseconds whatever the unit (s, ms, us, μs).
+// TTFT, TPOT, ITL, E2EL, SGLang's "E2E Latency" and the bare "Latency"
+// of the Latency section GPUStack's benchmark report and some forks print
+// ("Mean Latency(s)", unit without a space), give {stat}_{kind}_ms in
+// milliseconds whatever the unit (s, ms, us, μs): Latency is *_e2el_ms.
 // Other lines keep the names of vLLM's and SGLang's JSON results:
 //   - Total generated tokens (retokenized) -> total_output_tokens_retokenized,
 //     Total input text/vision tokens -> total_input_{text,vision}_tokens,
-//     Concurrency -> concurrency, Accept length -> accept_length,
+//     Concurrency -> concurrency, Accept length ->
+//     spec_decode_acceptance_length (metric.Canonical),
 //     RTFx -> rtfx, Input throughput (inputs/s) -> input_sequence_throughput;
 //   - the Speculative Decoding section: Acceptance rate (%) ->
 //     spec_decode_acceptance_rate (in percent), Acceptance length ->
@@ -696,7 +699,7 @@ var vsFixed = map[string]vsTarget{
 	"peak output token throughput (tok/s)": {metric: "max_output_tokens_per_s"},
 	"peak concurrent requests":             {metric: "max_concurrent_requests"},
 	"concurrency":                          {metric: "concurrency", sglang: true},
-	"accept length":                        {metric: "accept_length", sglang: true},
+	"accept length":                        {metric: "spec_decode_acceptance_length", sglang: true},
 	"rtfx (inverse real-time factor)":      {metric: "rtfx"},
 	"input throughput (inputs/s)":          {metric: "input_sequence_throughput"},
 	"probe requests completed":             {metric: "probe_completed"},
@@ -732,6 +735,7 @@ var vsKinds = map[string]struct {
 	"itl":                     {name: "itl"},
 	"e2el":                    {name: "e2el"},
 	"e2e latency":             {name: "e2el", sglang: true},
+	"latency":                 {name: "e2el"}, // GPUStack's "Latency" section
 	"client queue time":       {name: "client_queue_time"},
 	"e2el incl. client queue": {name: "e2el_including_client_queue"},
 }
@@ -758,6 +762,9 @@ func vsLookup(section, label string) vsTarget {
 	if strings.HasSuffix(norm, ")") {
 		if i := strings.LastIndex(norm, " ("); i > 0 {
 			base, unit = norm[:i], norm[i+2:len(norm)-1]
+		} else if i := strings.LastIndexByte(norm, '('); i > 0 && vsTimeScale(norm[i+1:len(norm)-1]) > 0 {
+			// "Mean Latency(s)": a time unit without the space.
+			base, unit = norm[:i], norm[i+1:len(norm)-1]
 		}
 	}
 	timeScale := vsTimeScale(unit)

@@ -36,7 +36,7 @@ var vsCases = []vsCase{
 	// Byte-order mark, CRLF line ends and tabs between label and value.
 	{file: "sglang_tabs_crlf_bom.txt", want: []vsWant{{
 		format: "sglang", line: 1, nmetrics: 20,
-		metrics: map[string]float64{"completed": 100, "duration": 10.5, "total_input_text_tokens": 1000, "concurrency": 60.1, "accept_length": 2.5,
+		metrics: map[string]float64{"completed": 100, "duration": 10.5, "total_input_text_tokens": 1000, "concurrency": 60.1, "spec_decode_acceptance_length": 2.5,
 			"mean_e2el_ms": 1000.5, "p95_itl_ms": 8, "max_itl_ms": 30.3, "total_token_throughput": 285.7},
 		labels: map[string]string{"backend": "sglang", "request_rate": "inf", "max_concurrency": "64"},
 	}}},
@@ -101,7 +101,7 @@ var vsCases = []vsCase{
 	{file: "sglang_current.txt", want: []vsWant{
 		{format: "sglang", line: 9,
 			metrics: map[string]float64{"completed": 160, "total_output_tokens_retokenized": 654700, "total_input_text_tokens": 655360,
-				"total_input_vision_tokens": 0, "concurrency": 31.99, "accept_length": 3.65, "total_token_throughput": 2339.01,
+				"total_input_vision_tokens": 0, "concurrency": 31.99, "spec_decode_acceptance_length": 3.65, "total_token_throughput": 2339.01,
 				"mean_e2el_ms": 112055.69, "p90_e2el_ms": 112712.63, "p95_itl_ms": 30.22, "max_itl_ms": 1200.05, "max_concurrent_requests": 64},
 			labels: map[string]string{"backend": "sglang", "request_rate": "inf", "max_concurrency": "32", "input_len": "4096"}},
 		{format: "sglang", metrics: map[string]float64{"mean_e2el_ms": 112055.69},
@@ -147,6 +147,16 @@ var vsCases = []vsCase{
 	{file: "all_formats.log", format: "vllm", want: []vsWant{{line: 2}, {line: 72}}},
 	{file: "all_formats.log", format: "vllm-latency", want: []vsWant{{line: 68}}},
 	{file: "unclosed_complete.txt", want: []vsWant{{nmetrics: 16, warnings: 1, metrics: map[string]float64{"p99_itl_ms": 42.96}}}},
+	// Issue 12, item 8: GPUStack's report prints a "Latency" section of
+	// "Mean Latency(s)" lines (seconds, no space before the unit): request
+	// latency, *_e2el_ms in milliseconds. Indented in a docs admonition.
+	{file: "gpustack_latency_section.md", want: []vsWant{{
+		format: "vllm", line: 11, nmetrics: 25,
+		metrics: map[string]float64{"mean_e2el_ms": 4710, "median_e2el_ms": 4120, "p95_e2el_ms": 11020, "p99_e2el_ms": 14860,
+			"mean_ttft_ms": 59.27, "p99_itl_ms": 44.07, "completed": 1000, "max_concurrent_requests": 64},
+		absent: []string{"mean_latency_s", "mean_latency_ms", "p99_latency_s"},
+		labels: map[string]string{"max_concurrency": "64"},
+	}}},
 	{file: "interleaved_server_log.log", want: []vsWant{{nmetrics: 16, metrics: map[string]float64{"mean_ttft_ms": 65.26, "p99_itl_ms": 42.96}}}},
 	{file: "truncated.txt", err: `is cut off: the input ends before its closing "=====" line and it lacks part of the "inter-token latency" section`, errLine: 18},
 	{file: "cut_then_other_output.log", err: "is cut off: other output follows", errLine: 7},

@@ -8,6 +8,19 @@
 // tpot,itl,e2el}_ms and are always stored in milliseconds. Metrics the
 // vocabulary does not know are kept under a sanitized name (see Sanitize)
 // with Direction Unknown; rules must then state a direction explicitly.
+//
+// Where tools name one quantity differently, Canonical maps the other
+// names to the vocabulary's (ingest stores only the canonical name, and
+// Lookup resolves the others):
+//
+//	canonical                      other names (tool)
+//	concurrency                    request_concurrency (guidellm; the
+//	                               measured mean, as SGLang's
+//	                               "Concurrency", AISBench's and
+//	                               trtllm-bench's)
+//	spec_decode_acceptance_length  accept_length (SGLang "Accept length";
+//	                               vLLM "Acceptance length" and
+//	                               trtllm-bench [AL] are canonical)
 package metric
 
 import (
@@ -88,6 +101,33 @@ var fixed = []base{
 	{"total_token_throughput", "Total token throughput (tok/s)", "tok/s", HigherIsBetter},
 	{"max_output_tokens_per_s", "Peak output token throughput (tok/s)", "tok/s", HigherIsBetter},
 	{"max_concurrent_requests", "Peak concurrent requests", "", Neutral},
+	{"concurrency", "Concurrency", "", Neutral},
+	{"spec_decode_acceptance_length", "Acceptance length", "", HigherIsBetter},
+}
+
+// aliases maps the other names tools give a quantity to its canonical
+// name (the table in the package documentation).
+var aliases = map[string]string{
+	"request_concurrency": "concurrency",
+	"accept_length":       "spec_decode_acceptance_length",
+}
+
+// Canonical returns the vocabulary's name for a metric name a tool uses:
+// name itself, or the canonical name it is an alias of.
+func Canonical(name string) string {
+	if c, ok := aliases[name]; ok {
+		return c
+	}
+	return name
+}
+
+// Aliases returns the alias -> canonical name mapping, a copy.
+func Aliases() map[string]string {
+	out := make(map[string]string, len(aliases))
+	for a, c := range aliases {
+		out[a] = c
+	}
+	return out
 }
 
 var latencyKinds = map[string]string{
@@ -135,6 +175,8 @@ func init() {
 	byLabel[normLabel("Output token throughput")] = "output_throughput"
 	byLabel[normLabel("Request throughput")] = "request_throughput"
 	byLabel[normLabel("Benchmark duration")] = "duration"
+	byLabel[normLabel("Accept length")] = "spec_decode_acceptance_length"
+	byLabel[normLabel("Request concurrency")] = "concurrency"
 }
 
 func add(in Info) {
@@ -220,7 +262,7 @@ func inferDirection(name string) Direction {
 // metric. It reports false when the vocabulary does not know it.
 func Lookup(s string) (Info, bool) {
 	t := strings.TrimSpace(s)
-	if in, ok := byName[strings.ToLower(t)]; ok {
+	if in, ok := byName[Canonical(strings.ToLower(t))]; ok {
 		return in, true
 	}
 	if latRE().MatchString(strings.ToLower(t)) {
@@ -327,7 +369,33 @@ func Suggest(s string) string {
 		consider(l, n)
 	}
 	if bestD > len(t)/3+2 {
+		return containing(t)
+	}
+	return best
+}
+
+// containing suggests for a word such as "ttft" the canonical name that
+// has it as one of its words, the mean's first, else the shortest
+// (mean_ttft_ms), when no name is a few edits away.
+func containing(t string) string {
+	word := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return '_'
+		}
+		return r
+	}, t)
+	if len(word) < 3 {
 		return ""
+	}
+	best := ""
+	for n := range byName {
+		if !strings.Contains("_"+n+"_", "_"+word+"_") {
+			continue
+		}
+		mean, bestMean := strings.HasPrefix(n, "mean_"), strings.HasPrefix(best, "mean_")
+		if best == "" || (mean && !bestMean) || (mean == bestMean && (len(n) < len(best) || (len(n) == len(best) && n < best))) {
+			best = n
+		}
 	}
 	return best
 }

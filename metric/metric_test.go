@@ -17,6 +17,11 @@ func TestLookup(t *testing.T) {
 		{"Output token throughput", "output_throughput", true},
 		{"failed", "failed", true},
 		{"nonsense", "", false},
+		// Other tools' names of one quantity (issue 12, item 9).
+		{"accept_length", "spec_decode_acceptance_length", true},
+		{"Accept length", "spec_decode_acceptance_length", true},
+		{"request_concurrency", "concurrency", true},
+		{"Concurrency", "concurrency", true},
 	}
 	for _, tt := range tests {
 		got, ok := Lookup(tt.in)
@@ -92,5 +97,36 @@ func TestRegisteredLatencies(t *testing.T) {
 	}
 	if n != 4*(5+6) {
 		t.Errorf("%d latency names registered, want %d", n, 4*(5+6))
+	}
+}
+
+// TestCanonical checks the alias table the package documentation lists:
+// every alias maps to a registered canonical name that is no alias itself,
+// and canonical names map to themselves.
+func TestCanonical(t *testing.T) {
+	want := map[string]string{
+		"request_concurrency": "concurrency",
+		"accept_length":       "spec_decode_acceptance_length",
+	}
+	got := Aliases()
+	if len(got) != len(want) {
+		t.Errorf("Aliases() = %v, want %v", got, want)
+	}
+	for a, c := range want {
+		if Canonical(a) != c {
+			t.Errorf("Canonical(%q) = %q, want %q", a, Canonical(a), c)
+		}
+		if Canonical(c) != c {
+			t.Errorf("Canonical(%q) = %q, want itself", c, Canonical(c))
+		}
+		if in := Get(c); !in.Known {
+			t.Errorf("canonical %q is not in the vocabulary", c)
+		}
+	}
+	if Get("spec_decode_acceptance_length").Direction != HigherIsBetter || Get("concurrency").Direction != Neutral {
+		t.Errorf("directions: acceptance length %v, concurrency %v", Get("spec_decode_acceptance_length").Direction, Get("concurrency").Direction)
+	}
+	if Canonical("mean_ttft_ms") != "mean_ttft_ms" {
+		t.Errorf("Canonical changed a canonical name")
 	}
 }

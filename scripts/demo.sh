@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # demo.sh: perfgate end to end on an example shipped in the repository,
-# with no server and no accelerator. The user's vllm-ascend optimization
+# with no server and no accelerator. A real vllm-ascend optimization
 # log (testdata/vllm-ascend-multimodal-optimizations.md) has five sections,
 # each a throughput and a latency run of one code change. The demo makes a
 # throwaway git repository where the first four sections are commits on
@@ -24,17 +24,17 @@ git config user.name demo
 git config user.email demo@example.com
 git config commit.gpgsign false
 
-# One file per "## " section, named 1.md .. 5.md, with the section title.
-awk '/^## /{n++; print substr($0, 4) > (n ".title")} n{print > (n ".md")}' "$seed"
+# One file per "## " section, named 1.md .. 5.md, with the section title,
+# split outside the work tree: an untracked file is a change, and runs
+# ingested on a changed tree measure no commit.
+(cd "$results" && awk '/^## /{n++; print substr($0, 4) > (n ".title")} n{print > (n ".md")}' "$seed")
 for i in 1 2 3 4 5; do
-	title=$(cat "$i.title")
+	title=$(cat "$results/$i.title")
 	if [ "$i" = 5 ]; then git checkout -q -b pr; fi
 	echo "$title" >change.txt
 	git add change.txt
 	git commit -q -m "$title"
-	mv "$i.md" "$results/$i.md"
 	"$pg" ingest --name multimodal "$results/$i.md" >/dev/null
-	rm -f "$i.title"
 done
 
 echo "\$ perfgate history --branch pr --name multimodal --metric 'Mean TTFT' --label max_concurrency=16"

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -37,13 +38,15 @@ const (
 	flagDirty   = 1 << 0
 	flagCommand = 1 << 1
 	flagInvalid = 1 << 2
+	flagTestbed = 1 << 3 // testbed and environment follow the invalid reason
+	flagTree    = 1 << 4 // the working-tree hash follows
 
 	maxInternArg = 256 // longer command arguments are stored inline
 )
 
 // corruptf reports damage found in the file (not bad input).
 func corruptf(format string, args ...any) error {
-	return fmt.Errorf("corrupt history: "+format, args...)
+	return &corruptError{msg: fmt.Sprintf(format, args...)}
 }
 
 // dict caches the string dictionary (metric names, label keys and values,
@@ -178,6 +181,56 @@ func (t *txn) intern(s string) (uint32, error) {
 	return id, nil
 }
 
+// internAll interns, in sorted order, the strings of runs that the
+// dictionary does not hold yet. Until commit, bbolt keeps a transaction's
+// new keys in the in-memory node of their leaf page, a sorted slice:
+// adding a run's metric names in map order moved that slice's tail on
+// every insert, so storing one run was quadratic in its metric count
+// (250,000 metrics: 57 s). In sorted order each new key lands after the
+// previous one, and storing a run is linear in its size.
+func (t *txn) internAll(runs []Run) error {
+	var fresh []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if s == "" || seen[s] {
+			return
+		}
+		seen[s] = true
+		if _, ok := t.pending[s]; ok {
+			return
+		}
+		if _, ok := t.d.id(s); ok {
+			return
+		}
+		fresh = append(fresh, s)
+	}
+	for i := range runs {
+		r := &runs[i]
+		add(r.Benchmark)
+		add(r.Source.Format)
+		add(r.Source.File)
+		for k, v := range r.Labels {
+			add(k)
+			add(v)
+		}
+		for name := range r.Metrics {
+			add(name)
+		}
+		for _, a := range r.Command {
+			if len(a) <= maxInternArg {
+				add(a)
+			}
+		}
+	}
+	slices.Sort(fresh)
+	for _, s := range fresh {
+		if _, err := t.intern(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // lookupID returns the id of s without adding it; ok is false when s was
 // never interned (so no run refers to it).
 func (t *txn) lookupID(s string) (uint32, bool, error) {
@@ -213,7 +266,10 @@ func (t *txn) name(id uint32) (string, error) {
 	if s, ok := t.d.name(id); ok {
 		return s, nil
 	}
-	v := t.strID.Get(binary.BigEndian.AppendUint32(nil, id))
+	var v []byte
+	if t.strID != nil { // nil when Salvage decodes with a dictionary of its own
+		v = t.strID.Get(binary.BigEndian.AppendUint32(nil, id))
+	}
 	if v == nil {
 		return "", corruptf("dictionary id %d is missing", id)
 	}
@@ -283,7 +339,12 @@ func timeOfKey(k []byte) time.Time {
 // name<<1|kind, then 8 bytes little-endian float64 for kind 0 or varint
 // mantissa and varint exponent for kind 1), then the command (uvarint
 // count, length-prefixed arguments, varint exit code) when flagged, and
-// the invalid reason (length-prefixed) when flagged. A command argument is
+// the invalid reason (length-prefixed) when flagged, then the testbed
+// (uvarint string id) and the environment (uvarint count and (key, value)
+// string ids) when flagged, then the working-tree hash (length-prefixed)
+// when flagged. Older records lack the later sections and read as before;
+// an older perfgate ignores the flags it does not know and the bytes after
+// the sections it reads. A command argument is
 // uvarint id<<1 when interned, or uvarint length<<1|1 and its bytes when
 // longer than maxInternArg.
 func (t *txn) encodeRun(b []byte, r *Run) ([]byte, uint32, error) {
@@ -296,6 +357,12 @@ func (t *txn) encodeRun(b []byte, r *Run) ([]byte, uint32, error) {
 	}
 	if r.Invalid != "" {
 		flags |= flagInvalid
+	}
+	if r.Testbed != "" || len(r.Env) > 0 {
+		flags |= flagTestbed
+	}
+	if r.Tree != "" {
+		flags |= flagTree
 	}
 	b = append(b, recFormat)
 	b = binary.AppendUvarint(b, flags)
@@ -355,6 +422,30 @@ func (t *txn) encodeRun(b []byte, r *Run) ([]byte, uint32, error) {
 	if flags&flagInvalid != 0 {
 		b = binary.AppendUvarint(b, uint64(len(r.Invalid)))
 		b = append(b, r.Invalid...)
+	}
+	if flags&flagTestbed != 0 {
+		id, err := t.intern(r.Testbed)
+		if err != nil {
+			return nil, 0, err
+		}
+		b = binary.AppendUvarint(b, uint64(id))
+		b = binary.AppendUvarint(b, uint64(len(r.Env)))
+		for _, k := range sortedKeys(r.Env) {
+			kid, err := t.intern(k)
+			if err != nil {
+				return nil, 0, err
+			}
+			vid, err := t.intern(r.Env[k])
+			if err != nil {
+				return nil, 0, err
+			}
+			b = binary.AppendUvarint(b, uint64(kid))
+			b = binary.AppendUvarint(b, uint64(vid))
+		}
+	}
+	if flags&flagTree != 0 {
+		b = binary.AppendUvarint(b, uint64(len(r.Tree)))
+		b = append(b, r.Tree...)
 	}
 	return b, bench, nil
 }
@@ -489,6 +580,19 @@ func (t *txn) decodeRun(rec []byte) (Run, error) {
 	}
 	if flags&flagInvalid != 0 {
 		run.Invalid = string(r.bytes(r.count(1)))
+	}
+	if flags&flagTestbed != 0 {
+		run.Testbed = str(r.id())
+		if ne := r.count(2); ne > 0 {
+			run.Env = make(map[string]string, ne)
+			for i := 0; i < ne; i++ {
+				k := str(r.id())
+				run.Env[k] = str(r.id())
+			}
+		}
+	}
+	if flags&flagTree != 0 {
+		run.Tree = string(r.bytes(r.count(1)))
 	}
 	if err != nil {
 		return run, err

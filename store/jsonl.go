@@ -18,18 +18,32 @@ import (
 // The JSONL interchange: one run per line, in the shape of DESIGN.md,
 //
 //	{"id":..,"commit":..,"benchmark":..,"time":..,"metrics":{..},"labels":{..},
-//	 "source":{"format":..,"file":..,"line":N},"command":[..],"exit_code":N,"dirty":true,"invalid":".."}
+//	 "source":{"format":..,"file":..,"line":N},"command":[..],"exit_code":N,"dirty":true,"invalid":"..",
+//	 "testbed":"..","env":{..},"tree":".."}
 //
 // where "line" appears when known, "command" and "exit_code" for runs
-// perfgate executed, "dirty" and "invalid" when set. The time is RFC 3339
+// perfgate executed, "dirty", "invalid", "testbed", "env" (the facts the
+// testbed was derived from) and "tree" (a dirty run's working-tree hash)
+// when set. Lines without the later fields (older exports) read as runs
+// without them. The time is RFC 3339
 // in UTC with nanoseconds; map keys are sorted, so an export is
 // deterministic and an export of an import of an export is identical.
+//
+// An "id" that is not a perfgate run id (32 lowercase hex digits) is
+// another system's id, as a converter writes it ("run-0000001"): import
+// keeps it as the label ExternalIDLabel and derives the run's own id from
+// its content, as for a line without an id. The label is descriptive (it
+// does not split series, see gate.DescriptiveLabels) and part of the
+// content, so importing the same line again is a no-op.
 
 // maxLineLen bounds one JSONL line.
 const maxLineLen = 64 << 20
 
+// ExternalIDLabel is the label that keeps another system's run id.
+const ExternalIDLabel = "external_id"
+
 // FieldList names the fields a line may have, for messages.
-const FieldList = "id, commit, benchmark, time, metrics, labels, source (format, file, line), command, exit_code, dirty, invalid"
+const FieldList = "id, commit, benchmark, time, metrics, labels, source (format, file, line), command, exit_code, dirty, invalid, testbed, env, tree"
 
 // LineError is an error at a line of a JSONL input.
 type LineError struct {
@@ -124,6 +138,9 @@ func (s *Store) Import(r io.Reader, opts ImportOptions) (added, skipped int, err
 		var lo, hi uint64
 		err := s.update(func(t *txn) error {
 			a, sk, lo, hi = 0, 0, 0, 0
+			if err := t.internAll(b.runs); err != nil {
+				return err
+			}
 			for i := range b.runs {
 				ok, seq, err := t.put(&b.runs[i])
 				if err != nil {
@@ -256,10 +273,13 @@ type jsonRun struct {
 		File   string `json:"file"`
 		Line   int    `json:"line"`
 	} `json:"source"`
-	Command  []string `json:"command"`
-	ExitCode *int     `json:"exit_code"`
-	Dirty    bool     `json:"dirty"`
-	Invalid  string   `json:"invalid"`
+	Command  []string          `json:"command"`
+	ExitCode *int              `json:"exit_code"`
+	Dirty    bool              `json:"dirty"`
+	Invalid  string            `json:"invalid"`
+	Testbed  string            `json:"testbed"`
+	Env      map[string]string `json:"env"`
+	Tree     string            `json:"tree"`
 }
 
 // lineDecoder decodes lines, reusing its reader.
@@ -317,9 +337,21 @@ func (d *lineDecoder) finish(line []byte, dec *json.Decoder, j *jsonRun, err err
 		Command:   j.Command,
 		Dirty:     j.Dirty,
 		Invalid:   j.Invalid,
+		Testbed:   j.Testbed,
+		Tree:      j.Tree,
+	}
+	if len(j.Env) > 0 {
+		r.Env = j.Env
 	}
 	if r.Labels == nil {
 		r.Labels = map[string]string{}
+	}
+	if r.ID != "" && !isRunID(r.ID) {
+		if old, ok := r.Labels[ExternalIDLabel]; ok && old != r.ID {
+			return Run{}, badf("id %q is not a perfgate run id, so it would be kept as label %s, but the run has label %s=%q already; remove one of them", r.ID, ExternalIDLabel, ExternalIDLabel, old)
+		}
+		r.Labels[ExternalIDLabel] = r.ID
+		r.ID = ""
 	}
 	if j.ExitCode != nil {
 		if len(j.Command) == 0 {
@@ -422,6 +454,26 @@ func AppendJSON(b []byte, r *Run) []byte {
 	if r.Invalid != "" {
 		b = append(b, `,"invalid":`...)
 		b = jsontext.AppendString(b, r.Invalid)
+	}
+	if r.Testbed != "" {
+		b = append(b, `,"testbed":`...)
+		b = jsontext.AppendString(b, r.Testbed)
+	}
+	if len(r.Env) > 0 {
+		b = append(b, `,"env":{`...)
+		for i, k := range sortedKeys(r.Env) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsontext.AppendString(b, k)
+			b = append(b, ':')
+			b = jsontext.AppendString(b, r.Env[k])
+		}
+		b = append(b, '}')
+	}
+	if r.Tree != "" {
+		b = append(b, `,"tree":`...)
+		b = jsontext.AppendString(b, r.Tree)
 	}
 	return append(b, '}')
 }

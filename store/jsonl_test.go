@@ -139,6 +139,13 @@ func randomRuns(rng *rand.Rand, n int) []Run {
 		if rng.IntN(5) == 0 {
 			r.Invalid = word()
 		}
+		if rng.IntN(2) == 0 {
+			r.Testbed = word()
+			r.Env = map[string]string{"os": word(), word(): word()}
+		}
+		if r.Dirty && rng.IntN(2) == 0 {
+			r.Tree = fmt.Sprintf("%064x", rng.Uint64())
+		}
 		runs = append(runs, r)
 	}
 	return runs
@@ -169,6 +176,48 @@ func TestAppendJSONIsJSON(t *testing.T) {
 	}
 }
 
+// TestImportForeignIDs imports testdata/foreign_ids.jsonl, written as a
+// converter from another system writes it (issue 12, item 11): ids such as
+// "run-0000001" are kept as the external_id label, the runs get content
+// ids, importing the file again adds nothing, and the export imports into
+// a new store unchanged.
+func TestImportForeignIDs(t *testing.T) {
+	path := filepath.Join("testdata", "foreign_ids.jsonl")
+	s := openTest(t, Options{})
+	if a, sk := importFile(t, s, path, ImportOptions{}); a != 3 || sk != 0 {
+		t.Fatalf("import added %d, skipped %d; want 3, 0", a, sk)
+	}
+	if a, sk := importFile(t, s, path, ImportOptions{}); a != 0 || sk != 3 {
+		t.Fatalf("second import added %d, skipped %d; want 0, 3", a, sk)
+	}
+	var got []string
+	if err := s.Each(Filter{}, func(r Run) error {
+		if !isRunID(r.ID) {
+			t.Errorf("run id %q is not a content id", r.ID)
+		}
+		id := r.ID
+		r.ID = ""
+		if want := ContentID(r); id != want {
+			t.Errorf("run %s has id %s, want its content id %s", r.Labels[ExternalIDLabel], id, want)
+		}
+		got = append(got, r.Labels[ExternalIDLabel])
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"run-0000001", "run-0000002", "2b7e1a90-1f0c-4c83-9d0e-6f5f3c1a2b44"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("external ids %q, want %q", got, want)
+	}
+	out := export(t, s, Filter{})
+	s2 := openTest(t, Options{})
+	if a, _, err := s2.Import(bytes.NewReader(out), ImportOptions{}); err != nil || a != 3 {
+		t.Fatalf("import of the export: added %d, %v", a, err)
+	}
+	if again := export(t, s2, Filter{}); !bytes.Equal(again, out) {
+		t.Errorf("export of the import of the export differs:\n%s\nwant\n%s", again, out)
+	}
+}
+
 func TestImportBadLines(t *testing.T) {
 	c := sha(1)
 	good := `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{"x":1},"labels":{},"source":{"format":"f","file":"a.log","line":%d}}`
@@ -188,7 +237,8 @@ func TestImportBadLines(t *testing.T) {
 		{"short commit", `{"commit":"abc123","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{}}`, `commit "abc123" is not a full commit id`},
 		{"two objects", fmt.Sprintf(good, 1) + ` {}`, "unexpected text after the run at column"},
 		{"exit code alone", `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{},"exit_code":2}`, "exit_code 2 without a command"},
-		{"bad id", `{"id":"r1","commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{}}`, `id "r1" is not a perfgate run id`},
+		{"foreign id and label", `{"id":"r1","commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{},"labels":{"external_id":"r2"}}`,
+			`id "r1" is not a perfgate run id, so it would be kept as label external_id, but the run has label external_id="r2" already; remove one of them`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -360,5 +410,51 @@ func TestImportNewerFields(t *testing.T) {
 	out := export(t, s, Filter{})
 	if strings.Contains(string(out), "host_info") || strings.Count(string(out), `"file":"a.log"`) != 2 {
 		t.Errorf("export:\n%s", out)
+	}
+}
+
+// TestTestbedFields: testbed, environment and working-tree hash survive
+// export and import, and a line without them (an older export) reads as a
+// run without them.
+func TestTestbedFields(t *testing.T) {
+	c := sha(3)
+	old := `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{"x":1},"source":{"format":"f","file":"a.log"}}`
+	s := openTest(t, Options{})
+	if a, _, err := s.Import(strings.NewReader(old+"\n"), ImportOptions{File: "old.jsonl"}); err != nil || a != 1 {
+		t.Fatalf("Import = %d, %v", a, err)
+	}
+	got, err := s.ByCommit(c)
+	if err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	if r := got[0]; r.Testbed != "" || r.Env != nil || r.Tree != "" {
+		t.Errorf("an older line read as %+v", r)
+	}
+	// The ids of runs without the new fields are pinned by
+	// TestExportGolden (export.golden.jsonl predates the fields).
+	withTB := got[0]
+	withTB.ID = ""
+	withTB.Testbed, withTB.Env = "ci:github-actions linux/amd64 ubuntu24", map[string]string{"os": "linux", "cpu": "AMD EPYC"}
+	withTB.Dirty, withTB.Tree = true, strings.Repeat("ab", 32)
+	if ContentID(withTB) == got[0].ID {
+		t.Errorf("testbed and tree are not part of the identity")
+	}
+	mustPut(t, s, withTB)
+	out := export(t, s, Filter{Commit: c})
+	if !strings.Contains(string(out), `"testbed":"ci:github-actions linux/amd64 ubuntu24","env":{"cpu":"AMD EPYC","os":"linux"},"tree":"abab`) {
+		t.Errorf("export:\n%s", out)
+	}
+	dst := openTest(t, Options{})
+	if a, _, err := dst.Import(bytes.NewReader(out), ImportOptions{File: "x.jsonl"}); err != nil || a != 2 {
+		t.Fatalf("re-import = %d, %v", a, err)
+	}
+	back, _ := dst.ByCommit(c)
+	if len(back) != 2 || back[1].Testbed != withTB.Testbed || back[1].Env["cpu"] != "AMD EPYC" || back[1].Tree != withTB.Tree {
+		t.Errorf("re-imported %+v", back)
+	}
+	bad := withTB
+	bad.Dirty = false
+	if _, err := s.Put([]Run{bad}); err == nil || !strings.Contains(err.Error(), "clean run") {
+		t.Errorf("a tree on a clean run: %v", err)
 	}
 }

@@ -41,6 +41,18 @@ type Run struct {
 	// Invalid, when not empty, says why the run must not be used as a
 	// baseline (for example "514 of 1000 requests failed").
 	Invalid string
+	// Testbed names the machine (kind) that measured the run, part of a
+	// series' identity; "" for runs stored before perfgate recorded it.
+	Testbed string
+	// Env holds the facts the testbed was derived from (accelerator,
+	// accelerator_count, cpu, os, arch, ci, runner facts); nil when not
+	// recorded.
+	Env map[string]string
+	// Tree identifies the working tree of a dirty run: a hash of its
+	// changes against the commit (tracked and untracked files), so that
+	// only runs of the tree as it is now are checked. "" for clean runs
+	// and for dirty runs stored before perfgate recorded it.
+	Tree string
 }
 
 // Source says where a run's result was read from.
@@ -55,6 +67,7 @@ type Source struct {
 const (
 	maxNameLen = 4096 // benchmark, metric, label key/value, format, file
 	maxTextLen = 1 << 20
+	maxEnv     = 256 // environment entries
 )
 
 // ErrBadInput is matched (errors.Is) by every error caused by the data
@@ -84,8 +97,8 @@ func isEvent(r *Run) bool {
 // ContentID returns the id Put gives a run: the first 128 bits of the
 // SHA-256 of its identity, in hex. The identity is everything the run
 // holds except its ID: commit, benchmark, labels, metrics (exact float64
-// bits), source format, file and line, command, exit code, dirty flag and
-// invalid reason, plus its time when the run is an event (perfgate ran its
+// bits), source format, file and line, command, exit code, dirty flag,
+// invalid reason, testbed, environment and working-tree hash, plus its time when the run is an event (perfgate ran its
 // command, or it was read from stdin or from no named file). So ingesting
 // the same file twice stores it once, while two repetitions of a command
 // with identical numbers at different times are two runs. Put stamps a
@@ -134,6 +147,18 @@ func identity(r *Run, b []byte) []byte {
 		b = append(b, 0)
 	}
 	str(r.Invalid)
+	// Fields added later are appended only when set, so the ids of runs
+	// stored before them do not change.
+	if r.Testbed != "" || len(r.Env) > 0 || r.Tree != "" {
+		b = append(b, "testbed-v1"...)
+		str(r.Testbed)
+		b = binary.AppendUvarint(b, uint64(len(r.Env)))
+		for _, k := range sortedKeys(r.Env) {
+			str(k)
+			str(r.Env[k])
+		}
+		str(r.Tree)
+	}
 	return b
 }
 
@@ -228,6 +253,29 @@ func validate(r *Run) error {
 	}
 	if total > maxTextLen {
 		return badf("the command is %d bytes long; the limit is %d", total, maxTextLen)
+	}
+	if err := checkName("testbed", r.Testbed); err != nil {
+		return err
+	}
+	if len(r.Env) > maxEnv {
+		return badf("the environment has %d entries; the limit is %d", len(r.Env), maxEnv)
+	}
+	for k, v := range r.Env {
+		if k == "" {
+			return badf("an environment entry has an empty key (value %q); every entry needs a key", v)
+		}
+		if err := checkName("environment key", k); err != nil {
+			return err
+		}
+		if err := checkName(fmt.Sprintf("environment %q", k), v); err != nil {
+			return err
+		}
+	}
+	if r.Tree != "" && (!r.Dirty || !isLowerHex(r.Tree) || len(r.Tree) > 128) {
+		if !r.Dirty {
+			return badf("tree %q on a clean run; a working-tree hash is recorded only for dirty runs", r.Tree)
+		}
+		return badf("tree %q is not a working-tree hash (lowercase hex, at most 128 digits)", r.Tree)
 	}
 	if !utf8.ValidString(r.Invalid) {
 		return badf("the invalid reason %q is not valid UTF-8", r.Invalid)

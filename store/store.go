@@ -36,7 +36,9 @@
 // runs. Callers should record a stable file name (relative to the
 // repository) so that the same file ingested from another directory is
 // recognised. Import keeps the ids of the lines it reads; an id already
-// stored with different content is bad input.
+// stored with different content is bad input. The testbed, environment and
+// working-tree hash are part of the identity when set; a run without them
+// keeps the id it had before perfgate recorded them.
 //
 // # Transactions and locking
 //
@@ -52,6 +54,14 @@
 // file, the process that holds it when Linux's /proc/locks tells, and what
 // to do. Callers should open, do their work and Close promptly, readers
 // with Options.ReadOnly.
+//
+// # Damage
+//
+// A damaged file (cut short, bytes flipped) is never a crash: Open checks
+// bbolt's meta pages, the file's length and its free page list first, and
+// every bbolt call runs with memory faults turned into panics and panics
+// into a *DamagedError (errors.Is ErrDamaged) that says how to recover
+// (see damage.go). Salvage writes every run still readable as JSONL.
 package store
 
 import (
@@ -156,11 +166,19 @@ func Open(path string, opts Options) (*Store, error) {
 		timeout = time.Nanosecond // bbolt waits forever on 0; this tries once
 	}
 	if opts.ReadOnly {
-		if _, err := os.Stat(path); err != nil {
+		fi, err := os.Stat(path)
+		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("history %s does not exist: ingest or import results first, or pass --db (or set PERFGATE_DB) to name another history: %w", path, fs.ErrNotExist)
 			}
 			return nil, fmt.Errorf("open history: %w", err)
+		}
+		if fi.Size() == 0 {
+			// An empty file (its creation was cut short): bbolt cannot
+			// read it before a writer sets it up.
+			if err := setUp(path, timeout, -1); err != nil {
+				return nil, err
+			}
 		}
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("history %s: cannot create its directory (%v): pass --db (or set PERFGATE_DB) to a path in a writable directory", path, unwrapPath(err))
@@ -182,18 +200,7 @@ func Open(path string, opts Options) (*Store, error) {
 	// A reader of an old or uninitialised history: upgrade it once with a
 	// writer, then read.
 	s.Close()
-	w, err := Open(path, Options{Timeout: timeout})
-	if err != nil {
-		if errors.Is(err, ErrLocked) {
-			return nil, err
-		}
-		what := fmt.Sprintf("has schema v%d", version)
-		if version < 0 {
-			what = "is empty"
-		}
-		return nil, fmt.Errorf("history %s %s and perfgate needs write access once to set it up with schema v%d: %w", path, what, SchemaVersion, err)
-	}
-	if err := w.Close(); err != nil {
+	if err := setUp(path, timeout, version); err != nil {
 		return nil, err
 	}
 	s, version, err = open(path, timeout, true)
@@ -207,9 +214,31 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// setUp opens the history at path for writing once, which creates or
+// migrates its layout, for a reader of a file with schema version (-1:
+// empty).
+func setUp(path string, timeout time.Duration, version int) error {
+	w, err := Open(path, Options{Timeout: timeout})
+	if err != nil {
+		if errors.Is(err, ErrLocked) || errors.Is(err, ErrDamaged) {
+			return err
+		}
+		what := fmt.Sprintf("has schema v%d", version)
+		if version < 0 {
+			what = "is empty"
+		}
+		return fmt.Errorf("history %s %s and perfgate needs write access once to set it up with schema v%d: %w", path, what, SchemaVersion, err)
+	}
+	return w.Close()
+}
+
 // open opens the bbolt file and reads its schema version (-1: empty).
+// A damaged file is an error matching ErrDamaged (see damage.go).
 func open(path string, timeout time.Duration, readOnly bool) (*Store, int, error) {
-	db, err := bolt.Open(path, 0o644, &bolt.Options{
+	if err := checkFile(path); err != nil {
+		return nil, 0, err
+	}
+	db, err := boltOpen(path, &bolt.Options{
 		Timeout:      timeout,
 		ReadOnly:     readOnly,
 		FreelistType: bolt.FreelistMapType,
@@ -220,9 +249,12 @@ func open(path string, timeout time.Duration, readOnly bool) (*Store, int, error
 	db.AllocSize = allocSize
 	s := &Store{db: db, path: path, readOnly: readOnly, d: newDict(), now: time.Now}
 	var version int
-	err = db.View(func(tx *bolt.Tx) error {
-		version, err = schemaOf(tx)
-		return err
+	err = guard(path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			var err error
+			version, err = schemaOf(tx)
+			return err
+		})
 	})
 	if err == nil && version > SchemaVersion {
 		err = fmt.Errorf("history %s has schema v%d, newer than this perfgate understands (v%d): upgrade perfgate, or pass --db to use another history: %w",
@@ -237,10 +269,16 @@ func open(path string, timeout time.Duration, readOnly bool) (*Store, int, error
 
 func openError(path string, timeout time.Duration, err error) error {
 	switch {
+	case errors.Is(err, ErrDamaged):
+		return err
+	case errors.Is(err, berrors.ErrIncompatibleValue):
+		return &DamagedError{Path: path, Detail: "a bucket's entry is damaged: " + err.Error()}
+	case errors.Is(err, berrors.ErrChecksum):
+		return &DamagedError{Path: path, Detail: err.Error()}
 	case errors.Is(err, berrors.ErrTimeout):
 		pid, cmd := lockHolder(path)
 		return &LockedError{Path: path, Timeout: timeout, PID: pid, Command: cmd}
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch):
 		return fmt.Errorf("history %s is not a perfgate history or is damaged (%v): pass --db to name the right file, or move this one away to start a new history", path, err)
 	}
 	if errors.Is(err, fs.ErrPermission) {
@@ -290,16 +328,18 @@ func schemaOf(tx *bolt.Tx) (int, error) {
 func (s *Store) Path() string { return s.path }
 
 // Close releases the file and its lock.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return guard(s.path, s.db.Close) }
 
-// view runs fn in a read transaction.
+// view runs fn in a read transaction, under guard.
 func (s *Store) view(fn func(t *txn) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		t, err := newTxn(tx, s.d)
-		if err != nil {
-			return err
-		}
-		return fn(t)
+	return guard(s.path, func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			t, err := newTxn(tx, s.d)
+			if err != nil {
+				return err
+			}
+			return fn(t)
+		})
 	})
 }
 
@@ -309,15 +349,17 @@ func (s *Store) update(fn func(t *txn) error) error {
 		return fmt.Errorf("write to history %s: %w", s.path, ErrReadOnly)
 	}
 	var t *txn
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		var err error
-		if t, err = newTxn(tx, s.d); err != nil {
-			return err
-		}
-		if err := fn(t); err != nil {
-			return err
-		}
-		return t.flushCount()
+	err := guard(s.path, func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			var err error
+			if t, err = newTxn(tx, s.d); err != nil {
+				return err
+			}
+			if err := fn(t); err != nil {
+				return err
+			}
+			return t.flushCount()
+		})
 	})
 	if err == nil {
 		t.commitPending()
@@ -342,6 +384,9 @@ func (s *Store) Put(runs []Run) (added int, err error) {
 	}
 	err = s.update(func(t *txn) error {
 		added = 0
+		if err := t.internAll(runs); err != nil {
+			return err
+		}
 		for i := range runs {
 			ok, _, err := t.put(&runs[i])
 			if err != nil {
@@ -391,6 +436,9 @@ func (t *txn) put(r *Run) (bool, uint64, error) {
 	}
 	commitKey := t.keep(key)
 	seqKey := t.keep(appendSeq(nil, seq))
+	if err := t.internAll([]Run{*r}); err != nil {
+		return false, 0, err
+	}
 	rec, bench, err := t.encodeRun(nil, r)
 	if err != nil {
 		return false, 0, err

@@ -204,6 +204,9 @@ func TestRunRoundTrip(t *testing.T) {
 		ExitCode: 3,
 		Dirty:    true,
 		Invalid:  "514 of 1000 requests failed",
+		Testbed:  "8x NVIDIA H100, linux/amd64",
+		Env:      map[string]string{"accelerator": "NVIDIA H100", "accelerator_count": "8"},
+		Tree:     strings.Repeat("0f", 32),
 	}
 	bare := Run{Commit: sha(7), Benchmark: "b", Time: t0, Metrics: map[string]float64{}, Labels: map[string]string{}}
 	local := mkRun(8, "serving", 99)
@@ -646,6 +649,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	defer s.Close()
 	full := mkRun(1, "serving", 1.5)
 	full.Command, full.Invalid, full.Dirty = []string{"a", strings.Repeat("x", 300)}, "why", true
+	full.Testbed, full.Env, full.Tree = "tb", map[string]string{"os": "linux"}, "abcd"
 	mustPut(f, s, full, mkRun(2, "b", 1.0/3))
 	s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketRun).ForEach(func(_, v []byte) error {

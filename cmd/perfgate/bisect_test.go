@@ -526,6 +526,27 @@ func TestBisectStepExitCodes(t *testing.T) {
 	}
 }
 
+// TestBisectStepRecords: the run bisect-step stores records the testbed
+// (PERFGATE_TESTBED, bisect-step has no --testbed) and, on a working tree
+// with changes, the tree's hash, so that check on that tree finds it.
+func TestBisectStepRecords(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	noise(t, 9)
+	t.Chdir(repo)
+	t.Setenv("PERFGATE_TESTBED", "step-box")
+	db := filepath.Join(t.TempDir(), "h.db")
+	git(t, repo, "checkout", "-q", shas[10])
+	writeFile(t, repo, "n.txt", "edited\n")
+	_, stderr, code := runCLI(t, "", "--db", db, "bisect-step", "--name", "serving", "--metric", "Mean TTFT", "--threshold", "6%", "--reference", "500", "--run", benchCmd)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	exp, _, _ := runCLI(t, "", "--db", db, "export")
+	if !strings.Contains(exp, `"testbed":"step-box"`) || !strings.Contains(exp, `"dirty":true`) || !strings.Contains(exp, `"tree":"`) || strings.Contains(exp, `"tree":""`) {
+		t.Errorf("the stored run lacks the testbed or the tree's hash:\n%s", exp)
+	}
+}
+
 // perfgateBinary builds perfgate for the tests that run it as a process
 // of its own.
 func perfgateBinary(t *testing.T) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -383,5 +384,34 @@ func TestCompareIgnoreLabels(t *testing.T) {
 	stdout, stderr, code = runCLI(t, "", "--repo", repo, "history", "--name", "serving", "--metric", "mean_ttft_ms", "-o", "csv")
 	if code != 0 || strings.Count(stdout, "\n") != 3 || !strings.Contains(stdout, "110") {
 		t.Errorf("history with ignore_labels [runner]: exit %d, want a header and two rows of one series\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestLinkedWorktreeSharesHistory: a branch checked out with git worktree
+// add reads and writes the main working tree's history, as it shares the
+// repository's objects; before, it got an empty history of its own and
+// found no baseline.
+func TestLinkedWorktreeSharesHistory(t *testing.T) {
+	repo := gitRepo(t)
+	mainHistory(t, repo, 6)
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(t, repo, "worktree", "add", "-q", "-b", "feature", wt)
+	commit(t, wt, "feature", map[string]string{"feature.txt": "x"})
+	ingestAt(t, wt, metricsJSON(101, 299))
+	if _, err := os.Stat(filepath.Join(wt, ".perfgate")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the linked worktree got a history of its own (%v)", err)
+	}
+	cj, stderr, code := checkOut(t, wt, "--rule", "mean_ttft_ms:3%")
+	if code != 0 || cj.Baseline.Commit == "" || cj.Verdict != "pass" {
+		t.Errorf("check in the worktree: exit %d, %+v\n%s", code, cj, stderr)
+	}
+	if got := sharedDBPath("/r/b", "/r/main/.git/worktrees/b", "/r/main/.git"); got != "/r/main/.perfgate/history.db" {
+		t.Errorf("linked worktree: %s", got)
+	}
+	if got := sharedDBPath("/r/main", "/r/main/.git", "/r/main/.git"); got != "/r/main/.perfgate/history.db" {
+		t.Errorf("main worktree: %s", got)
+	}
+	if got := sharedDBPath("/w/b", "/srv/repo.git/worktrees/b", "/srv/repo.git"); got != "/srv/repo.git/perfgate/history.db" {
+		t.Errorf("worktree of a bare repository: %s", got)
 	}
 }

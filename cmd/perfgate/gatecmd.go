@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -70,7 +69,7 @@ func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
 }
 
 func toSample(r store.Run) gate.Sample {
-	return gate.Sample{Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: r.Invalid}
+	return gate.Sample{Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: r.Invalid, Testbed: r.Testbed}
 }
 
 // gateError maps gate failures: bad rules and missing results are bad
@@ -258,7 +257,7 @@ func checkCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "head", Value: "HEAD", Usage: "the commit under test (any revision)"},
 			&cli.StringFlag{Name: "base", Usage: "base branch or revision (default: baseline.branch of the rules, else main)"},
 			rulesFileFlag(),
-			&cli.StringSliceFlag{Name: "rule", Usage: "a rule in shorthand, e.g. 'mean_ttft_ms:3%'; repeatable"},
+			&cli.StringSliceFlag{Name: "rule", Usage: "a rule in shorthand, repeatable: 'mean_ttft_ms:3%' (worse by at most 3%), 'failed<=0' or 'p99_ttft_ms<6000' (a bound), 'output_throughput>=250' (a floor), 'my_latency:5%:lower' (a metric of your own, with its direction)"},
 			&cli.BoolFlag{Name: "require-baseline", Usage: "a check with no baseline fails instead of passing as new (require_baseline: true in the rules file)"},
 		}, append(reportFlags(), githubFlags()...)...),
 		Action: func(c *cli.Context) error {
@@ -274,39 +273,9 @@ func checkCommand(e *env) *cli.Command {
 			if c.Bool("require-baseline") {
 				cfg.RequireBaseline = true
 			}
-			head, err := repo.Resolve(c.String("head"))
-			if err != nil {
-				return gitError(fmt.Errorf("--head: %w", err))
-			}
-			baseName := c.String("base")
-			fallback := baseName == "" && !cfg.Baseline.BranchSet
-			if baseName == "" {
-				baseName = cfg.Baseline.Branch
-			}
-			if baseName == "" {
-				baseName = gate.DefaultBranch
-			}
-			base, ref, err := resolveBase(c, repo, baseName, fallback)
+			rep, err := checkHead(c, e, repo, cfg, c.String("head"), !c.IsSet("head"))
 			if err != nil {
 				return err
-			}
-			checkTree := !c.IsSet("head")
-			var rep *gate.Report
-			err = withHistory(c, repo, func(h history) error {
-				opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg}
-				if checkTree {
-					samples, err := workingTreeSamples(c, repo, h, head)
-					if err != nil {
-						return err
-					}
-					opts.HeadSamples = samples
-				}
-				var cerr error
-				rep, cerr = gate.Check(c.Context, graph{r: repo}, h, opts)
-				return cerr
-			})
-			if err != nil {
-				return gateError(err)
 			}
 			if err := writeReport(c, e, rep); err != nil {
 				return err
@@ -318,6 +287,47 @@ func checkCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// checkHead gates headRev against the base branch (--base, else the
+// rules' baseline.branch, else main) on the stored results; checkTree
+// checks the working tree's runs when it has uncommitted changes (check
+// without --head, run --repeat auto).
+func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, headRev string, checkTree bool) (*gate.Report, error) {
+	head, err := repo.Resolve(headRev)
+	if err != nil {
+		return nil, gitError(fmt.Errorf("--head: %w", err))
+	}
+	baseName := c.String("base")
+	fallback := baseName == "" && !cfg.Baseline.BranchSet
+	if baseName == "" {
+		baseName = cfg.Baseline.Branch
+	}
+	if baseName == "" {
+		baseName = gate.DefaultBranch
+	}
+	base, ref, err := resolveBase(c, repo, baseName, fallback)
+	if err != nil {
+		return nil, err
+	}
+	var rep *gate.Report
+	err = withHistory(c, repo, func(h history) error {
+		opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg}
+		if checkTree {
+			samples, err := workingTreeSamples(c, e, repo, h, head)
+			if err != nil {
+				return err
+			}
+			opts.HeadSamples = samples
+		}
+		var cerr error
+		rep, cerr = gate.Check(c.Context, graph{r: repo}, h, opts)
+		return cerr
+	})
+	if err != nil {
+		return nil, gateError(err)
+	}
+	return rep, nil
 }
 
 func shortRef(ref, fallback string) string {
@@ -432,42 +442,52 @@ func historyCommand(e *env) *cli.Command {
 	}
 }
 
-// localWindow is how far back from the newest working-tree run other
-// working-tree runs still count as the same measurement (repetitions).
-const localWindow = 12 * time.Hour
-
 // workingTreeSamples returns the results of the local pre-merge flow:
-// when the working tree has uncommitted changes and perfgate run stored
-// runs marked dirty at HEAD, the newest of those (per benchmark, with
-// repetitions made within localWindow of the newest) are what is checked,
-// and HEAD's clean results, if any, are a baseline like any other. It
-// returns nil (check HEAD's stored results) otherwise.
-func workingTreeSamples(c *cli.Context, repo *gitrepo.Repo, h history, head string) ([]gate.Sample, error) {
+// when the working tree has changes (untracked files count), the dirty
+// runs stored at HEAD whose working-tree hash is the tree's as it is now,
+// from whatever branch they were made on; HEAD's clean results, if any,
+// are a baseline like any other. Runs of earlier states of the tree are
+// never used. With no run of this tree, HEAD's clean results are checked
+// when there are any, else it is an error saying to measure the tree. It
+// returns nil (check HEAD's stored results) for a clean tree.
+func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, head string) ([]gate.Sample, error) {
 	if h.s == nil {
-		return nil, nil
-	}
-	dirty, err := repo.Dirty(c.Context)
-	if err != nil || !dirty {
 		return nil, nil
 	}
 	runs, err := h.s.ByCommit(head)
 	if err != nil {
 		return nil, err
 	}
-	newest := map[string]time.Time{}
-	for _, r := range runs {
-		if r.Dirty && r.Time.After(newest[r.Benchmark]) {
-			newest[r.Benchmark] = r.Time
+	if !anyDirty(runs) {
+		return nil, nil // nothing measured on a working tree: HEAD's results, and no git status
+	}
+	wt, err := workingTree(c, e, repo, sources(runs))
+	if err != nil || wt.Hash == "" {
+		return nil, err
+	}
+	match, other := currentTreeRuns(runs, wt.Hash)
+	if len(match) == 0 {
+		clean := 0
+		for _, r := range runs {
+			if !r.Dirty {
+				clean++
+			}
 		}
-	}
-	var out []gate.Sample
-	for _, r := range runs {
-		if r.Dirty && !r.Time.Before(newest[r.Benchmark].Add(-localWindow)) {
-			out = append(out, toSample(r))
+		if clean == 0 {
+			return nil, &exitError{code: exitBad, err: fmt.Errorf("no results of the working tree as it is now: the %d working-tree run(s) stored at %s measured other changes (files were edited, added or removed since), and they are not used; measure this tree first (perfgate run --name BENCH -- CMD), or commit and check the commit",
+				other, repo.Short(head))}
 		}
+		fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: no results of the working tree as it is now (%d working-tree run(s) at %s measured other changes and are not used); checking %s's committed results\n", other, repo.Short(head), repo.Short(head))
+		return nil, nil
 	}
-	if len(out) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "perfgate: checking %d working-tree run(s) (uncommitted changes) against %s\n", len(out), repo.Short(head))
+	out := make([]gate.Sample, len(match))
+	for i, r := range match {
+		out[i] = toSample(r)
 	}
+	msg := fmt.Sprintf("perfgate: checking %d run(s) of the working tree as it is now (uncommitted changes) against %s", len(out), repo.Short(head))
+	if other > 0 {
+		msg += fmt.Sprintf("; %d run(s) of earlier states of the tree are not used", other)
+	}
+	fmt.Fprintln(c.App.ErrWriter, msg)
 	return out, nil
 }

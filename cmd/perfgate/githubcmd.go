@@ -90,6 +90,7 @@ func publication(c *cli.Context, rep *gate.Report) (github.Publication, error) {
 	return github.Publication{
 		GateID:   c.String("gate-id"),
 		Pass:     !rep.Failed(),
+		Neutral:  rep.Undecided(),
 		Title:    statusTitle(rep),
 		Markdown: md.String(),
 		Comment:  mode,
@@ -133,6 +134,8 @@ func statusTitle(rep *gate.Report) string {
 		if len(parts) == 0 {
 			title = fmt.Sprintf("failed (%d checks)", s.Checks)
 		}
+	} else if rep.Undecided() {
+		title = fmt.Sprintf("inconclusive: %d of %d checks undecided, none failed", s.Inconclusive, s.Checks)
 	} else {
 		title = fmt.Sprintf("%d checks passed", s.Checks)
 		add(s.Improved, "improved")
@@ -189,6 +192,9 @@ func publishCommand(e *env) *cli.Command {
 			}
 			pub.API = !(c.IsSet("github") && !c.Bool("github"))
 			pub.SHA = strings.TrimSpace(c.String("sha"))
+			if pub.SHA != "" && !fullSHA().MatchString(pub.SHA) {
+				return usageErrorf("--sha %q is not a full commit id (40 lowercase hex digits); give the commit the status belongs on (in a workflow_run workflow, github.event.workflow_run.head_sha), or leave --sha out", pub.SHA)
+			}
 			if s := c.String("pr"); s != "" {
 				n, err := github.ParsePR(s)
 				if err != nil {

@@ -20,7 +20,7 @@ var actionsVars = []string{
 	"GITHUB_ACTIONS", "GITHUB_TOKEN", "PERFGATE_GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_EVENT_NAME",
 	"GITHUB_EVENT_PATH", "GITHUB_SHA", "GITHUB_API_URL", "GITHUB_SERVER_URL", "GITHUB_RUN_ID",
 	"GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_BASE_REF", "PERFGATE_GATE_ID",
-	"PERFGATE_SYNC_REMOTE", "PERFGATE_SYNC_BRANCH",
+	"PERFGATE_SYNC_REMOTE", "PERFGATE_SYNC_BRANCH", "RUNNER_TEMP",
 }
 
 func init() {
@@ -46,7 +46,7 @@ func actionsEnv(t *testing.T, srv *githubtest.Server, event, payload string) (su
 		"GITHUB_ACTIONS": "true", "GITHUB_TOKEN": secretToken, "GITHUB_REPOSITORY": "o/r",
 		"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": eventPath, "GITHUB_API_URL": srv.APIURL(),
 		"GITHUB_SERVER_URL": "https://github.example", "GITHUB_RUN_ID": "99",
-		"GITHUB_STEP_SUMMARY": summary, "GITHUB_OUTPUT": output,
+		"GITHUB_STEP_SUMMARY": summary, "GITHUB_OUTPUT": output, "RUNNER_TEMP": dir,
 	} {
 		t.Setenv(k, v)
 	}
@@ -196,7 +196,7 @@ func TestGitHubFlagErrors(t *testing.T) {
 		{"gate id", []string{"--repo", repo, "check", "--gate-id", "a b"}, 2, `--gate-id: "a b" is not a gate id`},
 		{"publish without a report", []string{"publish"}, 2, "--report FILE is required"},
 		{"publish a missing report", []string{"publish", "--report", "nope.json"}, 2, `--report "nope.json"`},
-		{"publish a bad report", []string{"publish", "--report", report}, 2, `verdict "maybe" is not "pass" or "fail"`},
+		{"publish a bad report", []string{"publish", "--report", report}, 2, `verdict "maybe" is not "pass", "fail" or "inconclusive"`},
 		{"publish a bad pr", []string{"publish", "--report", "x", "--pr", "x"}, 2, ""},
 	}
 	for _, tt := range tests {
@@ -226,7 +226,10 @@ func TestPublishForkWorkflow(t *testing.T) {
 	srv := githubtest.New(t, secretToken,
 		githubtest.Call{Method: "GET", Path: "/repos/o/r/pulls", Query: map[string]string{"head": "fork:feature"},
 			Body: []any{map[string]any{"number": 12, "head": map[string]any{"sha": head}}}},
-		githubtest.Call{Method: "GET", Path: "/repos/o/r/issues/12/comments", Body: []any{githubtest.Comment(3, "<!-- perfgate:gate=perfgate -->\nold")}},
+		githubtest.Call{Method: "GET", Path: "/repos/o/r/issues/12/comments", Body: []any{
+			githubtest.CommentBy(2, "<!-- perfgate:gate=perfgate -->\n@everyone planted by the fork", "fork"),
+			githubtest.Comment(3, "<!-- perfgate:gate=perfgate -->\nold")}},
+		githubtest.User(""), // GITHUB_TOKEN: 403, so github-actions[bot]
 		githubtest.Call{Method: "PATCH", Path: "/repos/o/r/issues/comments/3", Body: githubtest.Comment(3, "x"),
 			Check: func(t testing.TB, _ *http.Request, body []byte) {
 				if b := fmt.Sprint(githubtest.DecodeBody(t, body)["body"]); !strings.Contains(b, "perfgate: fail") {
@@ -300,4 +303,78 @@ func readOutput(t *testing.T, path, name string) string {
 		t.Fatalf("%s has no output %q:\n%s", path, name, data)
 	}
 	return val
+}
+
+// TestPublishRunsNoGit: publish reads the report and talks to GitHub, and
+// nothing else: in a directory where a fork's artifact planted a git
+// configuration (a credential helper and an fsmonitor that would run
+// commands, and a hook), it never runs git, so none of it runs and the
+// token goes nowhere else.
+func TestPublishRunsNoGit(t *testing.T) {
+	repo, _ := regressedRepo(t)
+	artifact := t.TempDir()
+	report := filepath.Join(artifact, "report.json")
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "check", "-o", "json", "--out", report, "--rule", "mean_ttft_ms:3%"); code != 1 {
+		t.Fatalf("check: exit %d\n%s", code, stderr)
+	}
+	owned := filepath.Join(t.TempDir(), "owned")
+	planted := "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = \"touch " + owned + "\"\n" +
+		"[credential]\n\thelper = \"!touch " + owned + "; echo\"\n"
+	for name, body := range map[string]string{".git/config": planted, ".git/HEAD": "ref: refs/heads/main\n", ".git/hooks/post-checkout": "#!/bin/sh\ntouch " + owned + "\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(artifact, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(artifact, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A git that records being run, first on PATH.
+	bin := t.TempDir()
+	ran := filepath.Join(bin, "git-ran")
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte("#!/bin/sh\necho \"$@\" >> "+ran+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Chdir(artifact)
+	srv := githubtest.New(t, secretToken, githubtest.Call{Method: "POST", Path: "/repos/o/r/statuses/" + strings.Repeat("a", 40)})
+	_, output := actionsEnv(t, srv, "workflow_run", `{"workflow_run": {"event": "push", "head_sha": "`+strings.Repeat("a", 40)+`", "head_branch": "main", "head_repository": {"full_name": "o/r"}}}`)
+	stdout, stderr, code := runCLI(t, "", "publish", "--report", "report.json")
+	if code != 0 {
+		t.Fatalf("publish: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if b, err := os.ReadFile(ran); err == nil {
+		t.Errorf("publish ran git: %s", b)
+	}
+	if _, err := os.Stat(owned); err == nil {
+		t.Error("the artifact's git configuration ran")
+	}
+	if readOutput(t, output, "verdict") != "fail" {
+		t.Error("no verdict output")
+	}
+}
+
+// TestPublishRefusesHostileReport: a report that does not match the schema
+// is refused before anything is published, exit 2, naming the file and
+// the field.
+func TestPublishRefusesHostileReport(t *testing.T) {
+	srv := githubtest.New(t, secretToken) // no call may come
+	actionsEnv(t, srv, "workflow_run", `{}`)
+	report := filepath.Join(t.TempDir(), "report.json")
+	body := `{"verdict":"fail","head":"abc` + "`" + ` <img src=x> @admin","baseline":{},"rules":{},"summary":{},"checks":[]}`
+	if err := os.WriteFile(report, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, "", "publish", "--report", report)
+	if code != 2 || !strings.Contains(stderr, `--report "`+report+`"`) || !strings.Contains(stderr, "head") || !strings.Contains(stderr, "is not a commit id") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	// A --sha that is not a commit would go into the API path.
+	repo, _ := regressedRepo(t)
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "check", "-o", "json", "--out", report, "--rule", "mean_ttft_ms:3%"); code != 1 {
+		t.Fatalf("check: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = runCLI(t, "", "publish", "--report", report, "--sha", "../../user")
+	if code != 2 || !strings.Contains(stderr, `--sha "../../user" is not a full commit id`) {
+		t.Errorf("--sha: exit %d\n%s", code, stderr)
+	}
 }

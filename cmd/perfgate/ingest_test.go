@@ -266,12 +266,13 @@ func TestRunFailures(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"second repetition fails", []string{"--repeat", "3", "--", second}, 3, []string{"exited with code 5 (repetition 2 of 3); nothing was stored"}},
+		// The good first repetition is kept (issue 11 item 8), the failures named.
+		{"second repetition fails", []string{"--repeat", "3", "--", second}, 3, []string{"2 of 3 repetitions failed, repetition 1 kept", "exited with code 5 (repetition 2 of 3)", "exited with code 5 (repetition 3 of 3)"}},
 		{"killed", []string{"--", killed}, 3, []string{"was killed by signal 9", "nothing was stored"}},
 		{"no result", []string{"--", nothing}, 2, []string{"no result block found", "nothing was stored"}},
 		{"missing command", []string{"--", filepath.Join(dir, "nope")}, 3, []string{"cannot start", "check the command and PATH"}},
 		{"no command", nil, 2, []string{"no command given"}},
-		{"bad repeat", []string{"--repeat", "0", "--", nothing}, 2, []string{"--repeat 0"}},
+		{"bad repeat", []string{"--repeat", "0", "--", nothing}, 2, []string{`--repeat "0"`}},
 	}
 	for _, tt := range tests {
 		_, stderr, code := runCLI(t, "", append([]string{"--repo", repo, "run", "--name", "serving"}, tt.args...)...)
@@ -284,8 +285,9 @@ func TestRunFailures(t *testing.T) {
 			}
 		}
 	}
-	if exp, _, _ := runCLI(t, "", "--repo", repo, "export"); exp != "" {
-		t.Errorf("failed runs stored something:\n%s", exp)
+	exp, _, _ := runCLI(t, "", "--repo", repo, "export")
+	if lines := strings.Split(strings.TrimSpace(exp), "\n"); len(lines) != 1 || !strings.Contains(lines[0], `(run 1)"`) {
+		t.Errorf("want only the good first repetition stored, got:\n%s", exp)
 	}
 }
 
@@ -503,5 +505,54 @@ func TestIngestDirtyTree(t *testing.T) {
 	stdout, stderr, code = runCLI(t, "", "ingest", "--name", "serving", "--commit", "HEAD", "-o", "json", "serve.txt")
 	if code != 0 || strings.Contains(stdout, `"dirty"`) || strings.Contains(stderr, "warning") {
 		t.Errorf("ingest --commit HEAD: exit %d, stdout %s, stderr %q; want a clean run, no warning", code, stdout, stderr)
+	}
+}
+
+// TestIngestGlobs: ingest expands file patterns itself, so a workflow
+// passes them after -- with no shell: a file a pull request names
+// "--label=owned=yes.txt" is read as a file, never taken for a flag.
+func TestIngestGlobs(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	dir := t.TempDir()
+	writeFile(t, dir, "a.json", metricsJSON(100, 300))
+	writeFile(t, dir, "b.json", metricsJSON(101, 300))
+	writeFile(t, dir, "--label=owned=yes.txt", metricsJSON(102, 300))
+	writeFile(t, dir, "lit*.json", metricsJSON(103, 300))
+	if err := os.Mkdir(filepath.Join(dir, "sub.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "ingest", "--name", "serving", "-o", "json", "--", "*")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var got struct {
+		Runs []struct{ File string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, r := range got.Runs {
+		files = append(files, filepath.Base(r.File))
+	}
+	if want := []string{"--label=owned=yes.txt", "a.json", "b.json", "lit*.json"}; strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Errorf("ingested %q, want %q", files, want)
+	}
+	exp, _, _ := runCLI(t, "", "--repo", repo, "export")
+	if strings.Contains(exp, `"owned":`) {
+		t.Errorf("a file name became a label:\n%s", exp)
+	}
+	// A file whose name has a * is itself, not a pattern; a pattern that
+	// matches nothing (directories do not count) is an error naming it.
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "parse", "--", "lit*.json"); code != 0 {
+		t.Errorf("a literal file name with *: exit %d\n%s", code, stderr)
+	}
+	for _, pattern := range []string{"*.csv", "sub*", "[.json"} {
+		_, stderr, code := runCLI(t, "", "--repo", repo, "ingest", "--name", "serving", "--", pattern)
+		if code != 2 || !strings.Contains(stderr, fmt.Sprintf("%q", pattern)) {
+			t.Errorf("%s: exit %d\n%s", pattern, code, stderr)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/ingest"
+	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -22,7 +22,7 @@ func ingestCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "ingest",
 		Usage:     "parse benchmark output and store it in the history under a commit",
-		ArgsUsage: "FILE... (- for stdin)",
+		ArgsUsage: "FILE... (- for stdin; a pattern such as 'results/*.json' is expanded by perfgate)",
 		Description: "Every result block of every file is stored in one transaction: all or nothing.\n" +
 			"Re-ingesting an identical result is a no-op. Without --name, results need a name of\n" +
 			"their own (Go benchmarks, AISBench tasks, guidellm strategies); with --name and a named\n" +
@@ -32,6 +32,8 @@ func ingestCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit the results measured (any revision)"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE` (model, hardware, ...); repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: " + strings.Join(ingest.Formats(), ", ")},
+			testbedFlag(),
+			maxDocFlag(),
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -46,7 +48,11 @@ func ingestCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			results, err := parseFiles(e, c.Args().Slice(), c.String("format"))
+			opts, err := readOptions(c)
+			if err != nil {
+				return err
+			}
+			results, err := parseFiles(e, c.Args().Slice(), opts)
 			if err != nil {
 				return err
 			}
@@ -55,18 +61,14 @@ func ingestCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			commit, dirty, err := resolveCommit(c, repo, c.String("commit"), !c.IsSet("commit"))
+			o, err := measureOrigin(c, e, repo, c.String("commit"), !c.IsSet("commit"), c.Args().Slice(),
+				"if they measure HEAD as committed, ingest again with --commit HEAD")
 			if err != nil {
 				return err
 			}
-			runs, err := toRuns(results, runSpec{root: repo.Root(), name: c.String("name"), labels: labels, commit: commit, dirty: dirty, time: time.Now()})
+			runs, err := runner.ToRuns(results, o.spec(runner.Spec{Root: repo.Root(), Name: c.String("name"), Labels: labels, Time: time.Now()}))
 			if err != nil {
-				return err
-			}
-			if dirty {
-				// In CI a build step that touches tracked files would
-				// otherwise leave a main branch without baselines.
-				fmt.Fprintf(e.stderr, "perfgate: warning: the working tree has uncommitted changes, so these results are stored as HEAD's working tree (dirty): check compares them, but they never become a baseline and sync does not share them; if they measure %s as committed, ingest again with --commit HEAD\n", short(commit))
+				return storeError(err)
 			}
 			return storeRuns(c, e, repo, runs, out)
 		},
@@ -102,88 +104,18 @@ func resolveCommit(c *cli.Context, repo *gitrepo.Repo, rev string, checkDirty bo
 	return sha, dirty, nil
 }
 
-type runSpec struct {
-	root     string // repository root: files inside it are recorded relative to it
-	name     string
-	labels   map[string]string
-	commit   string
-	dirty    bool
-	time     time.Time
-	command  []string
-	exitCode int
-}
-
-// toRuns turns parsed results into history runs.
-func toRuns(results []ingest.Result, spec runSpec) ([]store.Run, error) {
-	runs := make([]store.Run, 0, len(results))
-	for i, r := range results {
-		bench := benchmarkName(spec.name, r.Name)
-		if bench == "" {
-			return nil, usageErrorf("%s:%d: this %s result has no name of its own; pass --name BENCH (for example --name serving-qwen)", r.File, r.Line, r.Format)
-		}
-		labels := make(map[string]string, len(r.Labels)+len(spec.labels))
-		for k, v := range r.Labels {
-			labels[k] = v
-		}
-		for k, v := range spec.labels {
-			labels[k] = v
-		}
-		file := sourceFile(r.File, spec.root)
-		runs = append(runs, store.Run{
-			Commit:    spec.commit,
-			Benchmark: bench,
-			// Blocks of one file keep their order in time.
-			Time:     spec.time.Add(time.Duration(i) * time.Microsecond),
-			Metrics:  r.Metrics,
-			Labels:   labels,
-			Source:   store.Source{Format: r.Format, File: file, Line: r.Line},
-			Command:  spec.command,
-			ExitCode: spec.exitCode,
-			Dirty:    spec.dirty,
-			Invalid:  invalidReason(r.Metrics),
-		})
-	}
-	return runs, nil
-}
-
-// benchmarkName combines --name with the result's own name.
-func benchmarkName(flag, own string) string {
-	switch {
-	case flag == "":
-		return own
-	case own == "":
-		return flag
-	}
-	return flag + "/" + own
-}
-
-// invalidReason marks a result where more than 5% of requests failed: it
-// must never become a baseline (DESIGN.md "Verdict").
-func invalidReason(m map[string]float64) string {
-	failed, okF := m["failed"]
-	completed, okC := m["completed"]
-	if !okF || !okC || failed+completed <= 0 {
-		return ""
-	}
-	if frac := failed / (failed + completed); frac > 0.05 {
-		return fmt.Sprintf("%g of %g requests failed (%.1f%% > 5%%)", failed, failed+completed, 100*frac)
-	}
-	return ""
-}
-
 // storeRuns writes runs in one transaction and reports what was stored.
-func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out string) error {
-	s, err := openStore(c, repo, false)
-	if err != nil {
-		return err
-	}
-	added, err := s.Put(runs)
-	if cerr := s.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
+func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out string, raw ...string) error {
+	added, err := saver(c, repo).Save(runs, raw...)
 	if err != nil {
 		return storeError(err)
 	}
+	return reportStored(e, runs, added, out, nil)
+}
+
+// reportStored says what was stored: warnings on stderr, the summary on
+// stdout (-o json: with the extra fields).
+func reportStored(e *env, runs []store.Run, added int, out string, extra map[string]any) error {
 	for _, r := range runs {
 		if r.Invalid != "" {
 			fmt.Fprintf(e.stderr, "perfgate: warning: %s:%d: result is invalid and will not be used as a baseline: %s\n", r.Source.File, r.Source.Line, r.Invalid)
@@ -211,18 +143,27 @@ func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out
 			Line      int    `json:"line"`
 			Dirty     bool   `json:"dirty,omitempty"`
 			Invalid   string `json:"invalid,omitempty"`
+			Testbed   string `json:"testbed,omitempty"`
 		}
 		items := make([]item, len(runs))
 		for i, r := range runs {
-			items[i] = item{store.ContentID(r), r.Benchmark, r.Source.Format, r.Source.File, r.Source.Line, r.Dirty, r.Invalid}
+			items[i] = item{store.ContentID(r), r.Benchmark, r.Source.Format, r.Source.File, r.Source.Line, r.Dirty, r.Invalid, r.Testbed}
 		}
-		return writeJSON(e.stdout, map[string]any{"commit": commit, "added": added, "skipped": len(runs) - added, "runs": items})
+		doc := map[string]any{"commit": commit, "added": added, "skipped": len(runs) - added, "runs": items}
+		for k, v := range extra {
+			doc[k] = v
+		}
+		return writeJSON(e.stdout, doc)
 	}
 	dirty := ""
 	if len(runs) > 0 && runs[0].Dirty {
 		dirty = "working tree dirty; "
 	}
-	fmt.Fprintf(e.stdout, "stored %d of %d results at %s (%s%d already stored)\n", added, len(runs), short(commit), dirty, len(runs)-added)
+	where := ""
+	if len(runs) > 0 && runs[0].Testbed != "" {
+		where = fmt.Sprintf(" on testbed %q", runs[0].Testbed)
+	}
+	fmt.Fprintf(e.stdout, "stored %d of %d results at %s%s (%s%d already stored)\n", added, len(runs), short(commit), where, dirty, len(runs)-added)
 	for _, b := range names {
 		fmt.Fprintf(e.stdout, "  %-40s %d\n", b, benches[b])
 	}
@@ -236,25 +177,9 @@ func short(sha string) string {
 	return sha
 }
 
-// sourceFile is the stable name a run records for its input: "-" for
-// stdin, a path relative to the repository root for files inside it (so
-// re-ingesting the same file from another directory is still a no-op),
-// else the absolute path.
-func sourceFile(file, root string) string {
-	if file == "<stdin>" || file == "-" || file == "" {
-		return "-"
-	}
-	if strings.HasPrefix(file, "output of ") {
-		return file
-	}
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return file
-	}
-	if root != "" {
-		if rel, err := filepath.Rel(root, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return filepath.ToSlash(rel)
-		}
-	}
-	return abs
+// saver writes to the history of --db (or the repository's), opening it
+// only for each write.
+func saver(c *cli.Context, repo *gitrepo.Repo) *runner.Saver {
+	db, _ := dbPath(c, repo) // when it fails, so does Open, and says why
+	return &runner.Saver{Open: func() (*store.Store, error) { return openStore(c, repo, false) }, DB: db}
 }

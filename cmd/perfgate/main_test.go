@@ -105,7 +105,7 @@ func TestHelpListsCommands(t *testing.T) {
 	}
 	// Every command of the contract, in the order of the data flow.
 	last := -1
-	for _, c := range []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "sync", "publish"} {
+	for _, c := range []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish"} {
 		i := strings.Index(stdout, "\n   "+c+" ")
 		if i < 0 {
 			t.Errorf("--help does not list %s:\n%s", c, stdout)

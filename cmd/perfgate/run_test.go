@@ -143,3 +143,32 @@ func TestRunCommandNotFound(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestRunHidesTokens: the benchmark command (often a pull request's code)
+// gets perfgate's environment without the tokens perfgate reads.
+func TestRunHidesTokens(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	for k, v := range map[string]string{"GITHUB_TOKEN": "ghs_secret1", "GH_TOKEN": "gho_secret2", "PERFGATE_GITHUB_TOKEN": "secret3", "PERFGATE_RUN_TEST_KEEP": "kept"} {
+		t.Setenv(k, v)
+	}
+	dir := t.TempDir()
+	seen := filepath.Join(dir, "env")
+	script := writeFile(t, dir, "bench.sh", "#!/bin/sh\nenv > "+seen+"\necho '"+metricsJSON(100, 300)+"'\n")
+	os.Chmod(script, 0o755)
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--", script); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"secret1", "secret2", "secret3"} {
+		if strings.Contains(string(b), s) {
+			t.Errorf("the benchmark command saw a token (%s):\n%s", s, b)
+		}
+	}
+	if !strings.Contains(string(b), "PERFGATE_RUN_TEST_KEEP=kept") {
+		t.Errorf("the benchmark command lost the rest of the environment:\n%s", b)
+	}
+}

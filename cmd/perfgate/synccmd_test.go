@@ -175,7 +175,10 @@ func TestNewerPerfgateFields(t *testing.T) {
 	}
 	edit := filepath.Join(root, "edit")
 	git(t, root, "clone", "-q", "-b", "perfgate-history", "file://"+bare, edit)
-	files := strings.Fields(git(t, edit, "ls-files", "log", "packs"))
+	files := strings.Fields(git(t, edit, "ls-files", "*.jsonl"))
+	if len(files) == 0 {
+		t.Fatalf("no files of runs on the branch: %s", git(t, edit, "ls-files"))
+	}
 	for _, p := range files {
 		b, err := os.ReadFile(filepath.Join(edit, p))
 		if err != nil {

@@ -54,8 +54,10 @@ func gitError(err error) error {
 }
 
 // dbPath returns the history path: --db / PERFGATE_DB, else
-// .perfgate/history.db at the repository root. repo may be nil when
-// --db is given.
+// .perfgate/history.db at the root of the repository's main working tree.
+// Linked worktrees (git worktree add) share it, as they share the
+// repository's objects: a branch checked out next to main finds main's
+// history. repo may be nil when --db is given.
 func dbPath(c *cli.Context, repo *gitrepo.Repo) (string, error) {
 	if p := c.String("db"); p != "" {
 		return p, nil
@@ -63,7 +65,21 @@ func dbPath(c *cli.Context, repo *gitrepo.Repo) (string, error) {
 	if repo == nil || repo.Root() == "" {
 		return "", usageErrorf("no history: not inside a git working tree; pass --db PATH (or set PERFGATE_DB), or --repo PATH")
 	}
-	return filepath.Join(repo.Root(), ".perfgate", "history.db"), nil
+	return sharedDBPath(repo.Root(), repo.GitDir(), repo.CommonDir()), nil
+}
+
+// sharedDBPath is the history of a working tree at root whose git
+// directory is gitDir: its own .perfgate/ in the main working tree; for a
+// linked worktree, the main working tree's (the parent of a common
+// directory named .git), or perfgate/ inside a bare common directory.
+func sharedDBPath(root, gitDir, commonDir string) string {
+	if commonDir == "" || filepath.Clean(gitDir) == filepath.Clean(commonDir) {
+		return filepath.Join(root, ".perfgate", "history.db")
+	}
+	if filepath.Base(commonDir) == ".git" {
+		return filepath.Join(filepath.Dir(commonDir), ".perfgate", "history.db")
+	}
+	return filepath.Join(commonDir, "perfgate", "history.db")
 }
 
 // openStore opens the history for writing (creating it, and keeping

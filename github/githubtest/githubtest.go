@@ -157,9 +157,28 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// Comment is an issue comment as the API returns it.
+// Bot is the author of Comment's comments: the login of GITHUB_TOKEN.
+const Bot = "github-actions[bot]"
+
+// Comment is an issue comment by Bot as the API returns it.
 func Comment(id int64, body string) map[string]any {
-	return map[string]any{"id": id, "body": body, "html_url": fmt.Sprintf("https://github.example/o/r/pull/1#issuecomment-%d", id)}
+	return CommentBy(id, body, Bot)
+}
+
+// CommentBy is an issue comment by login.
+func CommentBy(id int64, body, login string) map[string]any {
+	return map[string]any{"id": id, "body": body, "html_url": fmt.Sprintf("https://github.example/o/r/pull/1#issuecomment-%d", id),
+		"user": map[string]any{"login": login}}
+}
+
+// User is the call that asks who the token acts as: GET /user answers
+// login, or, when login is "", 403 as it does for GITHUB_TOKEN.
+func User(login string) Call {
+	if login == "" {
+		return Call{Method: "GET", Path: "/user", Status: http.StatusForbidden,
+			Body: `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/users/users#get-the-authenticated-user"}`}
+	}
+	return Call{Method: "GET", Path: "/user", Body: map[string]any{"login": login, "id": 1, "type": "User"}}
 }
 
 // NextLink is a Link header naming page as the next page of path.

@@ -1,5 +1,6 @@
 // Package proc owns how perfgate runs a user's benchmark command (perfgate
 // run, bisect): in a process group of its own, so that Ctrl-C or a
 // cancelled context stops everything the command started, with a grace
-// period between SIGTERM and SIGKILL.
+// period between SIGTERM and SIGKILL; and with an environment without the
+// tokens perfgate reads (Environ), which a benchmark never needs.
 package proc

@@ -1,0 +1,37 @@
+package proc
+
+import (
+	"os"
+	"strings"
+)
+
+// Environ is the environment of a user's benchmark command: perfgate's
+// own, without the credentials perfgate reads (GITHUB_TOKEN, GH_TOKEN,
+// PERFGATE_GITHUB_TOKEN, ...). A benchmark, often a pull request's code,
+// needs none of them, and perfgate must not be the one that hands them
+// over.
+func Environ() []string { return WithoutSecrets(os.Environ()) }
+
+// WithoutSecrets returns env (NAME=VALUE entries) without the entries
+// whose name is a credential (Secret).
+func WithoutSecrets(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !Secret(name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// secrets are the tokens of GitHub and of the gh CLI.
+var secrets = map[string]bool{"GITHUB_TOKEN": true, "GH_TOKEN": true, "GITHUB_ENTERPRISE_TOKEN": true, "GH_ENTERPRISE_TOKEN": true}
+
+// Secret reports whether the variable name holds a credential: a GitHub
+// token, or any PERFGATE_ variable whose name says TOKEN. Names are
+// compared without case, as Windows does.
+func Secret(name string) bool {
+	n := strings.ToUpper(name)
+	return secrets[n] || strings.HasPrefix(n, "PERFGATE_") && strings.Contains(n, "TOKEN")
+}
