@@ -133,17 +133,11 @@ func (s *Store) Merge(runs []Run, bad func(i int, err error)) (added int, err er
 	}
 	var rejected []int
 	var rejectedErr []error
-	valid := make([]Run, 0, len(runs))
-	for i := range runs {
-		if ok[i] {
-			valid = append(valid, runs[i])
-		}
-	}
+	// put interns each run's strings (in sorted order); a batch-wide pass
+	// first, as Put makes, costs a third more here, where a pull's runs
+	// mostly repeat the names already stored.
 	err = s.update(func(t *txn) error {
 		added, rejected, rejectedErr = 0, rejected[:0], rejectedErr[:0]
-		if err := t.internAll(valid); err != nil {
-			return err
-		}
 		for i := range runs {
 			if !ok[i] {
 				continue
