@@ -184,7 +184,7 @@ func TestNewerPerfgateFields(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, edit, p, strings.Replace(string(b), `"benchmark":`, `"host":{"gpu":"910B"},"benchmark":`, 1))
+		writeFile(t, edit, p, strings.ReplaceAll(string(b), `"benchmark":`, `"host":{"gpu":"910B"},"benchmark":`))
 	}
 	git(t, edit, "commit", "-q", "-am", "newer perfgate")
 	git(t, edit, "push", "-q", "origin", "perfgate-history")
