@@ -1,6 +1,7 @@
 package site
 
 import (
+	"crypto/sha1"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -47,7 +48,7 @@ func genHistory(sh shape) ([]gate.Commit, fakeHistory) {
 	commits := make([]gate.Commit, sh.commits)
 	h := fakeHistory{}
 	for i := range commits {
-		sha := fmt.Sprintf("%040x", uint64(i+1)*0x9e3779b97f4a7c15)
+		sha := fmt.Sprintf("%x", sha1.Sum([]byte(fmt.Sprint("commit ", i))))
 		commits[i] = gate.Commit{SHA: sha, Subject: fmt.Sprintf("change %d: tune <scheduler> & batching", i), Time: t0.Add(time.Duration(i) * time.Hour)}
 		if i%7 == 3 && i != sh.commits-1 {
 			continue

@@ -149,8 +149,11 @@
   function showChart(sid, file) {
     $("overview").hidden = true;
     $("chart").hidden = false;
-    var key = "s/" + sid + "/" + file;
-    return Promise.all([load(key).catch(function () { return resolveAlias(sid, file); }), load("commits")])
+    // Generated ids are slugs; anything else is a hand-written
+    // #benchmark/metric link that the overview's data resolves.
+    var isID = /^[a-z0-9_.-]+$/.test(sid) && /^[a-z0-9_.-]+$/.test(file);
+    var chart = isID ? load("s/" + sid + "/" + file).catch(function () { return resolveAlias(sid, file); }) : resolveAlias(sid, file);
+    return Promise.all([chart, load("commits")])
       .then(function (got) {
         if (!got[0]) throw new Error("no chart " + sid + "/" + file);
         $("home").textContent = got[1].title;
@@ -166,8 +169,7 @@
   // resolveAlias opens #benchmark/metric links written by hand.
   function resolveAlias(bench, m) {
     return load("index").then(function (ix) {
-      bench = decodeURIComponent(bench); m = decodeURIComponent(m);
-      var r = ix.rows.filter(function (r) { return (r.b === bench || r.s === bench) && (r.m === m || r.file === m); })[0];
+      var r = ix.rows.filter(function (r) { return (r.b === bench || r.s === bench) && (r.m === m || r.file === m || r.ml === m); })[0];
       if (!r) return null;
       history.replaceState(null, "", "#" + r.s + "/" + r.file);
       return load("s/" + r.s + "/" + r.file);
@@ -185,7 +187,6 @@
       " commits \u00b7 " + dirText + (d.flag ? " \u00b7 latest: " + (flagText[d.flag] || d.flag) : "");
     $("canvas").setAttribute("aria-label", "Chart of " + d.label + " for " + d.bench + " over " + xs.length + " commits");
     draw();
-    $("canvas").focus({ preventScroll: true });
   }
   function resetView() {
     if (!C) return;
@@ -380,7 +381,9 @@
   // ---- routing ----
   function route() {
     var h = location.hash.replace(/^#/, ""), cut = h.lastIndexOf("/");
-    if (cut > 0) return showChart(h.slice(0, cut), h.slice(cut + 1));
+    if (cut > 0) {
+      try { return showChart(decodeURIComponent(h.slice(0, cut)), decodeURIComponent(h.slice(cut + 1))); } catch (e) { /* a malformed escape: show the overview */ }
+    }
     return showOverview();
   }
   $("filter").addEventListener("input", applyFilter);
