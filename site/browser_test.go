@@ -267,4 +267,3 @@ func screenshot(t *testing.T, ctx context.Context, file string) {
 		t.Fatal(err)
 	}
 }
-
