@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -203,6 +204,36 @@ func TestBrowserOverviewAndChart(t *testing.T) {
 	eval(t, ctx, `performance.getEntriesByType("resource").map(e => e.name).filter(n => !n.startsWith("file://"))`, &foreign)
 	if len(foreign) > 0 {
 		t.Errorf("the page loaded %v", foreign)
+	}
+	if len(*errs) > 0 {
+		t.Errorf("console errors: %q", *errs)
+	}
+}
+
+// TestBrowserDark draws a chart in the dark colour scheme: the page and the
+// chart take the dark palette, without console errors.
+func TestBrowserDark(t *testing.T) {
+	commits, h := genHistory(shape{commits: 80, benches: 1, metrics: 2, reps: 3})
+	dir := t.TempDir()
+	if _, err := Generate(context.Background(), commits, h, dir, Options{Ref: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, errs := browser(t, 1280, 800)
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, ctx, "dark chart", chromedp.Navigate(fileURL(dir, "#bench-0/mean_ttft_ms")), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)))
+	var bg string
+	var run string
+	eval(t, ctx, `getComputedStyle(document.body).backgroundColor`, &bg)
+	eval(t, ctx, `getComputedStyle(document.documentElement).getPropertyValue("--run").trim()`, &run)
+	if bg != "rgb(18, 18, 18)" || run != "#56B4E9" {
+		t.Errorf("dark scheme: page background %s, runs drawn in %s; want rgb(18, 18, 18) and #56B4E9", bg, run)
+	}
+	if dst := os.Getenv("PERFGATE_SITE_SCREENSHOTS"); dst != "" {
+		screenshot(t, ctx, filepath.Join(dst, "site-chart-dark.png"))
 	}
 	if len(*errs) > 0 {
 		t.Errorf("console errors: %q", *errs)

@@ -79,7 +79,7 @@ func genHistory(sh shape) ([]gate.Commit, fakeHistory) {
 					if i%29 == 5 && r == 0 {
 						s.Invalid = "514 of 1000 requests failed"
 					}
-					if i == 10 && r == 0 && b == 0 {
+					if i == 11 && r == 0 && b == 0 {
 						s.Dirty = true
 					}
 					h[sha] = append(h[sha], s)

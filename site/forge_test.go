@@ -1,6 +1,9 @@
 package site
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseRemote(t *testing.T) {
 	const sha = "0123456789abcdef0123456789abcdef01234567"
@@ -26,4 +29,22 @@ func TestParseRemote(t *testing.T) {
 			t.Errorf("ParseRemote(%q).CommitURL = %q, want %q", tt.remote, got, tt.want)
 		}
 	}
+}
+
+// FuzzParseRemote: a remote URL is the repository's configuration, which
+// a workflow may not control; whatever it holds, a link is either absent
+// or an https address made of URL-safe characters only.
+func FuzzParseRemote(f *testing.F) {
+	for _, s := range []string{"git@github.com:o/r.git", "https://u:p@gitlab.com/g/p", "ssh://git@h:22/a/b", "javascript:alert(1)//x/y", "https://h/a/../b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, remote string) {
+		u := ParseRemote(remote).CommitURL("0123456789abcdef0123456789abcdef01234567")
+		if u == "" {
+			return
+		}
+		if !strings.HasPrefix(u, "https://") || !onlyChars(strings.TrimPrefix(u, "https://"), "/._~-") || strings.Contains(u, "..") {
+			t.Fatalf("ParseRemote(%q) links to %q", remote, u)
+		}
+	})
 }

@@ -341,7 +341,12 @@
   function wireChart() {
     var cv = $("canvas"), drag = null;
     cv.addEventListener("wheel", function (e) { if (!C) return; e.preventDefault(); zoom(e.deltaY > 0 ? 1.25 : 0.8, e.offsetX); }, { passive: false });
-    cv.addEventListener("pointerdown", function (e) { if (!C) return; drag = { x: e.offsetX, x0: C.x0, moved: false }; cv.setPointerCapture(e.pointerId); });
+    cv.addEventListener("pointerdown", function (e) {
+      if (!C) return;
+      // On a touch screen the first tap on a commit shows it, a second one opens it.
+      drag = { x: e.offsetX, x0: C.x0, moved: false, shown: C.hover };
+      cv.setPointerCapture(e.pointerId);
+    });
     cv.addEventListener("pointermove", function (e) {
       if (!C) return;
       if (drag && Math.abs(e.offsetX - drag.x) > 3) {
@@ -357,6 +362,7 @@
       var d = drag; drag = null;
       if (!C || !d || d.moved) return;
       var c = commitAt(e.offsetX);
+      if (e.pointerType === "touch" && c !== d.shown) { showTip(c, e.offsetX, e.offsetY); return; }
       if (c >= 0 && C.forge && C.forge.kind) {
         var url = C.forge.repo + (C.forge.kind === "gitlab" ? "/-/commit/" : "/commit/") + C.cm.sha[c];
         window.open(url, "_blank", "noopener");
