@@ -240,6 +240,54 @@ func TestBrowserDark(t *testing.T) {
 	}
 }
 
+// TestBrowserScale opens an overview of 330 charts and a chart of 10,000
+// commits with 3 runs each, and measures how long the overview takes to
+// be ready after the page starts loading, and a redraw after zooming.
+func TestBrowserScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	dir := t.TempDir()
+	commits, h := genHistory(shape{commits: 60, benches: 10, metrics: 30, reps: 1})
+	if _, err := Generate(context.Background(), commits, h, dir, Options{Ref: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	big := t.TempDir()
+	commits, h = genHistory(shape{commits: 10000, benches: 1, metrics: 1, reps: 3})
+	if _, err := Generate(context.Background(), commits, h, big, Options{Ref: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, errs := browser(t, 1280, 800)
+	must(t, ctx, "overview", chromedp.Navigate(fileURL(dir, "")), chromedp.WaitVisible(chromedp.CSS(`body[data-overview-ms]`)))
+	var rows int
+	var ms string
+	eval(t, ctx, `document.querySelectorAll("#table tbody tr").length`, &rows)
+	eval(t, ctx, `document.body.dataset.overviewMs`, &ms)
+	t.Logf("overview of %d charts ready %s ms after navigation", rows, ms)
+	if rows != 330 || atof(ms) > 5000 {
+		t.Errorf("overview of %d rows took %s ms", rows, ms)
+	}
+	must(t, ctx, "big chart", chromedp.Navigate(fileURL(big, "#bench-0/mean_ttft_ms")), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)))
+	var full, zoomed, points string
+	eval(t, ctx, `document.getElementById("canvas").dataset.renderMs`, &full)
+	eval(t, ctx, `document.getElementById("canvas").dataset.points`, &points)
+	must(t, ctx, "zoom", chromedp.Click(chromedp.ID("zin")), chromedp.Sleep(200*time.Millisecond))
+	eval(t, ctx, `document.getElementById("canvas").dataset.renderMs`, &zoomed)
+	t.Logf("chart of %s points: drawn in %s ms, after a zoom in %s ms", points, full, zoomed)
+	if want := runsOf(h, "bench-0", "mean_ttft_ms"); points != fmt.Sprint(want) || atof(full) > 200 {
+		t.Errorf("chart of %s points (want %d) drawn in %s ms", points, want, full)
+	}
+	if len(*errs) > 0 {
+		t.Errorf("console errors: %q", *errs)
+	}
+}
+
+func atof(s string) float64 {
+	var f float64
+	fmt.Sscan(s, &f)
+	return f
+}
+
 // TestBrowserPhoneWidth checks that nothing overflows a phone's width.
 func TestBrowserPhoneWidth(t *testing.T) {
 	commits, h := genHistory(shape{commits: 60, benches: 2, metrics: 3, reps: 2})
