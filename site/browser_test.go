@@ -296,12 +296,17 @@ func TestBrowserPhoneWidth(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, errs := browser(t, 390, 844)
+	// A headless window is at least 500 px wide: emulate the phone's screen.
+	must(t, ctx, "viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
 	for _, frag := range []string{"", "#bench-0/mean_ttft_ms"} {
 		var overflow bool
 		must(t, ctx, "phone "+frag, chromedp.Navigate(fileURL(dir, frag)), chromedp.WaitReady(chromedp.CSS(`body`)), chromedp.Sleep(300*time.Millisecond))
 		eval(t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow)
 		if overflow {
 			t.Errorf("%q overflows a 390 px wide screen", frag)
+		}
+		if dst := os.Getenv("PERFGATE_SITE_SCREENSHOTS"); dst != "" {
+			screenshot(t, ctx, filepath.Join(dst, fmt.Sprintf("site-phone-%d.png", len(frag))))
 		}
 	}
 	if len(*errs) > 0 {
