@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,7 +41,7 @@ func findChromium(t *testing.T) string {
 
 // browser starts a fresh headless Chromium and returns a tab's context
 // and the console errors and exceptions it collects.
-func browser(t *testing.T, width, height int) (context.Context, *[]string) {
+func browser(t *testing.T, width, height int) (context.Context, func() []string) {
 	t.Helper()
 	exe := findChromium(t)
 	opts := []chromedp.ExecAllocatorOption{
@@ -98,8 +99,7 @@ func browser(t *testing.T, width, height int) (context.Context, *[]string) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { mu.Lock(); defer mu.Unlock() })
-	return ctx, &errs
+	return ctx, func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(errs) }
 }
 
 func fileURL(dir, frag string) string {
@@ -205,8 +205,8 @@ func TestBrowserOverviewAndChart(t *testing.T) {
 	if len(foreign) > 0 {
 		t.Errorf("the page loaded %v", foreign)
 	}
-	if len(*errs) > 0 {
-		t.Errorf("console errors: %q", *errs)
+	if e := errs(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
 	}
 }
 
@@ -235,8 +235,8 @@ func TestBrowserDark(t *testing.T) {
 	if dst := os.Getenv("PERFGATE_SITE_SCREENSHOTS"); dst != "" {
 		screenshot(t, ctx, filepath.Join(dst, "site-chart-dark.png"))
 	}
-	if len(*errs) > 0 {
-		t.Errorf("console errors: %q", *errs)
+	if e := errs(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
 	}
 }
 
@@ -277,8 +277,8 @@ func TestBrowserScale(t *testing.T) {
 	if want := runsOf(h, "bench-0", "mean_ttft_ms"); points != fmt.Sprint(want) || atof(full) > 200 {
 		t.Errorf("chart of %s points (want %d) drawn in %s ms", points, want, full)
 	}
-	if len(*errs) > 0 {
-		t.Errorf("console errors: %q", *errs)
+	if e := errs(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
 	}
 }
 
@@ -309,8 +309,8 @@ func TestBrowserPhoneWidth(t *testing.T) {
 			screenshot(t, ctx, filepath.Join(dst, fmt.Sprintf("site-phone-%d.png", len(frag))))
 		}
 	}
-	if len(*errs) > 0 {
-		t.Errorf("console errors: %q", *errs)
+	if e := errs(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
 	}
 }
 
