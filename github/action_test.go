@@ -259,6 +259,14 @@ func TestActionScriptInputsAreInert(t *testing.T) {
 		}
 		same(t, out, calls, []string{"publish", "--comment=auto", "--report", "report.json"})
 	})
+	t.Run("site pulls and never pushes", func(t *testing.T) {
+		out, calls, code := run(t, "push", map[string]string{"COMMAND": "site", "SYNC": "true", "ARGS": "--out\n_site\n--title\nServing $(touch owned10)"})
+		owned(t)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		same(t, out, calls, []string{"sync", "--pull-only"}, []string{"site", "--out", "_site", "--title", "Serving $(touch owned10)"})
+	})
 	for _, tt := range []struct {
 		name   string
 		inputs map[string]string

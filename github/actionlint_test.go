@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -58,6 +59,11 @@ func TestActionlintWorkflows(t *testing.T) {
 	}
 	if len(files) < 3 {
 		t.Fatalf("found only %v; expected the CI, dogfood and docs workflows", files)
+	}
+	for _, want := range []string{"docs/workflows/perfgate-pr.yml", "docs/workflows/perfgate-publish.yml", "docs/workflows/perfgate-site.yml"} {
+		if !slices.Contains(files, filepath.Join(repoRoot, want)) {
+			t.Errorf("%s is not linted (found %v)", want, files)
+		}
 	}
 	for _, f := range files {
 		errs, err := l.LintFile(f, proj)

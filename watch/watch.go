@@ -320,7 +320,7 @@ func (c *collector) add(pos int32, samples []gate.Sample) {
 			}
 			tr := byName[name]
 			if tr == nil {
-				tr = &track{key: key, Series: Series{Benchmark: s.Benchmark, Labels: c.id.Labels(s), Testbed: c.id.Testbed(s), Metric: name}, curPos: -1}
+				tr = &track{key: key, Series: Series{Benchmark: s.Benchmark, Labels: c.id.IdentityLabels(s), Testbed: c.id.Testbed(s), Metric: name}, curPos: -1}
 				byName[name] = tr
 			}
 			if tr.curPos != pos {

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfgate/perfgate/gate"
+	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/site"
+)
+
+func init() { commandSet = append(commandSet, siteCommand) }
+
+func siteCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "site",
+		Usage: "write a static dashboard of the history (works from file:// and GitHub Pages)",
+		Description: "Walks the first-parent history of --branch and writes an overview of every series (benchmark,\n" +
+			"identity labels, testbed) and a chart per series and metric into --out. The site loads nothing\n" +
+			"from the network. Commits link to the forge of the origin remote (GitHub, GHES, GitLab).\n\n" +
+			"Examples:\n  perfgate site --out _site\n  perfgate site --out _site --branch main --benchmark 'serving-*' --metric mean_ttft_ms --title 'Serving'",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Usage: "write the site to `DIR` (new, empty, or a site written before)"},
+			&cli.StringFlag{Name: "branch", Usage: "walk the first-parent history of this `BRANCH` (default: baseline.branch of the rules, else main)"},
+			&cli.StringFlag{Name: "benchmark", Usage: "only benchmarks matching this `GLOB`, e.g. 'serving-*'"},
+			&cli.StringSliceFlag{Name: "metric", Usage: "only this metric (canonical name or label); repeatable"},
+			&cli.StringFlag{Name: "title", Usage: "page `TITLE` (default \"perfgate: BRANCH\")"},
+			&cli.IntFlag{Name: "max-commits", Value: 10000, Usage: "walk at most `N` first-parent commits"},
+			rulesFileFlag(),
+			outputFlag("text", "json"),
+		},
+		Action: func(c *cli.Context) error {
+			o, err := checkOutput(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			if c.String("out") == "" {
+				return usageErrorf("site: --out is required, e.g. perfgate site --out _site")
+			}
+			if c.Int("max-commits") < 1 {
+				return usageErrorf("--max-commits %d: must be at least 1", c.Int("max-commits"))
+			}
+			repo, err := openRepo(c)
+			if err != nil {
+				return err
+			}
+			defer repo.Close()
+			cfg, err := loadConfig(c, repo)
+			if err != nil {
+				return err
+			}
+			branch := c.String("branch")
+			if branch == "" {
+				branch = cmp(cfg.Baseline.Branch, gate.DefaultBranch)
+			}
+			from, ref, err := repo.ResolveBranch(branch)
+			if err != nil {
+				return gitError(fmt.Errorf("--branch: %w", err))
+			}
+			commits, err := siteCommits(c, repo, from)
+			if err != nil {
+				return err
+			}
+			opts := site.Options{
+				Title: c.String("title"), Ref: shortRef(ref, branch), Benchmark: c.String("benchmark"),
+				Metrics: c.StringSlice("metric"), IgnoreLabels: cfg.IgnoreLabels, Window: cfg.Baseline.Window,
+				Forge: site.ParseRemote(originURL(repo)),
+			}
+			var sum *site.Summary
+			err = withHistory(c, repo, func(h history) error {
+				var gerr error
+				sum, gerr = site.Generate(c.Context, commits, h, c.String("out"), opts)
+				return gerr
+			})
+			if errors.Is(err, site.ErrBadInput) {
+				return &exitError{code: exitBad, err: err}
+			}
+			if err != nil {
+				return gateError(err)
+			}
+			return writeSiteSummary(c, e, o, sum)
+		},
+	}
+}
+
+func cmp(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// siteCommits lists the first-parent commits from the branch tip, oldest
+// first, with subjects and author dates; a shallow clone gives what it has.
+func siteCommits(c *cli.Context, repo *gitrepo.Repo, from string) ([]gate.Commit, error) {
+	shas, err := repo.FirstParentAncestors(from, c.Int("max-commits"))
+	if err != nil {
+		var se *gitrepo.ShallowError
+		if !errors.As(err, &se) {
+			return nil, gitError(err)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: %v; the site shows the %d commits this clone has (fetch with fetch-depth: 0 for all)\n", err, len(shas))
+	}
+	out := make([]gate.Commit, len(shas))
+	for i, sha := range shas {
+		ci, err := repo.Commit(sha)
+		if err != nil {
+			return nil, gitError(err)
+		}
+		out[len(shas)-1-i] = gate.Commit{SHA: ci.SHA, Subject: ci.Subject, Time: ci.AuthorTime}
+	}
+	return out, nil
+}
+
+// originURL is the origin remote's URL, "" when there is none.
+func originURL(repo *gitrepo.Repo) string {
+	if repo.Root() == "" {
+		return ""
+	}
+	out, err := exec.Command("git", "-C", repo.Root(), "config", "--get", "remote.origin.url").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func writeSiteSummary(c *cli.Context, e *env, o string, sum *site.Summary) error {
+	if o == "json" {
+		return writeJSON(e.stdout, sum)
+	}
+	index := filepath.Join(c.String("out"), "index.html")
+	fmt.Fprintf(e.stdout, "wrote %s: %d series, %d charts, %d runs at %d commits, %d files", index, sum.Series, sum.Charts, sum.Runs, sum.Commits, sum.Files)
+	if sum.Flagged > 0 {
+		fmt.Fprintf(e.stdout, "; %d charts end in a regression", sum.Flagged)
+	}
+	fmt.Fprintln(e.stdout)
+	return nil
+}

@@ -1,0 +1,353 @@
+package site
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// The site is tested in a real browser: headless Chromium (Debian's
+// chromium package) driven through the DevTools protocol by chromedp.
+// The tests skip when no Chromium is installed, unless
+// PERFGATE_REQUIRE_BROWSER is set (.ci/run sets it and installs chromium).
+
+// findChromium returns the browser to run, or skips the test.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("PERFGATE_REQUIRE_BROWSER") != "" {
+		t.Fatal("PERFGATE_REQUIRE_BROWSER is set but no chromium is on PATH; install it (apt-get install -y chromium)")
+	}
+	t.Skip("no chromium on PATH (apt-get install -y chromium); set PERFGATE_REQUIRE_BROWSER to make this a failure")
+	return ""
+}
+
+// browser starts a fresh headless Chromium and returns a tab's context
+// and the console errors and exceptions it collects.
+func browser(t *testing.T, width, height int) (context.Context, func() []string) {
+	t.Helper()
+	exe := findChromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelB(); cancelA() })
+	var mu sync.Mutex
+	var errs []string
+	add := func(s string) { mu.Lock(); errs = append(errs, s); mu.Unlock() }
+	// The first Run starts the browser; Listen needs it running.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == "error" || ev.Type == "assert" {
+				var parts []string
+				for _, a := range ev.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				add("console.error: " + strings.Join(parts, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			add(fmt.Sprintf("exception: %s at %s:%d", msg, d.URL, d.LineNumber+1))
+		case *cdplog.EventEntryAdded:
+			if ev.Entry.Level == "error" {
+				add("log: " + ev.Entry.Text + " " + ev.Entry.URL)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, enable := range []func() error{
+		func() error { _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); return err },
+		func() error { _, err := chromedp.Call(ctx, runtime.Enable, cdp.Empty{}); return err },
+	} {
+		if err := enable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ctx, func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(errs) }
+}
+
+func fileURL(dir, frag string) string {
+	abs, _ := filepath.Abs(filepath.Join(dir, "index.html"))
+	return "file://" + abs + frag
+}
+
+// runsOf counts the stored runs of a benchmark that carry a metric.
+func runsOf(h fakeHistory, bench, m string) int {
+	n := 0
+	for _, ss := range h {
+		for _, s := range ss {
+			if _, ok := s.Metrics[m]; ok && s.Benchmark == bench {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestBrowserOverviewAndChart(t *testing.T) {
+	sh := shape{commits: 150, benches: 3, metrics: 4, reps: 3}
+	commits, h := genHistory(sh)
+	dir := t.TempDir()
+	sum, err := Generate(context.Background(), commits, h, dir, Options{Ref: "main", Title: "perfgate demo: main", Forge: ParseRemote("https://github.com/perfgate/demo.git")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, errs := browser(t, 1280, 800)
+
+	// The overview lists every series and metric of the history.
+	must(t, ctx, "overview", chromedp.Navigate(fileURL(dir, "")), chromedp.WaitVisible(chromedp.CSS(`#table tbody tr`)))
+	var rows int
+	var series, flagged []string
+	eval(t, ctx, `document.querySelectorAll("#table tbody tr").length`, &rows)
+	eval(t, ctx, `[...new Set([...document.querySelectorAll("#table tbody tr")].map(r => r.dataset.series))].sort()`, &series)
+	wantSeries := []string{"bench-0", "bench-1.910b.qwen2.5-7b.ci-910b", "bench-1.h100.qwen2.5-7b.ci-h100", "bench-2"}
+	if rows != sum.Charts || rows != 4*sh.metrics || fmt.Sprint(series) != fmt.Sprint(wantSeries) {
+		t.Errorf("overview: %d rows of series %v, want %d rows of %v", rows, series, 4*sh.metrics, wantSeries)
+	}
+	eval(t, ctx, `[...document.querySelectorAll("#table tbody td.flag-regression")].map(td => td.parentElement.dataset.series + "/" + td.parentElement.dataset.metric)`, &flagged)
+	if fmt.Sprint(flagged) != "[bench-0/mean_ttft_ms]" {
+		t.Errorf("regressions flagged: %v, want [bench-0/mean_ttft_ms]", flagged)
+	}
+	if dst := os.Getenv("PERFGATE_SITE_SCREENSHOTS"); dst != "" {
+		screenshot(t, ctx, filepath.Join(dst, "site-overview.png"))
+	}
+
+	// A filter by label hides every other series.
+	must(t, ctx, "filter", chromedp.SendKeys(chromedp.ID("filter"), "hardware=910B"))
+	var visible []string
+	var hidden int
+	eval(t, ctx, `[...new Set([...document.querySelectorAll("#table tbody tr:not([hidden])")].map(r => r.dataset.series))]`, &visible)
+	eval(t, ctx, `document.querySelectorAll("#table tbody tr[hidden]").length`, &hidden)
+	if fmt.Sprint(visible) != "[bench-1.910b.qwen2.5-7b.ci-910b]" || hidden != rows-sh.metrics {
+		t.Errorf("filter hardware=910B shows %v and hides %d rows, want only the 910B series and %d hidden", visible, hidden, rows-sh.metrics)
+	}
+
+	// A deep link opens the chart, with a point per stored run.
+	must(t, ctx, "deep link", chromedp.Navigate("about:blank"), chromedp.Navigate(fileURL(dir, "#bench-0/mean_ttft_ms")), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)))
+	var points string
+	eval(t, ctx, `document.getElementById("canvas").dataset.points`, &points)
+	if title := text(t, ctx, "ctitle"); title != "bench-0: Mean TTFT (ms)" {
+		t.Errorf("deep link #bench-0/mean_ttft_ms opened %q", title)
+	}
+	if want := runsOf(h, "bench-0", "mean_ttft_ms"); points != fmt.Sprint(want) {
+		t.Errorf("chart draws %s points, want %d (every stored run)", points, want)
+	}
+
+	// Hovering a commit shows its subject.
+	last := len(commits) - 1
+	var at struct{ X, Y, Left, Top float64 }
+	eval(t, ctx, fmt.Sprintf(`(() => { const p = perfgateChart.xy(%d), r = document.getElementById("canvas").getBoundingClientRect(); return {X: p.x, Y: p.y, Left: r.left, Top: r.top}; })()`, last), &at)
+	must(t, ctx, "hover", chromedp.MouseEvent("mouseMoved", at.Left+at.X, at.Top+at.Y), chromedp.WaitVisible(chromedp.ID("tip")))
+	tip := text(t, ctx, "tip")
+	if !strings.Contains(tip, commits[last].Subject) || !strings.Contains(tip, commits[last].SHA[:7]) || !strings.Contains(tip, "N=3") {
+		t.Errorf("hover on the last commit shows %q, want its subject %q, short SHA and N=3", tip, commits[last].Subject)
+	}
+	if dst := os.Getenv("PERFGATE_SITE_SCREENSHOTS"); dst != "" {
+		screenshot(t, ctx, filepath.Join(dst, "site-chart.png"))
+	}
+
+	// Zooming redraws a narrower view.
+	var view0, view1 string
+	eval(t, ctx, `document.getElementById("canvas").dataset.view`, &view0)
+	must(t, ctx, "zoom", chromedp.Click(chromedp.ID("zin")), chromedp.Sleep(150*time.Millisecond))
+	eval(t, ctx, `document.getElementById("canvas").dataset.view`, &view1)
+	if view0 == view1 {
+		t.Errorf("zoom in left the view at %s", view0)
+	}
+
+	// A hand-written #benchmark/metric link by label finds its chart.
+	must(t, ctx, "alias", chromedp.Navigate(fileURL(dir, "#bench-2/Mean%20TTFT%20(ms)")), chromedp.Sleep(300*time.Millisecond))
+	var hash string
+	eval(t, ctx, `location.hash`, &hash)
+	if title := text(t, ctx, "ctitle"); title != "bench-2: Mean TTFT (ms)" || hash != "#bench-2/mean_ttft_ms" {
+		t.Errorf("#bench-2/Mean TTFT (ms) opened %q at %s, want bench-2's Mean TTFT at #bench-2/mean_ttft_ms", title, hash)
+	}
+
+	// Nothing was fetched from anywhere but the site's own files.
+	var foreign []string
+	eval(t, ctx, `performance.getEntriesByType("resource").map(e => e.name).filter(n => !n.startsWith("file://"))`, &foreign)
+	if len(foreign) > 0 {
+		t.Errorf("the page loaded %v", foreign)
+	}
+	if e := errs(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
+	}
+}
+
+// TestBrowserDark draws a chart in the dark colour scheme: the page and the
+// chart take the dark palette, without console errors.
+func TestBrowserDark(t *testing.T) {
+	commits, h := genHistory(shape{commits: 80, benches: 1, metrics: 2, reps: 3})
+	dir := t.TempDir()
+	if _, err := Generate(context.Background(), commits, h, dir, Options{Ref: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, errs := browser(t, 1280, 800)
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, ctx, "dark chart", chromedp.Navigate(fileURL(dir, "#bench-0/mean_ttft_ms")), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)))
+	var bg string
+	var run string
+	eval(t, ctx, `getComputedStyle(document.body).backgroundColor`, &bg)
+	eval(t, ctx, `getComputedStyle(document.documentElement).getPropertyValue("--run").trim()`, &run)
+	if bg != "rgb(18, 18, 18)" || run != "#56B4E9" {
+		t.Errorf("dark scheme: page background %s, runs drawn in %s; want rgb(18, 18, 18) and #56B4E9", bg, run)
+	}
+	if dst := os.Getenv("PERFGATE_SITE_SCREENSHOTS"); dst != "" {
+		screenshot(t, ctx, filepath.Join(dst, "site-chart-dark.png"))
+	}
+	if e := errs(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
+	}
+}
+
+// TestBrowserScale opens an overview of 330 charts and a chart of 10,000
+// commits with 3 runs each, and measures how long the overview takes to
+// be ready after the page starts loading, and a redraw after zooming.
+func TestBrowserScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	dir := t.TempDir()
+	commits, h := genHistory(shape{commits: 60, benches: 10, metrics: 30, reps: 1})
+	if _, err := Generate(context.Background(), commits, h, dir, Options{Ref: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	big := t.TempDir()
+	commits, h = genHistory(shape{commits: 10000, benches: 1, metrics: 1, reps: 3})
+	if _, err := Generate(context.Background(), commits, h, big, Options{Ref: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, errs := browser(t, 1280, 800)
+	must(t, ctx, "overview", chromedp.Navigate(fileURL(dir, "")), chromedp.WaitVisible(chromedp.CSS(`body[data-overview-ms]`)))
+	var rows int
+	var ms string
+	eval(t, ctx, `document.querySelectorAll("#table tbody tr").length`, &rows)
+	eval(t, ctx, `document.body.dataset.overviewMs`, &ms)
+	t.Logf("overview of %d charts ready %s ms after navigation", rows, ms)
+	if rows != 330 || atof(ms) > 5000 {
+		t.Errorf("overview of %d rows took %s ms", rows, ms)
+	}
+	must(t, ctx, "big chart", chromedp.Navigate(fileURL(big, "#bench-0/mean_ttft_ms")), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)))
+	var full, zoomed, points string
+	eval(t, ctx, `document.getElementById("canvas").dataset.renderMs`, &full)
+	eval(t, ctx, `document.getElementById("canvas").dataset.points`, &points)
+	must(t, ctx, "zoom", chromedp.Click(chromedp.ID("zin")), chromedp.Sleep(200*time.Millisecond))
+	eval(t, ctx, `document.getElementById("canvas").dataset.renderMs`, &zoomed)
+	t.Logf("chart of %s points: drawn in %s ms, after a zoom in %s ms", points, full, zoomed)
+	if want := runsOf(h, "bench-0", "mean_ttft_ms"); points != fmt.Sprint(want) || atof(full) > 200 {
+		t.Errorf("chart of %s points (want %d) drawn in %s ms", points, want, full)
+	}
+	if e := errs(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
+	}
+}
+
+func atof(s string) float64 {
+	var f float64
+	fmt.Sscan(s, &f)
+	return f
+}
+
+// TestBrowserPhoneWidth checks that nothing overflows a phone's width.
+func TestBrowserPhoneWidth(t *testing.T) {
+	commits, h := genHistory(shape{commits: 60, benches: 2, metrics: 3, reps: 2})
+	dir := t.TempDir()
+	if _, err := Generate(context.Background(), commits, h, dir, Options{Ref: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, errs := browser(t, 390, 844)
+	// A headless window is at least 500 px wide: emulate the phone's screen.
+	must(t, ctx, "viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	for _, frag := range []string{"", "#bench-0/mean_ttft_ms"} {
+		var overflow bool
+		must(t, ctx, "phone "+frag, chromedp.Navigate(fileURL(dir, frag)), chromedp.WaitReady(chromedp.CSS(`body`)), chromedp.Sleep(300*time.Millisecond))
+		eval(t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow)
+		if overflow {
+			t.Errorf("%q overflows a 390 px wide screen", frag)
+		}
+		if dst := os.Getenv("PERFGATE_SITE_SCREENSHOTS"); dst != "" {
+			screenshot(t, ctx, filepath.Join(dst, fmt.Sprintf("site-phone-%d.png", len(frag))))
+		}
+	}
+	if e := errs(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
+	}
+}
+
+func must(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(tctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates a JavaScript expression into out.
+func eval[T any](t *testing.T, ctx context.Context, expr string, out *T) {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	*out = v
+}
+
+func text(t *testing.T, ctx context.Context, id string) string {
+	t.Helper()
+	var s string
+	eval(t, ctx, fmt.Sprintf("document.getElementById(%q).textContent", id), &s)
+	return s
+}
+
+func screenshot(t *testing.T, ctx context.Context, file string) {
+	t.Helper()
+	must(t, ctx, "settle", chromedp.Sleep(200*time.Millisecond))
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

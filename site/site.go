@@ -1,0 +1,200 @@
+// Package site owns perfgate's static site: a dashboard of the stored
+// history, generated as plain files that work opened from disk (file://)
+// and served from GitHub Pages, with no server, no network at view time
+// and no CDN.
+//
+// Generate reads the results of a base branch's first-parent commits
+// (through gate.History, so it knows nothing of bbolt or git) and writes:
+//
+//	index.html, app.js, style.css   the viewer, embedded in the binary (go:embed)
+//	data/index.js                   the overview: one row per series and metric
+//	data/commits.js                 the walked commits: id, subject, author date
+//	data/s/SERIES/METRIC.js         one chart: every run, medians, band, change points
+//	perfgate-site.json              what was generated (and the marker that lets
+//	                                a later run replace the directory's contents)
+//
+// Data files are JavaScript that calls perfgateData(key, value), loaded by
+// <script> elements: browsers refuse fetch() of file:// URLs, scripts they
+// load. A page loads only what it shows: the overview data/index.js, a
+// chart data/commits.js and its own file.
+//
+// A series is what the gate compares: a benchmark, its identity labels and
+// its testbed (gate.SeriesIdentity). Per commit the chart's line is the
+// median of the commit's valid clean runs; invalid runs (gate.InvalidReason)
+// and dirty runs are drawn apart and left out of medians, changes and
+// bands. The band is the gate's noise band (gate.NoiseBand) of the
+// Window medians before the latest commit: the band the latest commit was
+// judged against; a latest median beyond it in the worse direction flags
+// the row as a regression. Change points are the gate's (gate.ChangePoints)
+// over windows of 2×Window medians overlapping by a quarter, so the cost grows
+// linearly with the history.
+//
+// The charts are this package's own canvas and SVG code (assets/app.js, no
+// library): a site must load nothing from the network, and a chart of
+// 10,000 commits with every repetition is a few hundred lines of canvas;
+// a charting library would add a pinned dependency and its licence for
+// features the site does not use. The palette is Okabe and Ito's, safe
+// for colour-blind readers, in light and dark schemes.
+package site
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/perfgate/perfgate/gate"
+)
+
+//go:embed assets/index.html assets/app.js assets/style.css
+var assets embed.FS
+
+// Marker is the file that says a directory holds a generated site.
+const Marker = "perfgate-site.json"
+
+// Defaults.
+const (
+	DefaultAgo   = 10 // the overview's "N commits ago" column
+	DefaultSpark = 30 // medians in an overview sparkline
+	batchSize    = 512
+)
+
+// ErrBadInput is matched by errors about the options or the output
+// directory (the CLI's exit 2).
+var ErrBadInput = errors.New("bad input")
+
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string        { return e.msg }
+func (e *inputError) Is(target error) bool { return target == ErrBadInput }
+
+func badf(format string, args ...any) error { return &inputError{fmt.Sprintf(format, args...)} }
+
+// Options configure Generate.
+type Options struct {
+	Title     string   // page title; default "perfgate: REF"
+	Ref       string   // the branch shown, e.g. "main"
+	Benchmark string   // only benchmarks matching this glob (path.Match); "" all
+	Metrics   []string // only these canonical metric names; empty all
+	// IgnoreLabels are the configuration's ignore_labels.
+	IgnoreLabels []string
+	Window       int   // the gate's baseline window; default gate's 20
+	Ago          int   // "N commits ago"; default DefaultAgo
+	Forge        Forge // where commits link to
+}
+
+// Summary says what Generate wrote.
+type Summary struct {
+	Commits int `json:"commits"` // first-parent commits walked
+	Series  int `json:"series"`  // benchmark + identity labels + testbed
+	Charts  int `json:"charts"`  // series × metric
+	Runs    int `json:"runs"`    // results drawn
+	Flagged int `json:"flagged"` // charts whose latest commit is a regression
+	Files   int `json:"files"`
+}
+
+// Generate writes the site of commits (oldest first, the first-parent
+// history of the branch) and their stored results into dir, replacing a
+// site generated there before. dir must be empty, absent, or hold a site.
+func Generate(ctx context.Context, commits []gate.Commit, h gate.History, dir string, opts Options) (*Summary, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	if err := prepareDir(dir); err != nil {
+		return nil, err
+	}
+	m, err := collect(ctx, commits, h, opts)
+	if err != nil {
+		return nil, err
+	}
+	return write(dir, m, opts)
+}
+
+func (o *Options) check() error {
+	if o.Benchmark != "" {
+		if _, err := path.Match(o.Benchmark, ""); err != nil {
+			return badf("--benchmark %q: not a valid glob (%v); use * and ? as in a shell, e.g. --benchmark 'serving-*'", o.Benchmark, err)
+		}
+	}
+	if o.Window == 0 {
+		o.Window = gate.DefaultWindow
+	}
+	if o.Window < gate.MinBandWindow {
+		return badf("window %d: the noise band needs at least %d commits", o.Window, gate.MinBandWindow)
+	}
+	if o.Ago == 0 {
+		o.Ago = DefaultAgo
+	}
+	if o.Ago < 1 {
+		return badf("ago %d: must be at least 1", o.Ago)
+	}
+	if o.Title == "" {
+		o.Title = "perfgate"
+		if o.Ref != "" {
+			o.Title += ": " + o.Ref
+		}
+	}
+	return nil
+}
+
+// prepareDir makes dir, or empties the data of a site generated there
+// before; any other non-empty directory is refused.
+func prepareDir(dir string) error {
+	if dir == "" {
+		return badf("--out: give the directory to write the site to, e.g. --out _site")
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return os.MkdirAll(dir, 0o755)
+	case err != nil:
+		return badf("--out %q: %v; give a directory", dir, err)
+	case len(entries) == 0:
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, Marker)); err != nil {
+		return badf("--out %q is not empty and holds no perfgate site (no %s); give a new or empty directory", dir, Marker)
+	}
+	return os.RemoveAll(filepath.Join(dir, "data"))
+}
+
+// matchBenchmark applies --benchmark.
+func (o *Options) matchBenchmark(name string) bool {
+	if o.Benchmark == "" {
+		return true
+	}
+	ok, _ := path.Match(o.Benchmark, name)
+	return ok
+}
+
+// slug makes a file-name-safe, readable id.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '.' {
+			if r == '.' && b.Len() == 0 {
+				continue
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	out := strings.TrimRight(b.String(), "-.")
+	if len(out) > 80 {
+		out = out[:80]
+	}
+	if out == "" {
+		out = "x"
+	}
+	return out
+}

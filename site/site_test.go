@@ -1,0 +1,121 @@
+package site
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfgate/perfgate/internal/goldenfile"
+)
+
+func generate(t testing.TB, sh shape, opts Options) (string, *Summary) {
+	t.Helper()
+	commits, h := genHistory(sh)
+	dir := t.TempDir()
+	if opts.Ref == "" {
+		opts.Ref = "main"
+	}
+	if opts.Forge == (Forge{}) {
+		opts.Forge = ParseRemote("git@github.com:perfgate/demo.git")
+	}
+	sum, err := Generate(context.Background(), commits, h, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, sum
+}
+
+// TestGolden holds the generated data files to golden files.
+func TestGolden(t *testing.T) {
+	dir, sum := generate(t, shape{commits: 40, benches: 2, metrics: 2, reps: 2}, Options{})
+	if sum.Series != 3 || sum.Charts != 6 {
+		t.Errorf("summary %+v: want 3 series and 6 charts", sum)
+	}
+	for _, f := range []string{"perfgate-site.json", "data/index.js", "data/commits.js", "data/s/bench-0/mean_ttft_ms.js", "data/s/bench-1.910b.qwen2.5-7b.ci-910b/output_throughput.js"} {
+		got, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		goldenfile.Check(t, filepath.Join("testdata", strings.ReplaceAll(f, "/", "_")+".golden"), got)
+	}
+}
+
+func TestGenerateFlagsRegression(t *testing.T) {
+	dir, sum := generate(t, shape{commits: 60, benches: 1, metrics: 2, reps: 3}, Options{})
+	if sum.Flagged != 1 {
+		t.Errorf("flagged %d charts, want 1 (bench-0 mean_ttft_ms)", sum.Flagged)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "data", "s", "bench-0", "mean_ttft_ms.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"flag":"regression"`) {
+		t.Errorf("mean_ttft_ms is not flagged")
+	}
+	// The +30% step at three quarters is a change point.
+	if strings.Contains(string(data), `"cps":[]`) {
+		t.Errorf("no change point found in %s", data[len(data)-200:])
+	}
+}
+
+func TestGenerateSelection(t *testing.T) {
+	commits, h := genHistory(shape{commits: 20, benches: 3, metrics: 3, reps: 1})
+	tests := []struct {
+		name    string
+		opts    Options
+		charts  int
+		wantErr string
+	}{
+		{"glob", Options{Benchmark: "bench-[01]"}, 9, ""},
+		{"metric by label", Options{Metrics: []string{"Mean TTFT"}}, 4, ""},
+		{"no benchmark", Options{Benchmark: "serving-*"}, 0, `--benchmark "serving-*" matches none`},
+		{"bad glob", Options{Benchmark: "["}, 0, "not a valid glob"},
+		{"no metric", Options{Metrics: []string{"mean_tft_ms"}}, 0, `did you mean "mean_ttft_ms"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sum, err := Generate(context.Background(), commits, h, t.TempDir(), tt.opts)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrBadInput) {
+					t.Fatalf("err = %v, want bad input containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Charts != tt.charts {
+				t.Errorf("charts = %d, want %d", sum.Charts, tt.charts)
+			}
+		})
+	}
+}
+
+func TestGenerateRefusesForeignDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	commits, h := genHistory(shape{commits: 5, benches: 1, metrics: 1, reps: 1})
+	_, err := Generate(context.Background(), commits, h, dir, Options{})
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "holds no perfgate site") {
+		t.Fatalf("err = %v", err)
+	}
+	// A site written before is replaced.
+	dir2 := t.TempDir()
+	for range 2 {
+		if _, err := Generate(context.Background(), commits, h, dir2, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestEmptyHistory(t *testing.T) {
+	sum, err := Generate(context.Background(), nil, fakeHistory{}, t.TempDir(), Options{})
+	if err != nil || sum.Charts != 0 {
+		t.Fatalf("sum %+v, err %v", sum, err)
+	}
+}

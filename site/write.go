@@ -1,0 +1,518 @@
+package site
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/perfgate/perfgate/gate"
+	"github.com/perfgate/perfgate/metric"
+)
+
+// Overview flags.
+const (
+	flagRegression  = "regression"
+	flagImprovement = "improvement"
+	flagShift       = "shift" // off the band, for a metric of unknown direction
+)
+
+// summary is what one chart shows in the overview.
+type summary struct {
+	row  []byte // the overview row, JSON
+	flag string
+	runs int
+}
+
+// write writes the viewer, the data files and the marker.
+func write(dir string, m *model, opts Options) (*Summary, error) {
+	sum := &Summary{Commits: len(m.commits), Series: len(m.series)}
+	if err := writeAssets(dir, sum); err != nil {
+		return nil, err
+	}
+	rows, err := writeCharts(dir, m, opts, sum)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.Reset()
+	indexFile(&buf, rows, m, opts)
+	if err := writeData(filepath.Join(dir, "data", "index.js"), "index", buf.Bytes(), sum); err != nil {
+		return nil, err
+	}
+	buf.Reset()
+	commitsFile(&buf, m.commits, opts)
+	if err := writeData(filepath.Join(dir, "data", "commits.js"), "commits", buf.Bytes(), sum); err != nil {
+		return nil, err
+	}
+	sum.Files++ // the marker
+	marker, _ := json.MarshalIndent(struct {
+		Generator string `json:"generator"`
+		Ref       string `json:"ref"`
+		*Summary
+	}{"perfgate site", opts.Ref, sum}, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, Marker), append(marker, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// job is one chart to write.
+type job struct {
+	s    *series
+	c    *chart
+	file string
+}
+
+// writeCharts writes every chart's file, on as many goroutines as there
+// are processors, and returns the overview rows in series and metric order.
+func writeCharts(dir string, m *model, opts Options, sum *Summary) ([][]byte, error) {
+	var jobs []job
+	for _, s := range m.series {
+		if err := os.MkdirAll(filepath.Join(dir, "data", "s", s.id), 0o755); err != nil {
+			return nil, err
+		}
+		used := map[string]bool{}
+		for _, name := range sortedKeys(s.charts) {
+			file := slug(name)
+			for n := 2; used[file]; n++ {
+				file = fmt.Sprintf("%s-%d", slug(name), n)
+			}
+			used[file] = true
+			jobs = append(jobs, job{s: s, c: s.charts[name], file: file})
+		}
+	}
+	out := make([]summary, len(jobs))
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(1, len(jobs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf bytes.Buffer
+			var n Summary
+			for i := range next {
+				j := jobs[i]
+				buf.Reset()
+				out[i] = chartFile(&buf, j.s, j.c, j.file, opts)
+				errs[i] = writeData(filepath.Join(dir, "data", "s", j.s.id, j.file+".js"), "s/"+j.s.id+"/"+j.file, buf.Bytes(), &n)
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	rows := make([][]byte, len(jobs))
+	for i, cs := range out {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		rows[i] = cs.row
+		sum.Files++
+		sum.Charts++
+		sum.Runs += cs.runs
+		if cs.flag == flagRegression {
+			sum.Flagged++
+		}
+	}
+	return rows, nil
+}
+
+func writeAssets(dir string, sum *Summary) error {
+	return fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := assets.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum.Files++
+		return os.WriteFile(filepath.Join(dir, filepath.Base(p)), data, 0o644)
+	})
+}
+
+// writeData writes a data file: JSON wrapped in a call the viewer defines.
+func writeData(file, key string, data []byte, sum *Summary) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	b.Grow(len(data) + len(key) + 32)
+	b.WriteString("perfgateData(")
+	b.Write(jstr(key))
+	b.WriteString(",")
+	b.Write(data)
+	b.WriteString(");\n")
+	sum.Files++
+	return os.WriteFile(file, b.Bytes(), 0o644)
+}
+
+// jstr is a JSON string, safe inside a script (encoding/json escapes <, >,
+// & and the line separators JavaScript does not allow in strings).
+func jstr(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func jval(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// num appends a finite float in its shortest form, null otherwise.
+func num(b []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// medians are the per-commit medians of a chart's valid runs.
+type medians struct {
+	x []int32
+	y []float64
+	n []int32
+}
+
+func medianLine(c *chart) medians {
+	var m medians
+	var scratch []float64
+	for i := 0; i < len(c.x); {
+		j := i
+		scratch = scratch[:0]
+		for ; j < len(c.x) && c.x[j] == c.x[i]; j++ {
+			if c.f[j] == flagValid {
+				scratch = append(scratch, c.y[j])
+			}
+		}
+		if len(scratch) > 0 {
+			slices.Sort(scratch)
+			k := len(scratch)
+			med := scratch[k/2]
+			if k%2 == 0 {
+				med = (scratch[k/2-1] + scratch[k/2]) / 2
+			}
+			m.x = append(m.x, c.x[i])
+			m.y = append(m.y, med)
+			m.n = append(m.n, int32(k))
+		}
+		i = j
+	}
+	return m
+}
+
+// band is the noise band drawn on a chart: gate.NoiseBand of the medians
+// before the latest one, over the commits of its last segment.
+type band struct {
+	from, to      int32
+	ref, lo, hi   float64
+	ok            bool
+	latestOutside int // -1 below, +1 above, 0 inside
+}
+
+func latestBand(m medians, window int) band {
+	n := len(m.y)
+	if n < gate.MinBandWindow+1 {
+		return band{}
+	}
+	start := max(0, n-1-window)
+	b, ok := gate.NoiseBand(m.y[start : n-1])
+	if !ok {
+		return band{}
+	}
+	out := band{from: m.x[start+b.Start], to: m.x[n-1], ref: b.Ref, lo: b.Lo, hi: b.Hi, ok: true}
+	switch v := m.y[n-1]; {
+	case v > b.Hi:
+		out.latestOutside = 1
+	case v < b.Lo:
+		out.latestOutside = -1
+	}
+	return out
+}
+
+// changePoints runs the gate's change-point search on windows of
+// 2×window medians that overlap by a quarter, and returns the commit
+// indexes where a new level starts.
+func changePoints(m medians, window int) []int32 {
+	var out []int32
+	seen := map[int32]bool{}
+	w, step := 2*window, 3*window/2
+	for a := 0; a < len(m.y); a += step {
+		b := min(a+w, len(m.y))
+		if b-a < 2*gate.MinBandWindow {
+			if a > 0 {
+				break
+			}
+		}
+		for _, i := range gate.ChangePoints(m.y[a:b]) {
+			x := m.x[a+i]
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+		}
+		if b == len(m.y) {
+			break
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func flagOf(bd band, dir metric.Direction) string {
+	switch {
+	case !bd.ok || bd.latestOutside == 0:
+		return ""
+	case dir == metric.LowerIsBetter && bd.latestOutside > 0, dir == metric.HigherIsBetter && bd.latestOutside < 0:
+		return flagRegression
+	case dir == metric.LowerIsBetter, dir == metric.HigherIsBetter:
+		return flagImprovement
+	}
+	return flagShift
+}
+
+func change(now, then float64) float64 {
+	if then == 0 {
+		return math.NaN()
+	}
+	return 100 * (now/then - 1)
+}
+
+// chartFile writes one chart's data into b and returns its overview row.
+func chartFile(b *bytes.Buffer, s *series, c *chart, file string, opts Options) summary {
+	info := metric.Get(c.metric)
+	med := medianLine(c)
+	bd := latestBand(med, opts.Window)
+	cps := changePoints(med, opts.Window)
+	flag := flagOf(bd, info.Direction)
+
+	buf := make([]byte, 0, 64+len(c.y)*24)
+	buf = append(buf, `{"series":`...)
+	buf = append(buf, jstr(s.id)...)
+	buf = append(buf, `,"file":`...)
+	buf = append(buf, jstr(file)...)
+	buf = append(buf, `,"bench":`...)
+	buf = append(buf, jstr(s.bench)...)
+	buf = append(buf, `,"labels":`...)
+	buf = append(buf, jval(nonNil(s.labels))...)
+	buf = append(buf, `,"metric":`...)
+	buf = append(buf, jstr(c.metric)...)
+	buf = append(buf, `,"label":`...)
+	buf = append(buf, jstr(info.Label)...)
+	buf = append(buf, `,"unit":`...)
+	buf = append(buf, jstr(info.Unit)...)
+	buf = append(buf, `,"dir":`...)
+	buf = append(buf, jstr(info.Direction.String())...)
+	buf = append(buf, `,"flag":`...)
+	buf = append(buf, jstr(flag)...)
+	buf = append(buf, "\n,\"runs\":{\"x\":"...)
+	buf = ints(buf, c.x)
+	buf = append(buf, ",\"y\":"...)
+	buf = floats(buf, c.y)
+	buf = append(buf, ",\"f\":["...)
+	for i, f := range c.f {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '0'+f)
+	}
+	buf = append(buf, "],\"why\":{"...)
+	for i, k := range sortedInts(c.why) {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"')
+		buf = strconv.AppendInt(buf, int64(k), 10)
+		buf = append(buf, `":`...)
+		buf = append(buf, jstr(c.why[k])...)
+	}
+	buf = append(buf, "}}\n,\"med\":{\"x\":"...)
+	buf = ints(buf, med.x)
+	buf = append(buf, ",\"y\":"...)
+	buf = floats(buf, med.y)
+	buf = append(buf, ",\"n\":"...)
+	buf = ints(buf, med.n)
+	buf = append(buf, "}\n,\"band\":"...)
+	buf = bandJSON(buf, bd)
+	buf = append(buf, ",\"cps\":"...)
+	buf = ints(buf, cps)
+	buf = append(buf, '}')
+	b.Write(buf)
+	return summary{row: overviewRow(s, c, file, info, med, flag, opts), flag: flag, runs: len(c.y)}
+}
+
+func bandJSON(buf []byte, bd band) []byte {
+	if !bd.ok {
+		return append(buf, "null"...)
+	}
+	buf = append(buf, `{"from":`...)
+	buf = strconv.AppendInt(buf, int64(bd.from), 10)
+	buf = append(buf, `,"to":`...)
+	buf = strconv.AppendInt(buf, int64(bd.to), 10)
+	buf = append(buf, `,"ref":`...)
+	buf = num(buf, bd.ref)
+	buf = append(buf, `,"lo":`...)
+	buf = num(buf, bd.lo)
+	buf = append(buf, `,"hi":`...)
+	buf = num(buf, bd.hi)
+	return append(buf, '}')
+}
+
+// overviewRow is one row of the overview: latest median, its changes and
+// a sparkline of the last medians.
+func overviewRow(s *series, c *chart, file string, info metric.Info, med medians, flag string, opts Options) []byte {
+	buf := make([]byte, 0, 512)
+	buf = append(buf, `{"s":`...)
+	buf = append(buf, jstr(s.id)...)
+	buf = append(buf, `,"file":`...)
+	buf = append(buf, jstr(file)...)
+	buf = append(buf, `,"b":`...)
+	buf = append(buf, jstr(s.bench)...)
+	buf = append(buf, `,"l":`...)
+	buf = append(buf, jval(nonNil(s.labels))...)
+	buf = append(buf, `,"m":`...)
+	buf = append(buf, jstr(c.metric)...)
+	buf = append(buf, `,"ml":`...)
+	buf = append(buf, jstr(info.Label)...)
+	buf = append(buf, `,"u":`...)
+	buf = append(buf, jstr(info.Unit)...)
+	buf = append(buf, `,"d":`...)
+	buf = append(buf, jstr(info.Direction.String())...)
+	buf = append(buf, `,"flag":`...)
+	buf = append(buf, jstr(flag)...)
+	n := len(med.y)
+	latest, prev, ago := math.NaN(), math.NaN(), math.NaN()
+	at := int32(-1)
+	if n > 0 {
+		latest, at = med.y[n-1], med.x[n-1]
+	}
+	if n > 1 {
+		prev = change(latest, med.y[n-2])
+	}
+	if n > opts.Ago {
+		ago = change(latest, med.y[n-1-opts.Ago])
+	}
+	buf = append(buf, `,"at":`...)
+	buf = strconv.AppendInt(buf, int64(at), 10)
+	buf = append(buf, `,"v":`...)
+	buf = num(buf, latest)
+	buf = append(buf, `,"c1":`...)
+	buf = num(buf, prev)
+	buf = append(buf, `,"cn":`...)
+	buf = num(buf, ago)
+	buf = append(buf, `,"runs":`...)
+	buf = strconv.AppendInt(buf, int64(len(c.y)), 10)
+	buf = append(buf, `,"sp":`...)
+	buf = floats(buf, med.y[max(0, n-DefaultSpark):])
+	return append(buf, '}')
+}
+
+// indexFile is the overview's data.
+func indexFile(b *bytes.Buffer, rows [][]byte, m *model, opts Options) {
+	b.WriteString(`{"title":`)
+	b.Write(jstr(opts.Title))
+	b.WriteString(`,"ref":`)
+	b.Write(jstr(opts.Ref))
+	b.WriteString(`,"forge":`)
+	b.Write(jval(opts.Forge))
+	fmt.Fprintf(b, `,"ago":%d,"window":%d,"commits":%d,"series":%d`, opts.Ago, opts.Window, len(m.commits), len(m.series))
+	if n := len(m.commits); n > 0 {
+		b.WriteString(`,"head":`)
+		b.Write(jstr(m.commits[n-1].SHA))
+	}
+	b.WriteString(",\"rows\":[")
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n")
+		b.Write(r)
+	}
+	b.WriteString("\n]}")
+}
+
+// commitsFile lists the walked commits, oldest first: what a chart's x
+// indexes point at.
+func commitsFile(b *bytes.Buffer, cs []gate.Commit, opts Options) {
+	buf := make([]byte, 0, 64+len(cs)*100)
+	buf = append(buf, `{"title":`...)
+	buf = append(buf, jstr(opts.Title)...)
+	buf = append(buf, `,"ref":`...)
+	buf = append(buf, jstr(opts.Ref)...)
+	buf = append(buf, `,"forge":`...)
+	buf = append(buf, jval(opts.Forge)...)
+	buf = append(buf, "\n,\"sha\":["...)
+	for i, c := range cs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"')
+		buf = append(buf, c.SHA...) // hex: needs no escaping
+		buf = append(buf, '"')
+	}
+	buf = append(buf, "]\n,\"subject\":["...)
+	for i, c := range cs {
+		if i > 0 {
+			buf = append(buf, ",\n"...)
+		}
+		buf = append(buf, jstr(c.Subject)...)
+	}
+	buf = append(buf, "]\n,\"time\":["...)
+	for i, c := range cs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendInt(buf, c.Time.Unix(), 10)
+	}
+	buf = append(buf, "]}"...)
+	b.Write(buf)
+}
+
+func ints[T int32 | int](buf []byte, xs []T) []byte {
+	buf = append(buf, '[')
+	for i, x := range xs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendInt(buf, int64(x), 10)
+	}
+	return append(buf, ']')
+}
+
+func floats(buf []byte, xs []float64) []byte {
+	buf = append(buf, '[')
+	for i, x := range xs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = num(buf, x)
+	}
+	return append(buf, ']')
+}
+
+func sortedInts(m map[int]string) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func nonNil(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
