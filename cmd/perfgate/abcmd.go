@@ -34,6 +34,7 @@ func abCommand(e *env) *cli.Command {
 			"PERFGATE_COMMIT and PERFGATE_AB_SIDE (base or head). Exit 1 when the gate fails, 3 when a run\n" +
 			"fails (the runs that finished are stored).",
 		Flags: append([]cli.Flag{
+			runAliasFlag(),
 			&cli.StringFlag{Name: "base", Usage: "the reference revision `REV` (required), e.g. main"},
 			&cli.StringFlag{Name: "head", Value: "HEAD", Usage: "the revision `REV` under test"},
 			&cli.IntFlag{Name: "repeat", Value: 5, Usage: "runs `N` of each commit (pairs)"},
@@ -60,9 +61,9 @@ func runAB(c *cli.Context, e *env) error {
 	if c.String("base") == "" {
 		return usageErrorf("ab: --base is required: the revision to compare against, e.g. --base main")
 	}
-	argv := c.Args().Slice()
-	if len(argv) == 0 {
-		return usageErrorf("ab: no command given; write it after --, for example: perfgate ab --base main --name B -- ./bench.sh")
+	argv, err := commandArgv(c, "ab")
+	if err != nil {
+		return err
 	}
 	n := c.Int("repeat")
 	if n < 2 {

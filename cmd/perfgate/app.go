@@ -348,3 +348,24 @@ func flagSuggestion(err error, flags []cli.Flag) string {
 	}
 	return fmt.Sprintf("; did you mean --%s?", s)
 }
+
+// runAliasFlag is --run 'CMD', the shell-line form of a benchmark command,
+// kept everywhere one is taken: the words after -- are the one form.
+func runAliasFlag() cli.Flag {
+	return &cli.StringFlag{Name: "run", Usage: "the benchmark as a shell line `CMD` (sh -c), for pipes and &&; an alias of giving the command's words after --"}
+}
+
+// commandArgv is the benchmark command of run and ab: the words after --
+// (no shell), or --run's shell line; never both.
+func commandArgv(c *cli.Context, cmd string) ([]string, error) {
+	line, words := c.String("run"), c.Args().Slice()
+	switch {
+	case line != "" && len(words) > 0:
+		return nil, usageErrorf("%s: give the command either after -- (its words) or as --run 'CMD' (a shell line), not both", cmd)
+	case line != "":
+		return []string{"sh", "-c", line}, nil
+	case len(words) == 0:
+		return nil, usageErrorf("%s: no command given; write it after --, for example: perfgate %s --name B -- vllm bench serve --model M (or --run 'CMD' for a shell line)", cmd, cmd)
+	}
+	return words, nil
+}

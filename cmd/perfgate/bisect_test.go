@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/perfgate/perfgate/runner"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -793,4 +794,37 @@ func bisectPeakMB(t testing.TB) int64 {
 		t.Skip("no rusage")
 	}
 	return ru.Maxrss >> 10
+}
+
+// TestCommandForms: the benchmark command is taken in one form everywhere,
+// its words after -- (no shell), with --run 'CMD' (a shell line) as the
+// alias: bisect finds the same culprit either way, and run takes both.
+func TestCommandForms(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	noise(t, 5)
+	args := func(db string) []string {
+		return []string{"--repo", repo, "--db", filepath.Join(t.TempDir(), db), "bisect", "--good", shas[0], "--metric", "mean_ttft_ms", "--name", "serving"}
+	}
+	byLine, _ := bisectOut(t, append(args("a.db"), "--run", benchCmd)...)
+	noise(t, 5)
+	// bisectOut appends -o json, which after -- would be the command's.
+	stdout, stderr, code := runCLI(t, "", append(args("b.db"), "-o", "json", "--", "sh", "bench.sh")...)
+	var byWords bisectJSON
+	if err := json.Unmarshal([]byte(stdout), &byWords); err != nil || code != 0 {
+		t.Fatalf("bisect -- sh bench.sh: exit %d, %v\n%s", code, err, stderr)
+	}
+	if byLine.Verdict != "found" || byWords.Verdict != "found" || *byLine.Culprit != *byWords.Culprit {
+		t.Errorf("--run: %s %v; after --: %s %v; want the same culprit", byLine.Verdict, byLine.Culprit, byWords.Verdict, byWords.Culprit)
+	}
+	if _, stderr, code := runCLI(t, "", append(args("c.db"), "--run", benchCmd, "--", "sh", "bench.sh")...); code != exitBad || !strings.Contains(stderr, "not both") {
+		t.Errorf("bisect with both forms: exit %d, %s", code, stderr)
+	}
+	line := "cd " + runner.ShellQuote(repo) + " && sh bench.sh" // run runs in the current directory
+	for _, form := range [][]string{{"--run", line}, {"--", "sh", "-c", line}} {
+		db := filepath.Join(t.TempDir(), "r.db")
+		_, stderr, code := runCLI(t, "", append([]string{"--repo", repo, "--db", db, "run", "--name", "serving"}, form...)...)
+		if code != 0 {
+			t.Errorf("run %v: exit %d\n%s", form, code, stderr)
+		}
+	}
 }

@@ -28,11 +28,12 @@ func init() { commandSet = append(commandSet, bisectCommand, bisectStepCommand) 
 
 func bisectCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:  "bisect",
-		Usage: "find the commit that changed a metric, with as few benchmark runs as possible",
+		Name:      "bisect",
+		Usage:     "find the commit that changed a metric, with as few benchmark runs as possible",
+		ArgsUsage: "[-- CMD [ARGS...]]",
 		Description: "Walks the first-parent commits after --good up to --bad. With --run, each commit the search\n" +
 			"chooses is checked out in a temporary directory (your checkout, branch and files are never\n" +
-			"touched) and CMD runs there with sh -c; its output is parsed and stored, so later bisects and\n" +
+			"touched) and CMD runs there; its output is parsed and stored, so later bisects and\n" +
 			"checks reuse it, and commits already in the history are not run again. Exit code 125 from CMD\n" +
 			"means \"cannot test this commit\" (as with git bisect run). With --stored, no runs: the change\n" +
 			"is located in the recorded history alone.\n\n" +
@@ -40,15 +41,19 @@ func bisectCommand(e *env) *cli.Command {
 			"posterior over the culprit and measures where it splits the probability in half, repeating\n" +
 			"a commit whose result is ambiguous, until one commit reaches --confidence or the runs reach\n" +
 			"--max-runs. If good and bad do not differ beyond the noise, it says so instead of naming a\n" +
-			"commit. The exit code is 0 whenever a report is printed.\n\n" +
-			"  perfgate bisect --good v0.9.0 --bad main --metric 'Mean TTFT' --name serving \\\n" +
+			"commit. Exit codes: 0 a culprit, 4 no step, 5 budget ran out (a range), 6 untestable.\n\n" +
+			"The command is given as run takes it, after --: its words, no shell (perfgate run -- CMD ARGS).\n" +
+			"--run 'CMD' is the same as a shell line (sh -c), for pipes and &&; both work everywhere a\n" +
+			"benchmark command is taken (run, ab, bisect, bisect-step).\n\n" +
+			"  perfgate bisect --good v0.9.0 --bad main --metric 'Mean TTFT' --name serving -- ./bench.sh\n" +
+			"  perfgate bisect --good v0.9.0 --metric 'Mean TTFT' --name serving \\\n" +
 			"      --run 'pip install -e . && vllm bench serve --model M ...'",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "good", Usage: "a commit at the old level (any revision; required)"},
 			&cli.StringFlag{Name: "bad", Value: "HEAD", Usage: "a commit at the new level, descending from --good"},
 			&cli.StringFlag{Name: "metric", Usage: "the `METRIC` that changed, by name or label, e.g. mean_ttft_ms or 'Mean TTFT' (required)"},
 			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` the results are stored under (required)"},
-			&cli.StringFlag{Name: "run", Usage: "shell command `CMD` that runs the benchmark in the commit's checkout"},
+			&cli.StringFlag{Name: "run", Usage: "the benchmark as a shell line `CMD` (sh -c), run in the commit's checkout; or give the command's words after --"},
 			&cli.BoolFlag{Name: "stored", Usage: "no runs: search the stored results alone"},
 			&cli.StringFlag{Name: "threshold", Value: "0", Usage: "smallest change between good and bad that counts, in `PERCENT` (e.g. 5%)"},
 			&cli.IntFlag{Name: "max-runs", Usage: "run budget `N`", DefaultText: "12 + 4*log2(commits)"},
@@ -129,6 +134,18 @@ func runBisect(c *cli.Context, e *env) error {
 		return usageErrorf("bisect: --good is required: a commit where %s was still at its old level (a tag, branch or SHA)", sp.Metric.Name)
 	}
 	cmdline, stored := c.String("run"), c.Bool("stored")
+	if c.NArg() > 0 {
+		if cmdline != "" {
+			return usageErrorf("bisect: give the command either as --run 'CMD' (a shell line) or after -- (its words), not both")
+		}
+		// The words after --, as run takes them: quoted for the shell
+		// the checkout runs them with, so no word is split or expanded.
+		words := make([]string, c.NArg())
+		for i, a := range c.Args().Slice() {
+			words[i] = runner.ShellQuote(a)
+		}
+		cmdline = strings.Join(words, " ")
+	}
 	if (cmdline == "") == !stored {
 		return usageErrorf("bisect: pass exactly one of --run CMD (run the benchmark where needed) or --stored (search the stored results alone)")
 	}
@@ -456,7 +473,7 @@ func bisectStepCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "reference", Usage: "the good `VALUE` of the metric"},
 			&cli.StringFlag{Name: "baseline", Usage: "take the reference from the stored results of this `REV` (their median); without any, measure it once in a temporary checkout"},
 			&cli.StringFlag{Name: "direction", Usage: "which way is better, lower or higher (default: the metric's own)"},
-			&cli.StringFlag{Name: "run", Usage: "shell command `CMD` that runs the benchmark (or give it after --)"},
+			&cli.StringFlag{Name: "run", Usage: "the benchmark as a shell line `CMD` (sh -c); or give the command's words after --, as run takes them"},
 			&cli.BoolFlag{Name: "skip-failures", Usage: "exit 125 instead of 255 when the command fails or prints no result"},
 			&cli.BoolFlag{Name: "no-store", Usage: "do not store the result in the history"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},

@@ -38,6 +38,7 @@ func runCommand(e *env) *cli.Command {
 			"that more runs could still change; a fail needs 4 runs), up to --max-runs, and reports the\n" +
 			"runs it spent (-o json: runs_spent, decided, verdict).",
 		Flags: []cli.Flag{
+			runAliasFlag(),
 			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` (required)"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "run the command `N` times (each repetition is one sample), or auto: run again only while check's verdict is undecided"},
 			&cli.IntFlag{Name: "max-runs", Value: runner.DefaultMaxRuns, Usage: "with --repeat auto, the run budget `N`"},
@@ -58,9 +59,9 @@ func runCommand(e *env) *cli.Command {
 			if name == "" {
 				return usageErrorf("run: --name is required: the benchmark name results are stored under (for example --name serving-qwen)")
 			}
-			argv := c.Args().Slice()
-			if len(argv) == 0 {
-				return usageErrorf("run: no command given; write it after --, for example: perfgate run --name B -- vllm bench serve --model M")
+			argv, err := commandArgv(c, "run")
+			if err != nil {
+				return err
 			}
 			n, auto, err := parseRepeat(c)
 			if err != nil {
