@@ -8,11 +8,31 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"syscall"
+
+	"github.com/perfgate/perfgate/internal/proc"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go interrupts(sigs, cancel, func() {
+		os.Stderr.WriteString("\nperfgate: interrupted again: killing the benchmark now\n")
+		proc.Hurry()
+	})
 	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
+	cancel()
 	os.Exit(code)
+}
+
+// interrupts cancels the work at the first Ctrl-C (or SIGTERM): a running
+// benchmark gets SIGTERM and its grace period. The second does not wait:
+// hurry kills it at once.
+func interrupts(sigs <-chan os.Signal, cancel, hurry func()) {
+	<-sigs
+	cancel()
+	<-sigs
+	hurry()
 }

@@ -30,9 +30,9 @@ func runCommand(e *env) *cli.Command {
 			"the others: the rest still run, every repetition with a result is stored, and perfgate says\n" +
 			"which failed and exits 3. The command's stdin is /dev/null and it runs in a process group of\n" +
 			"its own: Ctrl-C (or SIGTERM) stops it and whatever it started (SIGTERM, then SIGKILL after\n" +
-			"10s), stores the repetitions that finished before and exits 3. The history is opened only to\n" +
-			"store the results; if it cannot be written then, they are saved to a file (with the raw\n" +
-			"output) and perfgate prints the perfgate import command that stores them.\n\n" +
+			"10s, or at once on a second Ctrl-C), stores the repetitions that finished before and exits 3.\n" +
+			"The history is opened only to store the results; if it cannot be written then, they are\n" +
+			"saved to a file (with the raw output) and perfgate prints the import command that stores them.\n\n" +
 			"--repeat auto runs once, stores the run and evaluates check (--base, --rules, --rule as check\n" +
 			"takes them); it runs again only while a check is undecided (inconclusive, or a pass or fail\n" +
 			"that more runs could still change; a fail needs 4 runs), up to --max-runs, and reports the\n" +

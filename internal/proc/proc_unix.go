@@ -15,7 +15,18 @@ import (
 func SetGroup(cmd *exec.Cmd, grace time.Duration) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		pid := cmd.Process.Pid
+		go func() {
+			// A second interrupt (Hurry) does not wait for the grace
+			// period: the group gets SIGKILL at once. After the grace
+			// period the command is killed anyway.
+			select {
+			case <-hurried():
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			case <-time.After(grace + time.Second):
+			}
+		}()
+		return syscall.Kill(-pid, syscall.SIGTERM)
 	}
 	cmd.WaitDelay = grace
 }
