@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -206,9 +207,34 @@ func writeReport(c *cli.Context, e *env, doc gate.Document) error {
 		if format == "text" {
 			return nil
 		}
+		return writeText(e, doc, color)
+	}
+	if format == "text" {
+		return writeText(e, doc, color)
+	}
+	return gate.Write(e.stdout, doc, format, false)
+}
+
+// writeText prints a text report: fitted to the terminal's width (100
+// columns, or $COLUMNS) when stdout is one, at full width when piped.
+func writeText(e *env, doc gate.Document, color bool) error {
+	if !e.isTTY {
 		return gate.Write(e.stdout, doc, "text", color)
 	}
-	return gate.Write(e.stdout, doc, format, color && format == "text")
+	var b strings.Builder
+	if err := gate.Write(&b, doc, "text", color); err != nil {
+		return err
+	}
+	_, err := io.WriteString(e.stdout, gate.FitText(b.String(), terminalWidth(e)))
+	return err
+}
+
+// terminalWidth is $COLUMNS when the shell exports it, else 100.
+func terminalWidth(e *env) int {
+	if n, err := strconv.Atoi(e.getenv("COLUMNS")); err == nil && n >= 40 {
+		return n
+	}
+	return 100
 }
 
 // writeOutFile creates --out FILE and writes it with write: a file that
