@@ -783,7 +783,9 @@ func bisectPeakMB(t testing.TB) int64 {
 	cmd.Env = append(os.Environ(), "NOISE_DIR="+t.TempDir(), "NOISE_SEED=13", "NOISE_SD=0.015")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	// A report is printed whatever it found (0 found, 5 the budget of 5
+	// runs ran out): only the memory matters here.
+	if err := cmd.Run(); err != nil && cmd.ProcessState.ExitCode() != exitBisectBudget {
 		t.Fatalf("perfgate bisect: %v\n%s", err, stderr.String())
 	}
 	if _, err := os.Stat(mark); err != nil {
