@@ -113,6 +113,8 @@ func newApp(e *env) *cli.App {
 		},
 		Commands: commands(e),
 	}
+	app.Version = currentBuild().Version // --version; versioncmd.go prints it all
+	app.EnableBashCompletion = true      // perfgate completion
 	return app
 }
 
@@ -196,7 +198,7 @@ func commands(e *env) []*cli.Command {
 	return out
 }
 
-var helpOrder = []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish"}
+var helpOrder = []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish", "version", "completion", "man"}
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
