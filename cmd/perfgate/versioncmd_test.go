@@ -133,17 +133,11 @@ func TestCompletionAndMan(t *testing.T) {
 // come from the binary (urfave/cli reads them from os.Args, so they cannot
 // be asked for in-process).
 func TestBashCompletionScript(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds perfgate")
-	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("needs bash")
 	}
-	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", dir+"/perfgate", ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir := builtPerfgate(t)
 	for _, tt := range []struct {
 		words string
 		want  string
