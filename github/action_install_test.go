@@ -251,6 +251,13 @@ func TestActionInstall(t *testing.T) {
 		}
 	})
 
+	t.Run("no tool cache", func(t *testing.T) {
+		r := runInstall(t, map[string]string{"RUNNER_TOOL_CACHE": ""})
+		if r.code != 3 || !strings.Contains(r.log, "::error title=perfgate action (install: tool cache)::RUNNER_TOOL_CACHE is not set") {
+			t.Errorf("exit %d\n%s", r.code, r.log)
+		}
+		noRequests(t)
+	})
 	t.Run("perfgate on PATH", func(t *testing.T) {
 		dir := t.TempDir()
 		bin := filepath.Join(dir, "perfgate")
