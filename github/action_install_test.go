@@ -315,7 +315,8 @@ func TestActionInstall(t *testing.T) {
 			})
 		}
 		// The ref and repository from the path the runner checks the
-		// action out at, when github.action_ref is empty.
+		// action out at, when github.action_ref is empty or names an
+		// outer composite action.
 		actions := filepath.Join(t.TempDir(), "_actions", "o", "perfgate", "main")
 		os.MkdirAll(actions, 0o755)
 		os.WriteFile(filepath.Join(actions, "go.mod"), []byte("module x\n\ngo 99.0\n"), 0o644)
@@ -325,7 +326,7 @@ func TestActionInstall(t *testing.T) {
 		}
 		actions = filepath.Join(filepath.Dir(actions), "v1.2.3")
 		os.MkdirAll(actions, 0o755)
-		r = runInstall(t, map[string]string{"ACTION_REF": "", "ACTION_REPOSITORY": "", "ACTION_PATH": actions, "RUNNER_TOOL_CACHE": t.TempDir()})
+		r = runInstall(t, map[string]string{"ACTION_REF": "v9.9.9", "ACTION_REPOSITORY": "outer/action", "ACTION_PATH": actions, "RUNNER_TOOL_CACHE": t.TempDir()})
 		if r.code != 0 || r.outputs["path"] != "download" {
 			t.Errorf("at _actions/o/perfgate/v1.2.3: exit %d, outputs %v\n%s", r.code, r.outputs, r.log)
 		}
