@@ -8,7 +8,15 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func init() { commandSet = append(commandSet, completionCommand, manCommand) }
+func init() {
+	commandSet = append(commandSet, completionCommand, manCommand)
+	examples["completion"] = `
+perfgate completion bash > /etc/bash_completion.d/perfgate   # or, for this shell: source <(perfgate completion bash)
+perfgate completion zsh > "${fpath[1]}/_perfgate"
+perfgate completion fish > ~/.config/fish/completions/perfgate.fish`
+	examples["man"] = `
+perfgate man > perfgate.1 && man ./perfgate.1`
+}
 
 // The bash and zsh scripts ask perfgate for the candidates
 // (urfave/cli's --generate-bash-completion) and run the words typed so far
@@ -58,10 +66,7 @@ func completionCommand(e *env) *cli.Command {
 		Name:      "completion",
 		Usage:     "print the shell completion script for bash, zsh or fish",
 		UsageText: "perfgate completion bash|zsh|fish",
-		Description: "Load it for this shell, or install it where the shell looks for completions:\n" +
-			"  source <(perfgate completion bash)            # or: perfgate completion bash > /etc/bash_completion.d/perfgate\n" +
-			"  perfgate completion zsh > \"${fpath[1]}/_perfgate\"\n" +
-			"  perfgate completion fish > ~/.config/fish/completions/perfgate.fish\n" +
+		Description: "Install the script where the shell looks for completions, or load it in this shell.\n" +
 			"The release archives carry the three scripts under completions/.",
 		BashComplete: func(c *cli.Context) {
 			if c.NArg() == 0 {
@@ -101,8 +106,8 @@ func manCommand(e *env) *cli.Command {
 		Name:      "man",
 		Usage:     "print perfgate's man page (roff)",
 		UsageText: "perfgate man > perfgate.1",
-		Description: "The page lists every command and flag, as --help does. Read it with man ./perfgate.1;\n" +
-			"the release archives carry it as manpages/perfgate.1.",
+		Description: "The page lists every command and flag, as --help does; the release archives carry it\n" +
+			"as manpages/perfgate.1.gz.",
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usageErrorf("man takes no arguments (see perfgate man --help)")

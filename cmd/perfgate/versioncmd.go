@@ -12,6 +12,9 @@ import (
 
 func init() {
 	commandSet = append(commandSet, versionCommand)
+	examples["version"] = `
+perfgate --version
+perfgate version -o json | jq -r .version`
 	// perfgate --version prints what perfgate version prints.
 	cli.VersionPrinter = func(c *cli.Context) { writeVersionText(c.App.Writer, currentBuild()) }
 }
