@@ -131,7 +131,7 @@ func TestActionInstall(t *testing.T) {
 
 	// sysPath has the tools the script needs but no perfgate.
 	sysPath := t.TempDir()
-	for _, tool := range []string{"bash", "curl", "tar", "gzip", "unzip", "awk", "sort", "head", "mkdir", "mktemp", "mv", "rm", "chmod", "touch", "sha256sum", "shasum", "go", "cat"} {
+	for _, tool := range []string{"bash", "curl", "tar", "gzip", "unzip", "awk", "sort", "head", "mkdir", "mktemp", "mv", "rm", "chmod", "touch", "sha256sum", "shasum", "go", "cat", "sed"} {
 		if p, err := exec.LookPath(tool); err == nil {
 			os.Symlink(p, filepath.Join(sysPath, tool))
 		}
@@ -331,5 +331,76 @@ func TestActionInstall(t *testing.T) {
 			t.Errorf("at _actions/o/perfgate/v1.2.3: exit %d, outputs %v\n%s", r.code, r.outputs, r.log)
 		}
 		rel.requests()
+	})
+}
+
+// BenchmarkActionInstall times the action's install step, from its start
+// to the first line perfgate prints, with a release archive the size of
+// the real one (6.5 MB) served from localhost: a download (fetch, SHA-256
+// check, unpack into the tool cache) and a tool cache hit.
+func BenchmarkActionInstall(b *testing.B) {
+	for _, tool := range []string{"bash", "curl", "tar", "awk", "sed"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			b.Skipf("needs %s", tool)
+		}
+	}
+	script := actionStep(b, "install")
+	actionPath, _ := filepath.Abs(repoRoot)
+	// A perfgate that prints its version, padded to the release binary's
+	// size with bytes gzip cannot shrink.
+	pad := make([]byte, 6<<20)
+	for i := range pad {
+		pad[i] = byte(i*2654435761>>13) ^ byte(i>>7)
+	}
+	sum := sha256.Sum256(pad)
+	for i := 0; i+32 <= len(pad); i += 32 {
+		sum = sha256.Sum256(sum[:])
+		copy(pad[i:], sum[:])
+	}
+	bin := append(fakePerfgate("v1.2.3", "linux/amd64"), "exit 0\n"...)
+	bin = append(bin, pad...)
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	tw.WriteHeader(&tar.Header{Name: "perfgate", Mode: 0o755, Size: int64(len(bin)), Typeflag: tar.TypeReg})
+	tw.Write(bin)
+	tw.Close()
+	gz.Close()
+	archive := buf.Bytes()
+	name := "perfgate_1.2.3_linux_amd64.tar.gz"
+	rel := &fakeRelease{assets: map[string][]byte{name: archive,
+		"perfgate_1.2.3_checksums.txt": fmt.Appendf(nil, "%x  %s\n", sha256.Sum256(archive), name)}}
+	srv := httptest.NewServer(rel)
+	defer srv.Close()
+	run := func(b *testing.B, cache string) {
+		tmp := b.TempDir()
+		out := filepath.Join(tmp, "output")
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", script)
+		cmd.Dir = tmp
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + tmp, "GITHUB_OUTPUT=" + out, "RUNNER_TEMP=" + tmp, "RUNNER_TOOL_CACHE=" + cache,
+			"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "GITHUB_SERVER_URL=" + srv.URL, "ACTION_REF=v1.2.3", "ACTION_REPOSITORY=o/perfgate",
+			"ACTION_PATH=" + actionPath, "INPUT_BINARY="}
+		if b, err := cmd.CombinedOutput(); err != nil {
+			panic(fmt.Sprintf("install: %v\n%s", err, b))
+		}
+		outputs, _ := os.ReadFile(out)
+		_, p, _ := strings.Cut(string(outputs), "bin=")
+		p, _, _ = strings.Cut(p, "\n")
+		if first, err := exec.Command(p).Output(); err != nil || !strings.HasPrefix(string(first), "perfgate v1.2.3") {
+			panic(fmt.Sprintf("%s: %v %q", p, err, first))
+		}
+	}
+	b.Run("download", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			run(b, b.TempDir())
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		cache := b.TempDir()
+		run(b, cache)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			run(b, cache)
+		}
 	})
 }
