@@ -131,7 +131,7 @@ func TestActionInstall(t *testing.T) {
 
 	// sysPath has the tools the script needs but no perfgate.
 	sysPath := t.TempDir()
-	for _, tool := range []string{"bash", "curl", "tar", "gzip", "unzip", "awk", "sort", "head", "mkdir", "mktemp", "mv", "rm", "chmod", "touch", "sha256sum", "shasum", "go", "cat", "sed"} {
+	for _, tool := range []string{"bash", "curl", "tar", "gzip", "unzip", "awk", "sort", "head", "mkdir", "mktemp", "mv", "rm", "chmod", "touch", "sha256sum", "shasum", "cat", "sed"} {
 		if p, err := exec.LookPath(tool); err == nil {
 			os.Symlink(p, filepath.Join(sysPath, tool))
 		}
@@ -314,13 +314,17 @@ func TestActionInstall(t *testing.T) {
 				noRequests(t)
 			})
 		}
+		r := runInstall(t, map[string]string{"ACTION_REF": "main", "RUNNER_TOOL_CACHE": t.TempDir()})
+		if r.code != 0 || r.outputs["path"] != "source" || r.outputs["go"] != "false" || !strings.Contains(r.log, "no Go on this runner; installing Go 1.") {
+			t.Errorf("without Go: exit %d, outputs %v\n%s", r.code, r.outputs, r.log)
+		}
 		// The ref and repository from the path the runner checks the
 		// action out at, when github.action_ref is empty or names an
 		// outer composite action.
 		actions := filepath.Join(t.TempDir(), "_actions", "o", "perfgate", "main")
 		os.MkdirAll(actions, 0o755)
 		os.WriteFile(filepath.Join(actions, "go.mod"), []byte("module x\n\ngo 99.0\n"), 0o644)
-		r := runInstall(t, map[string]string{"ACTION_REF": "", "ACTION_REPOSITORY": "", "ACTION_PATH": actions, "RUNNER_TOOL_CACHE": t.TempDir(), "PATH": goPath + sysPath})
+		r = runInstall(t, map[string]string{"ACTION_REF": "", "ACTION_REPOSITORY": "", "ACTION_PATH": actions, "RUNNER_TOOL_CACHE": t.TempDir(), "PATH": goPath + sysPath})
 		if r.code != 0 || r.outputs["path"] != "source" || r.outputs["go"] != "false" || !strings.Contains(r.log, "older than the Go 99.0") {
 			t.Errorf("exit %d, outputs %v\n%s", r.code, r.outputs, r.log)
 		}
