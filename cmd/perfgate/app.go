@@ -198,7 +198,7 @@ func commands(e *env) []*cli.Command {
 	return out
 }
 
-var helpOrder = []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish", "version", "completion", "man"}
+var helpOrder = []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish"}
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
