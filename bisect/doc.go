@@ -9,24 +9,25 @@
 // returns values or "cannot test" (ErrSkip, exit code 125 in git bisect
 // run). So it runs the same against a simulation (bench_test.go compares
 // it with classic bisection over 64 to 1024 commits) and against git:
-// Worktree runs a shell command in a temporary checkout of a commit
-// (gitrepo.Materialize), never in the user's, and removes it afterwards,
-// also when the context is cancelled. Reports (Report) render the result
-// as text, markdown for an issue, or JSON.
+// package runner's CommitMeasurer runs a shell command in a temporary
+// checkout of a commit, never in the user's, and stores what it printed.
+// Reports (Report) render the result as text, markdown for an issue, or
+// JSON.
 //
 // # The search
 //
-//  1. The ends are measured until their levels and the noise are known:
-//     EndRuns runs each (2), then one more at a time until the difference
-//     between them is significant (two-sided t test at Alpha, 0.01) and at
-//     least four standard errors, so the levels that commits are sorted by
-//     are known to a quarter of the step. If the ends do not differ after
-//     MaxEndRuns runs each (6; 12 when p < 0.1), or the change is surely
-//     below Threshold, the verdict is NoStep and no commit is named.
+//  1. Each end gets EndRuns runs (1; stored values count), then the search
+//     starts: its own runs measure the noise and the levels. While the
+//     difference of the levels (the ends and the commits settled on either
+//     side) is not significant (t test at Alpha, 0.01) and four standard
+//     errors, after four runs between the ends the ends are run again, up
+//     to MaxEndRuns each (6; 12 when p < 0.1); ends that do not differ, or
+//     a change surely below Threshold, give the verdict NoStep.
 //  2. A posterior over the culprit k (the first commit at the bad level,
-//     uniform prior over 1..n) is kept: every value counts with a
-//     Student-t density (4 degrees of freedom), so a run far from both
-//     levels carries little evidence. Neither the two levels nor the noise
+//     uniform prior over 1..n) is kept: every value counts with a learned
+//     noise shape (noise.go: Gaussian core, second mode, wild runs) in
+//     place of the Student-t(4) used before; a run far from both levels
+//     counts as a wild run and carries little evidence. Neither the two levels nor the noise
 //     are plugged in: both levels are integrated out (flat priors, on a
 //     grid of +-6 standard errors around the medians of the ends and of
 //     the commits another commit settles on one side), and so is the
@@ -52,12 +53,17 @@
 //     in half. A commit whose values are ambiguous stays near one half, so
 //     it is measured again; at most MaxCommitRuns (10) times.
 //  4. The search stops when one commit holds Confidence (0.95): Found; when
-//     the budget (MaxRuns, default 10 + 3 log2 n) is spent: OutOfRuns with
-//     the most probable commit and its probability, or the most probable
-//     range when no measurement separates its commits yet; or when the
+//     the budget (MaxRuns, default 12 + 4 log2 n) is spent: OutOfRuns with
+//     the most probable commit and the shortest range of commits that
+//     holds Confidence, which the report gives; or when the
 //     remaining uncertainty lies between commits that cannot be tested:
 //     Untestable, with the range, as git bisect's "only skipped commits
 //     left".
+//
+// The noise's shape (noise.go) is learned from the runs whose level is
+// known and from Options.History: stored runs of the same benchmark and
+// setup at commits outside the range, whose spread around each commit's
+// median shows a second mode before the search's own runs do.
 //
 // Values already stored for a commit are part of the sample from the
 // start and cost no run: a commit is run only when the search needs more

@@ -17,16 +17,16 @@ import (
 //
 // The two levels are measured at the ends, then refined with the commits
 // that other commits settle on either side (medians throughout), first
-// with a cheap posterior that plugs them in (a value counts with a
-// Student-t density, maxNu degrees of freedom, around either level, its
-// scale widened by the uncertainty of the level's median). The posterior
+// with a cheap posterior that plugs them in (a value counts with the
+// learned noise shape, see noise.go, around either level, its scale
+// widened by the uncertainty of the level's median). The posterior
 // the search acts on then integrates both levels out (marginalRow): the
 // likelihood of culprit k is the integral, over a flat prior on each level,
-// of the t densities of every value before k around the good level and
+// of the shape's densities of every value before k around the good level and
 // from k on around the bad one. A plugged-in level that is off by its
 // standard error moves every commit's evidence the same way, which the
-// widened scale cannot express. The heavy tails mean that one wild run far
-// from both levels carries little evidence, and the commit is measured
+// widened scale cannot express. The shape's wild component means that one
+// run far from both levels carries little evidence, and the commit is measured
 // again instead of deciding the search.
 //
 // The noise is not plugged in but averaged over (see build), so that a
@@ -54,6 +54,10 @@ type sample struct {
 	// measuring (it has a Measurer): the noise's prior then takes
 	// noiseDFDiscount degrees of freedom off.
 	stops bool
+	// history holds runs of the same series outside the range, one slice
+	// per commit: their spread around each commit's median teaches the
+	// noise's shape.
+	history [][]float64
 }
 
 // scale maps raw values to the model's scale.
@@ -131,6 +135,30 @@ func estimateNoise(ys [][]float64, floor float64) noise {
 	return noise{}
 }
 
+// levelsNoise is the noise's starting point when the ends have one value
+// each and no commit has repeats yet: every value's distance from the
+// nearer of the two ends, with one degree of freedom per value beyond
+// the two levels. The posterior averages over a wide grid around it.
+func levelsNoise(ys [][]float64, floor float64) noise {
+	n := len(ys) - 1
+	if len(ys[0]) == 0 || len(ys[n]) == 0 {
+		return noise{}
+	}
+	g, b := robust.Median(ys[0]), robust.Median(ys[n])
+	ss, count := 0.0, 0
+	for _, y := range ys {
+		for _, v := range y {
+			d := math.Min(math.Abs(v-g), math.Abs(v-b))
+			ss += d * d
+			count++
+		}
+	}
+	if count <= 2 {
+		return noise{}
+	}
+	return noise{sigma: math.Max(math.Sqrt(ss/float64(count-2)), floor), df: count - 2, from: "levels"}
+}
+
 // gap is the set of hypotheses k in (lo, hi]: the culprit lies after
 // measured commit lo and at or before measured commit hi.
 type gap struct {
@@ -153,7 +181,12 @@ type posterior struct {
 	goodN    int     // values behind the good level
 	badN     int     // values behind the bad level
 	gaps     []gap
-	ys       [][]float64 // values on the model's scale, outliers dropped
+	// atSigma are the gaps at the noise sigma alone, not averaged over
+	// the noise: where the next run splits the mass in half (see pick).
+	atSigma []gap
+	// shape is the noise's form around a level: core, second mode, wild runs.
+	shape shape
+	ys    [][]float64 // values on the model's scale, outliers dropped
 	// ignored[i][j] tells that value j of commit i is an outlier.
 	ignored [][]bool
 }
@@ -162,7 +195,7 @@ type posterior struct {
 // median a run must lie to be ignored as an outlier (a GPU that
 // throttled, a benchmark that hit a cold cache). Only commits with three
 // runs or more can tell an outlier from the rest.
-const outlierZ = 5
+const outlierZ = 12
 
 // dropOutliers removes the runs of commits with three runs or more that
 // lie far from their commit's median, in units of a robust noise scale:
@@ -241,15 +274,19 @@ func (s *sample) posterior() (*posterior, bool) {
 	if s.stops {
 		p.discount = noiseDFDiscount
 	}
+	p.shape = defaultShape()
 	ys, p.ignored = dropOutliers(ys)
 	p.ys = ys
 	floor := floorFor(sc, ys)
 	p.noise = estimateNoise(ys, floor)
+	if p.noise.df == 0 {
+		p.noise = levelsNoise(ys, floor)
+	}
 	if p.noise.df == 0 || len(ys[0]) == 0 || len(ys[s.n]) == 0 {
 		return p, false
 	}
 	p.goodN, p.badN = len(ys[0]), len(ys[s.n])
-	p.good, p.bad = robust.Median(ys[0]), robust.Median(ys[s.n])
+	p.good, p.bad = level(ys[0]), level(ys[s.n])
 	p.build(false)
 	// Refine the levels with the commits that are settled on one side by
 	// another commit: one before a commit that is good with 99% is good,
@@ -262,17 +299,119 @@ func (s *sample) posterior() (*posterior, bool) {
 			break
 		}
 		p.goodN, p.badN = len(good), len(bad)
-		p.good, p.bad = robust.Median(good), robust.Median(bad)
+		p.good, p.bad = level(good), level(bad)
 		p.build(false)
 	}
+	// Learn the noise's shape from the runs whose level is known, and
+	// judge the commits by it.
+	var hist [][]float64
+	for _, h := range s.history {
+		var hy []float64
+		for _, v := range h {
+			if !sc.log || v > 0 {
+				hy = append(hy, sc.to(v))
+			}
+		}
+		hist = append(hist, hy)
+	}
+	res := p.residuals(hist)
+	p.shape = fitShape(res, p.noise.sigma)
+	p.shape.countHidden(p.ys, p.good, p.bad, p.noise.sigma, len(res))
+	p.build(false)
 	p.build(true)
 	return p, true
+}
+
+// residuals returns the deviations of the runs whose level is known from
+// that level: the ends' and the settled commits' from the level of their
+// side, and the stored history's repeats from their commit's median.
+func (p *posterior) residuals(history [][]float64) []float64 {
+	var res []float64
+	lastGood, firstBad := p.settledBounds()
+	// Each side's level from every run settled on it, the commits next to
+	// the step included (with few runs a side's median sits between its
+	// modes, and a run of the second mode would not stand out).
+	var gs, bs []float64
+	for i, y := range p.ys {
+		switch {
+		case i == 0 || (i <= lastGood && i < p.n):
+			gs = append(gs, y...)
+		case i == p.n || i >= firstBad:
+			bs = append(bs, y...)
+		}
+	}
+	good, bad := level(gs), level(bs)
+	for i, y := range p.ys {
+		switch {
+		case len(y) == 0:
+		case i == 0 || i <= lastGood:
+			for _, v := range y {
+				res = append(res, v-good)
+			}
+		case i == p.n || i >= firstBad:
+			for _, v := range y {
+				res = append(res, v-bad)
+			}
+		default:
+			// An unsettled commit: from the nearer level. A slow run of a
+			// good commit may pass for a bad one, but a slow run of a bad
+			// commit lies beyond both levels and shows the second mode.
+			for _, v := range y {
+				if math.Abs(v-p.good) < math.Abs(v-p.bad) {
+					res = append(res, v-p.good)
+				} else {
+					res = append(res, v-p.bad)
+				}
+			}
+		}
+	}
+	for _, h := range history {
+		if len(h) < 2 {
+			continue
+		}
+		m := robust.Median(h)
+		for _, v := range h {
+			res = append(res, v-m)
+		}
+	}
+	return res
+}
+
+// innerValues counts the values of commits between the ends that are
+// not settled on either side.
+func (p *posterior) innerValues() int {
+	c := 0
+	for i, y := range p.ys {
+		if i == 0 || i == p.n {
+			continue
+		}
+		if q := p.pBad(i); q > 0.01 && q < 0.99 {
+			c += len(y)
+		}
+	}
+	return c
 }
 
 // settled returns the values of the ends and of the commits settled on
 // either side.
 func (p *posterior) settled() (good, bad []float64) {
-	lastGood, firstBad := 0, p.n
+	lastGood, firstBad := p.settledBounds()
+	for i, y := range p.ys {
+		switch {
+		case len(y) == 0:
+		case i == 0 || i < lastGood:
+			good = append(good, y...)
+		case i == p.n || i > firstBad:
+			bad = append(bad, y...)
+		}
+	}
+	return good, bad
+}
+
+// settledBounds returns the last commit that is good with 99% and the
+// first that is bad with 99% (0 and n when none is).
+func (p *posterior) settledBounds() (lastGood, firstBad int) {
+	lastGood, firstBad = 0, p.n
 	for i, y := range p.ys {
 		if len(y) == 0 || i == 0 || i == p.n {
 			continue
@@ -284,16 +423,7 @@ func (p *posterior) settled() (good, bad []float64) {
 			firstBad = i
 		}
 	}
-	for i, y := range p.ys {
-		switch {
-		case len(y) == 0:
-		case i == 0 || i < lastGood:
-			good = append(good, y...)
-		case i == p.n || i > firstBad:
-			bad = append(bad, y...)
-		}
-	}
-	return good, bad
+	return lastGood, firstBad
 }
 
 // The noise is not known, so the posterior averages over it: a grid of
@@ -384,9 +514,9 @@ func (p *posterior) build(marginal bool) {
 				continue
 			}
 			for _, v := range p.ys[i] {
-				lg := p.logT(v-p.good, sg)
+				lg := p.shape.logDensity(v-p.good, sg)
 				base += lg
-				llr[j] += p.logT(v-p.bad, sb) - lg
+				llr[j] += p.shape.logDensity(v-p.bad, sb) - lg
 			}
 		}
 		row := make([]float64, nGaps)
@@ -435,17 +565,35 @@ func (p *posterior) build(marginal bool) {
 	}
 	if wsum > 0 {
 		p.sigma = math.Exp(sum / wsum)
-		if marginal {
-			// Every value counted with a t density: its scale is not the
-			// standard deviation, which is larger by sqrt(nu/(nu-2)).
-			p.sigma *= math.Sqrt(p.nu / (p.nu - 2))
+	}
+	// The gaps' masses at the one noise level nearest p.sigma, for the
+	// choice of the next commit.
+	gs := 0
+	for g := range sigmas {
+		if math.Abs(math.Log(sigmas[g]/p.sigma)) < math.Abs(math.Log(sigmas[gs]/p.sigma)) {
+			gs = g
 		}
+	}
+	p.atSigma = make([]gap, len(gaps))
+	copy(p.atSigma, gaps)
+	lmax := math.Inf(-1)
+	for j := range gaps {
+		lmax = math.Max(lmax, logL[gs][j])
+	}
+	tot := 0.0
+	for j := range p.atSigma {
+		g := &p.atSigma[j]
+		g.mass = float64(g.hi-g.lo) * math.Exp(logL[gs][j]-lmax)
+		tot += g.mass
+	}
+	for j := range p.atSigma {
+		p.atSigma[j].mass /= tot
 	}
 }
 
 const (
-	marginalGridPoints = 25 // noise grid of the marginal posterior
-	levelPoints        = 25 // grid of each level, +-6 standard errors of its end's median
+	marginalGridPoints = 17 // noise grid of the marginal posterior
+	levelPoints        = 17 // grid of each level, +-6 standard errors of its end's median
 )
 
 // marginalRow returns the log-likelihood of each gap under noise sigma,
@@ -453,7 +601,6 @@ const (
 // estimated levels.
 func (p *posterior) marginalRow(measured []int, sigma float64) []float64 {
 	nm := len(measured)
-	logS := math.Log(sigma)
 	side := func(centre float64, nEnd int) (acc [][]float64, step float64) {
 		hw := 6 * sigma * math.Sqrt(robust.MedianVar(nEnd))
 		step = 2 * hw / float64(levelPoints-1)
@@ -464,10 +611,9 @@ func (p *posterior) marginalRow(measured []int, sigma float64) []float64 {
 			for j, i := range measured {
 				sum := 0.0
 				for _, v := range p.ys[i] {
-					z := (v - mu) / sigma
-					sum += math.Log1p(z * z / p.nu)
+					sum += p.shape.logDensity(v-mu, sigma)
 				}
-				row[j] = -float64(len(p.ys[i]))*logS - (p.nu+1)/2*sum
+				row[j] = sum
 			}
 			acc[a] = row
 		}
@@ -536,15 +682,17 @@ func (p *posterior) prob(k int) float64 {
 }
 
 // pBad returns P(commit i is at the bad level) = P(culprit <= i).
-func (p *posterior) pBad(i int) float64 {
+func (p *posterior) pBad(i int) float64 { return pBadIn(p.gaps, i, p.n) }
+
+func pBadIn(gaps []gap, i, n int) float64 {
 	if i <= 0 {
 		return 0
 	}
-	if i >= p.n {
+	if i >= n {
 		return 1
 	}
 	s := 0.0
-	for _, g := range p.gaps {
+	for _, g := range gaps {
 		if g.hi <= i {
 			s += g.mass
 			continue
@@ -567,6 +715,29 @@ func (p *posterior) best() (int, float64) {
 		}
 	}
 	return k, pk
+}
+
+// credibleRange returns the shortest run of commits first..last whose
+// total probability reaches conf (the oldest of equally short ones), and
+// that probability.
+func (p *posterior) credibleRange(conf float64) (first, last int, mass float64) {
+	probs := make([]float64, p.n+1)
+	for k := 1; k <= p.n; k++ {
+		probs[k] = p.prob(k)
+	}
+	first, last, mass = 1, p.n, 1
+	lo, sum := 1, 0.0
+	for hi := 1; hi <= p.n; hi++ {
+		sum += probs[hi]
+		for lo < hi && sum-probs[lo] >= conf {
+			sum -= probs[lo]
+			lo++
+		}
+		if sum >= conf && hi-lo < last-first {
+			first, last, mass = lo, hi, sum
+		}
+	}
+	return first, last, math.Min(mass, 1)
 }
 
 // bestGap returns the gap of highest mass.

@@ -205,9 +205,14 @@ func (r *Report) advice() string {
 	return ""
 }
 
-// side classifies an evaluated commit for display.
-func side(e Evaluation, n int) string {
+// side classifies an evaluated commit for display. The named culprit is
+// "culprit": P(bad) of the first bad commit is the probability that the
+// change is at or before it, which can stay below 99% while the verdict
+// is confident, and "unsure" next to it read as a contradiction.
+func side(e Evaluation, n int, res *Result) string {
 	switch {
+	case e.Skip == "" && res.Verdict == Found && e.Index == res.Culprit && e.Index != n:
+		return "culprit"
 	case e.Skip != "":
 		return "skipped"
 	case e.Index == 0:
@@ -308,7 +313,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		b.WriteString("\nevaluated:\n")
 		rows := [][]string{{"#", "commit", "side", "P(bad)", "runs", "values", "subject"}}
 		for _, e := range res.Evaluated {
-			rows = append(rows, []string{strconv.Itoa(e.Index), r.Commits[e.Index].Short, side(e, r.n()), pBadCell(e, r.n()), runsCell(e), r.values(e), oneLine(r.Commits[e.Index].Subject, 40)})
+			rows = append(rows, []string{strconv.Itoa(e.Index), r.Commits[e.Index].Short, side(e, r.n(), r.Result), pBadCell(e, r.n()), runsCell(e), r.values(e), oneLine(r.Commits[e.Index].Subject, 40)})
 		}
 		writeTable(&b, rows)
 	}
@@ -396,7 +401,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "\n<details><summary>%d evaluated commits</summary>\n\n", len(res.Evaluated))
 		b.WriteString("| # | commit | side | P(bad) | runs | values | subject |\n|--:|---|---|--:|--:|---|---|\n")
 		for _, e := range res.Evaluated {
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", e.Index, code(r.Commits[e.Index].Short), side(e, r.n()),
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", e.Index, code(r.Commits[e.Index].Short), side(e, r.n(), r.Result),
 				pBadCell(e, r.n()), runsCell(e), mdtext.Escape(r.values(e)), mdtext.Escape(oneLine(r.Commits[e.Index].Subject, 60)))
 		}
 		b.WriteString("\n</details>\n")
@@ -518,7 +523,7 @@ func (r *Report) JSON() JSON {
 		j.Evaluated = append(j.Evaluated, EvaluationJSON{
 			CommitJSON: CommitJSON{Commit: c.SHA, Short: c.Short, Subject: c.Subject, Index: e.Index},
 			Values:     values, Ignored: e.Ignored, Stored: e.Stored, Runs: e.Runs, Skipped: e.Skip,
-			PBad: round(e.PBad), Side: side(e, n),
+			PBad: round(e.PBad), Side: side(e, n, res),
 		})
 	}
 	for _, c := range res.Candidates {

@@ -38,7 +38,7 @@ func (e *SkipError) Is(target error) bool { return target == ErrSkip }
 // Defaults of Options.
 const (
 	DefaultConfidence    = 0.95
-	DefaultEndRuns       = 2
+	DefaultEndRuns       = 1
 	DefaultMaxEndRuns    = 6
 	DefaultMaxCommitRuns = 10
 	DefaultAlpha         = 0.01
@@ -48,7 +48,7 @@ const (
 // given: room for the ends, one decision per halving, and repeats where
 // the noise makes a measurement ambiguous.
 func DefaultBudget(n int) int {
-	return 10 + 3*int(math.Ceil(math.Log2(float64(max(n, 2)))))
+	return 12 + 4*int(math.Ceil(math.Log2(float64(max(n, 2)))))
 }
 
 // Options tune Search. Zero values mean the defaults.
@@ -75,6 +75,12 @@ type Options struct {
 	// Alpha is the significance level at which the ends must differ
 	// (default 0.01).
 	Alpha float64
+	// History holds runs of the same benchmark, metric and testbed at
+	// commits outside the range, one slice per commit: their spread
+	// around each commit's median teaches the noise's shape (a second
+	// mode, wild runs; see noise.go) before the search has runs of its
+	// own. Their levels are not used; slices of one run teach nothing.
+	History [][]float64
 	// Progress, when set, is called before and after every run.
 	Progress func(Progress)
 }
@@ -212,7 +218,7 @@ func Search(ctx context.Context, n int, known map[int][]float64, m Measurer, opt
 	}
 	s := &searcher{
 		ctx: ctx, m: m, opts: opts,
-		smp:    sample{n: n, values: make([][]float64, n+1), skipped: make([]bool, n+1), stops: m != nil},
+		smp:    sample{n: n, values: make([][]float64, n+1), skipped: make([]bool, n+1), stops: m != nil, history: opts.History},
 		stored: make([]int, n+1), runs: make([]int, n+1), skip: make([]string, n+1),
 	}
 	for i, vs := range known {
@@ -343,26 +349,47 @@ func (s *searcher) budgetLeft() int { return s.opts.MaxRuns - s.total }
 
 func (s *searcher) run() (*Result, error) {
 	res := &Result{Budget: s.opts.MaxRuns}
-	// The ends: enough values to know their levels and the noise.
-	if err := s.measureEnds(res); err != nil || res.Verdict != "" {
+	// The ends: a first value each (stored ones count).
+	if err := s.measureEnds(); err != nil {
 		return res, err
 	}
+	established := s.m == nil // stored values: the step is tested at the end
 	for {
 		p, ok := s.posterior()
 		if !ok {
-			res.Verdict = NoStep
-			res.Reason = "the noise cannot be estimated: the ends need repeated runs"
 			if s.m == nil {
+				res.Verdict = NoStep
 				res.Reason = "the stored results cannot measure the noise: they need repeated runs of a commit, or results at four commits or more"
+				return res, nil
 			}
-			return res, nil
+			// Two values, two levels: a third value measures the noise.
+			if err := s.measureMore(res, nil); err != nil || res.Verdict != "" {
+				return res, err
+			}
+			continue
+		}
+		if !established {
+			var err error
+			if established, err = s.checkStep(res, p); err != nil || res.Verdict != "" || !established {
+				if err != nil || res.Verdict != "" {
+					return res, err
+				}
+				if err := s.measureMore(res, p); err != nil || res.Verdict != "" {
+					return res, err
+				}
+				continue
+			}
 		}
 		k, pk := p.best()
+		i := -1
 		if pk >= s.opts.Confidence {
-			res.Verdict, res.Culprit, res.Confidence = Found, k, pk
-			return res, nil
+			if i = s.confirm(p, k); i < 0 || s.budgetLeft() <= 0 {
+				res.Verdict, res.Culprit, res.Confidence = Found, k, pk
+				return res, nil
+			}
+		} else {
+			i = s.pick(p)
 		}
-		i := s.pick(p)
 		if i < 0 {
 			g := p.bestGap()
 			if g.hi-g.lo > 1 {
@@ -388,18 +415,96 @@ func (s *searcher) run() (*Result, error) {
 }
 
 // outOfRuns ends the search short of the confidence: the most probable
-// commit, and the most probable gap between measured commits, which is
-// the honest answer when it holds several commits.
+// commit, and the shortest run of commits that holds the target
+// confidence, which is the answer the report gives: one commit only has
+// the probability it has.
 func (s *searcher) outOfRuns(res *Result, p *posterior) {
 	res.Verdict = OutOfRuns
 	res.Culprit, res.Confidence = p.best()
-	g := p.bestGap()
-	res.First, res.Last, res.RangeConfidence = g.lo+1, g.hi, g.mass
+	res.First, res.Last, res.RangeConfidence = p.credibleRange(s.opts.Confidence)
 }
+
+// confirm returns a commit to run again before culprit k is named, or
+// -1. When the runs show noise that is not one Gaussian (a second mode, or
+// wild runs: the learned shape has either), a single run can pass for the
+// other level, so the culprit and the last measured commit before it each
+// need two runs, and each end three, before the confidence is trusted: a
+// slow run of a good commit would otherwise name it. Clean noise costs no
+// run here.
+func (s *searcher) confirm(p *posterior, k int) int {
+	if s.m == nil {
+		return -1
+	}
+	g := p.gapOf(k)
+	if i := s.leaning(p, g); i >= 0 {
+		return i
+	}
+	if !p.shape.irregular() {
+		return -1
+	}
+	for _, i := range []int{g.hi, g.lo} {
+		if i <= 0 || i >= s.smp.n || s.smp.skipped[i] {
+			continue
+		}
+		if len(s.smp.values[i]) < 2 {
+			return i
+		}
+	}
+	// The levels come from the ends' medians first: with a second mode,
+	// one run of an end may sit in it and put that level where the other
+	// end's runs fall.
+	for _, i := range []int{0, s.smp.n} {
+		if len(s.smp.values[i]) < confirmEndRuns {
+			return i
+		}
+	}
+	return -1
+}
+
+// leaning returns the commit either side of the culprit's gap whose side
+// rests on one run that leans towards the other level by more than
+// leanZ noise standard deviations, or -1: the one value the answer hangs
+// on is then the likeliest to be a run of a second mode that the runs so
+// far have not shown (a slow run of a good commit sits just below the bad
+// level), and one more run of it is cheap insurance.
+func (s *searcher) leaning(p *posterior, g *gap) int {
+	dir := 1.0
+	if p.bad < p.good {
+		dir = -1
+	}
+	if p.sigma <= 0 {
+		return -1
+	}
+	for _, c := range []struct {
+		i     int
+		level float64
+		sign  float64
+	}{{g.hi, p.bad, -dir}, {g.lo, p.good, dir}} {
+		if c.i <= 0 || c.i >= s.smp.n || s.smp.skipped[c.i] || len(p.ys[c.i]) != 1 {
+			continue
+		}
+		if c.sign*(p.ys[c.i][0]-c.level)/p.sigma > leanZ {
+			return c.i
+		}
+	}
+	return -1
+}
+
+// leanZ is how far towards the other level, in noise standard deviations,
+// a lone run next to the step may lie before it is run again.
+const leanZ = 1.5
+
+// confirmEndRuns is how many values each end needs before a culprit is
+// named when the noise is irregular.
+const confirmEndRuns = 3
 
 // pick returns the commit to measure next: the testable intermediate
 // commit whose "bad" probability is nearest one half, or -1 when no such
-// commit is uncertain enough to be worth a run.
+// commit is uncertain enough to be worth a run. The probability it halves
+// is the one at the most likely noise (posterior.atSigma), not averaged
+// over the noise: while a few runs leave the noise uncertain, the average
+// keeps every commit near one half and the runs would creep along the
+// range instead of halving it; the stated confidence stays the average's.
 func (s *searcher) pick(p *posterior) int {
 	if s.m == nil {
 		return -1
@@ -413,6 +518,9 @@ func (s *searcher) pick(p *posterior) int {
 		if math.Min(q, 1-q) < 1e-3 {
 			continue
 		}
+		if p.atSigma != nil {
+			q = pBadIn(p.atSigma, i, p.n)
+		}
 		if d := math.Abs(q - 0.5); d < bestScore-1e-9 {
 			best, bestScore = i, d
 		}
@@ -420,97 +528,137 @@ func (s *searcher) pick(p *posterior) int {
 	return best
 }
 
-// The ends are measured until their difference is both significant (at
-// Alpha) and at least minStepT standard errors: a step known to within a
-// quarter of its size, so that the levels it sorts commits by are right.
-// Ends that do not differ after MaxEndRuns runs each end the search; when
-// their p-value is below futility, a step is emerging, and they get twice
-// as many.
+// The step between good and bad is established when the difference of
+// the two levels (every value of the ends and of the commits settled on
+// either side) is significant at Alpha and at least minStepT standard
+// errors: a step known to within a quarter of its size, so that the
+// levels it sorts commits by are right. Until then the search goes on as
+// usual for searchFirst runs, which measure the noise and the levels as
+// well as repeats of the ends would and move the search forward too; then
+// the ends are run, the one with fewer values first, up to MaxEndRuns
+// values each (twice that while a step is emerging, p < futility). Ends
+// that still do not differ mean no step.
 const (
-	minStepT = 4.0
-	futility = 0.1
+	minStepT    = 4.0
+	futility    = 0.1
+	searchFirst = 4
 )
 
-// measureEnds measures both ends until their step is established, and
-// sets res.Verdict to NoStep when they do not differ.
-func (s *searcher) measureEnds(res *Result) error {
+// measureEnds gives each end its first EndRuns values.
+func (s *searcher) measureEnds() error {
 	n := s.smp.n
-	ends := []int{0, n}
-	if s.m == nil {
-		// The stored values are all there is; the step is tested on
-		// either side of the culprit when the search is done.
-		for _, i := range ends {
+	for _, i := range []int{0, n} {
+		if s.m == nil {
 			if len(s.smp.values[i]) == 0 {
 				return &EndError{Good: i == 0, Err: errors.New("no stored values")}
 			}
+			continue
 		}
-		return nil
-	}
-	measureEnd := func(i int) error {
-		skipped, err := s.measure(i, true)
-		if err != nil {
-			return &EndError{Good: i == 0, Err: err}
-		}
-		if skipped {
-			return &EndError{Good: i == 0, Err: fmt.Errorf("%s: %w", s.skip[i], ErrSkip)}
-		}
-		return nil
-	}
-	for _, i := range ends {
 		for len(s.smp.values[i]) < s.opts.EndRuns {
 			if s.budgetLeft() <= 0 {
 				return fmt.Errorf("the run budget (%d) is too small to measure both ends %d times", s.opts.MaxRuns, s.opts.EndRuns)
 			}
-			if err := measureEnd(i); err != nil {
+			if err := s.measureEnd(i); err != nil {
 				return err
 			}
 		}
 	}
-	for {
-		p, _ := s.posterior()
-		good, bad := p.ys[0], p.ys[n]
-		ng, nb := len(s.smp.values[0]), len(s.smp.values[n])
-		diff, se, pv := stepTest(good, bad, p.noise)
-		s.endsP = pv
-		change := relChange(p.sc, mean(good), diff)
-		significant := pv < s.opts.Alpha && math.Abs(change) >= s.opts.Threshold
-		if significant && math.Abs(diff) >= minStepT*se {
-			return nil
-		}
-		// A change whose upper confidence bound is below the threshold
-		// will not reach it with more runs.
-		if s.opts.Threshold > 0 && p.noise.df > 0 {
-			hi := math.Abs(diff) + tQuantile(1-s.opts.Alpha/2, p.noise.df)*se
-			if math.Abs(relChange(p.sc, mean(good), hi)) < s.opts.Threshold {
-				res.Verdict = NoStep
-				res.Reason = fmt.Sprintf("the change between the ends, %+.2g%%, is below the threshold of %s", 100*change, pct(s.opts.Threshold))
-				return nil
-			}
-		}
-		limit := s.opts.MaxEndRuns
-		if pv < futility {
-			limit *= 2 // a step is emerging: give it more runs
-		}
-		if (ng >= limit && nb >= limit) || s.budgetLeft() <= 0 {
-			if significant {
-				return nil // known less well than hoped, but there
-			}
+	return nil
+}
+
+func (s *searcher) measureEnd(i int) error {
+	skipped, err := s.measure(i, true)
+	if err != nil {
+		return &EndError{Good: i == 0, Err: err}
+	}
+	if skipped {
+		return &EndError{Good: i == 0, Err: fmt.Errorf("%s: %w", s.skip[i], ErrSkip)}
+	}
+	return nil
+}
+
+// checkStep tells whether the step between the ends is established, and
+// sets res.Verdict to NoStep when it surely stays below the threshold.
+func (s *searcher) checkStep(res *Result, p *posterior) (bool, error) {
+	good, bad := p.settled()
+	nz := noise{sigma: p.sigma, df: max(len(good)+len(bad)+p.innerValues()-2, 1)}
+	if p.sigma <= 0 {
+		nz = p.noise
+	}
+	diff, se, pv := stepTest(good, bad, nz)
+	s.endsP = pv
+	change := relChange(p.sc, mean(good), diff)
+	significant := pv < s.opts.Alpha && math.Abs(change) >= s.opts.Threshold
+	if significant && math.Abs(diff) >= minStepT*se {
+		return true, nil
+	}
+	// A change whose upper confidence bound is below the threshold will
+	// not reach it with more runs.
+	if s.opts.Threshold > 0 {
+		hi := math.Abs(diff) + tQuantile(1-s.opts.Alpha/2, nz.df)*se
+		if math.Abs(relChange(p.sc, mean(good), hi)) < s.opts.Threshold {
 			res.Verdict = NoStep
-			if s.budgetLeft() <= 0 {
-				res.Reason = "the run budget ran out before the ends could be told apart from the noise"
-			} else {
-				res.Reason = fmt.Sprintf("the ends do not differ beyond the noise after %d and %d runs", ng, nb)
+			res.Reason = fmt.Sprintf("the change between the ends, %+.2g%%, is below the threshold of %s", 100*change, pct(s.opts.Threshold))
+		}
+	}
+	return false, nil
+}
+
+// middle returns the testable commit nearest the middle of the range
+// that has no value yet, or -1.
+func (s *searcher) middle() int {
+	n := s.smp.n
+	for d := 0; d <= n/2; d++ {
+		for _, i := range []int{n/2 - d, n/2 + d} {
+			if i > 0 && i < n && !s.smp.skipped[i] && len(s.smp.values[i]) == 0 {
+				return i
 			}
-			return nil
 		}
-		i := 0
-		if nb < ng {
-			i = n
+	}
+	return -1
+}
+
+// measureMore makes one run while the step is not established: the
+// search's own choice for the first searchFirst runs between the ends,
+// then the end with fewer values. It sets res.Verdict to NoStep when the
+// ends have had all their runs.
+func (s *searcher) measureMore(res *Result, p *posterior) error {
+	n := s.smp.n
+	inner := 0
+	for i := 1; i < n; i++ {
+		inner += s.runs[i]
+	}
+	if inner < searchFirst && s.budgetLeft() > 0 {
+		i := -1
+		if p != nil {
+			i = s.pick(p)
+		} else {
+			i = s.middle()
 		}
-		if err := measureEnd(i); err != nil {
+		if i >= 0 {
+			_, err := s.measure(i, false)
 			return err
 		}
 	}
+	ng, nb := len(s.smp.values[0]), len(s.smp.values[n])
+	limit := s.opts.MaxEndRuns
+	if s.endsP < futility {
+		limit *= 2 // a step is emerging: give it more runs
+	}
+	if (ng >= limit && nb >= limit) || s.budgetLeft() <= 0 {
+		res.Verdict = NoStep
+		if s.budgetLeft() <= 0 {
+			res.Reason = "the run budget ran out before the ends could be told apart from the noise"
+		} else {
+			res.Reason = fmt.Sprintf("the ends do not differ beyond the noise after %d and %d runs", ng, nb)
+		}
+		return nil
+	}
+	i := 0
+	if nb < ng {
+		i = n
+	}
+	return s.measureEnd(i)
 }
 
 // relChange converts a difference on the model's scale to the reported

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 )
 
@@ -18,8 +19,13 @@ type simulation struct {
 	step       float64 // in units of sigma; negative is a drop
 	skip       map[int]bool
 	outliers   float64
-	rng        *rand.Rand
-	runs       int
+	// noise draws one run's deviation from its level on the log scale in
+	// place of the Gaussian of standard deviation sigma (nil: Gaussian).
+	noise func(r *rand.Rand) float64
+	// known are values stored before the search (not counted as runs).
+	known map[int][]float64
+	rng   *rand.Rand
+	runs  int
 }
 
 func newSimulation(n, culprit int, sigma, step float64, seed uint64) *simulation {
@@ -42,7 +48,7 @@ type tally struct{ trials, right, found, wrong, runs int }
 // trial runs one Search over sm and counts its outcome.
 func (ty *tally) trial(tb testing.TB, sm *simulation, opts Options) *Result {
 	tb.Helper()
-	res, err := Search(context.Background(), sm.n, nil, sm, opts)
+	res, err := Search(context.Background(), sm.n, sm.known, sm, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -65,7 +71,12 @@ func (sm *simulation) value(i int) float64 {
 	if i >= sm.culprit {
 		level += sm.step * sm.sigma
 	}
-	v := level + sm.sigma*sm.rng.NormFloat64()
+	var v float64
+	if sm.noise != nil {
+		v = level + sm.noise(sm.rng)
+	} else {
+		v = level + sm.sigma*sm.rng.NormFloat64()
+	}
 	if sm.outliers > 0 && sm.rng.Float64() < sm.outliers {
 		v += 0.3 * float64(1-2*sm.rng.IntN(2))
 	}
@@ -83,9 +94,22 @@ func (sm *simulation) Measure(_ context.Context, i int) ([]float64, error) {
 // classic is git bisect with one run per step: each end once, then every
 // midpoint once, judged by the nearer of the two end values; a skipped
 // midpoint moves to its next testable neighbour, as git bisect does.
-func (sm *simulation) classic() (culprit, runs int) {
-	g, b := sm.value(0), sm.value(sm.n)
-	runs = 2
+func (sm *simulation) classic() (culprit, runs int) { return sm.medianBisect(1) }
+
+// medianBisect is git bisect with the median of perStep runs a step: each
+// end and every midpoint is run perStep times and its median judged by the
+// nearer of the ends' medians.
+func (sm *simulation) medianBisect(perStep int) (culprit, runs int) {
+	at := func(i int) float64 {
+		vs := make([]float64, perStep)
+		for j := range vs {
+			vs[j] = sm.value(i)
+		}
+		runs += perStep
+		sort.Float64s(vs)
+		return vs[perStep/2]
+	}
+	g, b := at(0), at(sm.n)
 	lo, hi := 0, sm.n
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
@@ -95,8 +119,7 @@ func (sm *simulation) classic() (culprit, runs int) {
 		if sm.skip[mid] {
 			break
 		}
-		v := sm.value(mid)
-		runs++
+		v := at(mid)
 		if math.Abs(math.Log(v/b)) < math.Abs(math.Log(v/g)) {
 			hi = mid
 		} else {

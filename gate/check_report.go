@@ -63,6 +63,9 @@ func (r *Report) baselineLine(code, esc func(string) string) string {
 	if r.BaseRef == "" {
 		base = code(shortSHA(r.Base))
 	}
+	if r.Paired {
+		return fmt.Sprintf("%s (%s), run interleaved with head on this machine", code(shortSHA(r.Baseline.Commit)), base)
+	}
 	if r.Baseline.Commit == "" {
 		return fmt.Sprintf("none measured within %d commits of the merge-base %s with %s", r.Rules.MaxDistance, code(shortSHA(r.Baseline.MergeBase)), base)
 	}
@@ -83,6 +86,9 @@ func (r *Report) rulesLine() string {
 		}
 	case src == "":
 		src = "--rule flags"
+	}
+	if r.Paired {
+		return fmt.Sprintf("%d from %s; paired runs, alpha %g", r.Rules.Count, src, pairedAlpha)
 	}
 	return fmt.Sprintf("%d from %s; noise window %d commits, max distance %d", r.Rules.Count, src, r.Rules.Window, r.Rules.MaxDistance)
 }

@@ -196,6 +196,28 @@
 // Absolute bounds (max, min) apply to the median of head's runs and need
 // no baseline.
 //
+// # Paired runs (perfgate ab)
+//
+// CheckPaired (paired.go) judges runs of base and head made interleaved on
+// one machine (A B B A ...): pair i is a base run and the head run next to
+// it in time, so what drifts during the session (a machine warming up or
+// throttling, a neighbour's load) moves both alike. Per series and
+// relative rule, d_i = log(head_i/base_i); the shift is the Hodges-Lehmann
+// estimate of d (the median of its pairwise means) and the test is a
+// one-sided paired t test on d at alpha 0.01 (Paired). A paired t test
+// decides from three consistent pairs, where a Wilcoxon signed-rank test
+// cannot go below 1/2^n (0.031 at five pairs); an outlying pair inflates
+// its variance, so heavy tails make it more conservative, not less. A
+// check fails when the shift is worse than the limit and significant,
+// is inconclusive when worse but not significant, and is improved when
+// better than the limit and significant the other way. The metrics of one
+// benchmark are strongly correlated, so there is no correction across
+// them. Absolute rules apply to the median of head's runs, and an invalid
+// head run fails its series on validity. Inconclusive checks make the
+// report's verdict what the inconclusive policy says, as in Check; the
+// report names head's testbeds and its checks have method "paired", which
+// ReadReport accepts.
+//
 // # Reports
 //
 // A check report carries Warnings, the caveats of its verdict

@@ -32,10 +32,14 @@ const (
 
 // Report is the result of Check.
 type Report struct {
-	Verdict    Verdict       `json:"verdict"` // pass or fail
-	Head       string        `json:"head"`
-	Dirty      bool          `json:"dirty,omitempty"`    // head results came from a working tree with changes
-	Testbeds   []string      `json:"testbeds,omitempty"` // the testbeds head's results were measured on
+	Verdict  Verdict  `json:"verdict"` // pass or fail
+	Head     string   `json:"head"`
+	Dirty    bool     `json:"dirty,omitempty"`    // head results came from a working tree with changes
+	Testbeds []string `json:"testbeds,omitempty"` // the testbeds head's results were measured on
+	// Paired: head and base were run interleaved on one machine and
+	// compared pair by pair (perfgate ab, CheckPaired); Base is then the
+	// base commit itself.
+	Paired     bool          `json:"paired,omitempty"`
 	BaseRef    string        `json:"base_ref,omitempty"`
 	Base       string        `json:"base,omitempty"` // the base branch commit
 	Baseline   BaselineRef   `json:"baseline"`

@@ -52,6 +52,10 @@ func writeReportJSON(w io.Writer, r *Report) error {
 		}
 		j.close(']')
 	}
+	if r.Paired {
+		j.key("paired")
+		j.bool(true)
+	}
 	if r.BaseRef != "" {
 		j.key("base_ref")
 		j.str(r.BaseRef)

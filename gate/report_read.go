@@ -29,7 +29,7 @@ const (
 )
 
 // Methods lists the methods a check's verdict may come from.
-var Methods = []string{MethodShift, MethodMannWhitney, MethodNoiseBand, MethodRepeats, MethodThreshold, MethodAbsolute, MethodValidity}
+var Methods = []string{MethodShift, MethodMannWhitney, MethodNoiseBand, MethodRepeats, MethodThreshold, MethodAbsolute, MethodValidity, MethodPaired}
 
 // InconclusivePolicies lists the values of the rules file's inconclusive key.
 var InconclusivePolicies = []string{InconclusivePass, InconclusiveWarn, InconclusiveFail}

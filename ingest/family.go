@@ -356,8 +356,8 @@ func looksYAML(head []byte) bool {
 // -> b_per_op, MB/s -> mb_per_s, µs/op -> us_per_op, % -> pct), whose
 // directions package metric infers from the suffix; "iterations" is the
 // iteration count. Two units of a line that become one name (a-b/op and
-// a_b/op) are an error naming both. Configuration lines (goos, goarch, pkg, cpu, ...)
-// become labels. As benchstat does, a line that does not parse (a
+// a_b/op) are an error naming both. Configuration lines (goos, goarch,
+// pkg, cpu, ...) become labels. As benchstat does, a line that does not parse (a
 // malformed Unit line, a result line cut short or split by the benchmark's
 // own output, a benchmark that failed: "BenchmarkX-8 --- FAIL: ...") is
 // left out with a warning naming its line, on the next result (the last

@@ -7,10 +7,11 @@
 // parser of the detected format, and returns results as their blocks
 // complete (Scan/Result/Err, like bufio.Scanner). Structured documents
 // (JSON, YAML, CSV) are decoded whole, since their meaning depends on the
-// whole document. A malformed or cut-off block is a positioned *Error
-// ("file:line: what, and what to do"), never a panic and never a silently
-// partial result; the input then stores nothing (Go benchmark output, read
-// as benchstat reads it, is the one exception: see below).
+// whole document; one larger than Options.MaxDocBytes is an error. A
+// malformed or cut-off block is a positioned *Error ("file:line: what,
+// and what to do"), never a panic and never a silently partial result;
+// the input then stores nothing (Go benchmark output, read as benchstat
+// reads it, is the one exception: see below).
 //
 // # Truncation
 //
@@ -248,6 +249,41 @@ func Formats() []string {
 type Options struct {
 	// Format forces a format by name; "" or "auto" detects.
 	Format string
+	// MaxDocBytes bounds a structured document (JSON, YAML, CSV, Go
+	// benchmark output), which is read whole: a larger input is an
+	// error, read no further than the limit. Zero means
+	// DefaultMaxDocBytes. Text output streams and is not bounded.
+	MaxDocBytes int64
+}
+
+// DefaultMaxDocBytes is the default bound on a structured document. Decoded
+// into Go values a JSON document takes about five times its size (a 1 GiB
+// file took 5.3 GB), so this keeps a parse under about 1.3 GB.
+const DefaultMaxDocBytes = 256 << 20
+
+// DocTooLargeError is the cause (errors.As) of the *Error for a
+// structured document over the limit.
+type DocTooLargeError struct {
+	Family string // "json", "yaml", "csv", "gobench"
+	Limit  int64
+}
+
+func (e *DocTooLargeError) Error() string {
+	return fmt.Sprintf("the %s document is larger than %s, the most perfgate reads of one document (it is read whole, and decoding takes several times its size in memory); raise the limit with perfgate parse or ingest --max-doc-size (or PERFGATE_MAX_DOC_SIZE), e.g. --max-doc-size %s, or split the file",
+		e.Family, FormatBytes(e.Limit), FormatBytes(e.Limit*4))
+}
+
+// FormatBytes prints a size in the units --max-doc-size accepts.
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
 }
 
 // Reader reads results from one input.
@@ -468,10 +504,19 @@ func (r *Reader) step() {
 	case "text":
 		r.stepText()
 	default:
-		data, err := io.ReadAll(r.br)
+		limit := r.opts.MaxDocBytes
+		if limit <= 0 {
+			limit = DefaultMaxDocBytes
+		}
+		data, err := io.ReadAll(io.LimitReader(r.br, limit+1))
 		r.done = true
 		if err != nil {
 			r.err = &Error{File: r.file, Msg: fmt.Sprintf("read failed: %v", err)}
+			return
+		}
+		if int64(len(data)) > limit {
+			tooLarge := &DocTooLargeError{Family: r.family, Limit: limit}
+			r.err = &Error{File: r.file, Msg: tooLarge.Error(), Err: tooLarge}
 			return
 		}
 		switch r.family {

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -75,14 +76,17 @@ func damaged(path string, err error) error {
 	return err
 }
 
-// guard runs fn with memory faults turned into panics and any panic
-// turned into a *DamagedError for path. Faults are only expected from
-// bbolt reading a damaged file; a panic of perfgate's own code lands here
-// too and keeps its message in the detail.
+// guard runs fn with memory faults turned into panics, and turns a panic
+// raised in bbolt or in this package (reading a damaged file) into a
+// *DamagedError for path. A panic raised elsewhere (a caller's callback
+// given to Each) is not the file's fault and goes on.
 func guard(path string, fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
+			if !panickedInStore() {
+				panic(p)
+			}
 			detail := fmt.Sprintf("reading it failed: %v", p)
 			if re, ok := p.(runtime.Error); ok && strings.Contains(re.Error(), "memory address") {
 				detail = "a page refers to memory outside the file"
@@ -114,6 +118,30 @@ func boltOpen(path string, opts *bolt.Options) (*bolt.DB, error) {
 	}
 	return db, err
 }
+
+// panickedInStore reports, from a deferred function that recovered a
+// panic, whether the function that panicked (the first frame below the
+// runtime's panic machinery) belongs to bbolt or to this package.
+func panickedInStore() bool {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	inPanic := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic" || f.Function == "runtime.sigpanic" || f.Function == "runtime.panicmem":
+			inPanic = true
+		case inPanic && !strings.HasPrefix(f.Function, "runtime."):
+			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt") || strings.HasPrefix(f.Function, storePkg)
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// storePkg prefixes the function names of this package.
+var storePkg = reflect.TypeFor[Store]().PkgPath() + "."
 
 // bbolt's on-disk constants (go.etcd.io/bbolt/internal/common).
 const (
@@ -189,22 +217,48 @@ func checkFile(path string) error {
 		return nil // bbolt's open reports it, with the permission advice
 	}
 	defer f.Close()
+	// Another perfgate may be committing meanwhile (this runs before
+	// bbolt takes the file's lock): the size is read after the meta page
+	// (a file only grows), and a complaint stands only when the meta page
+	// did not change while it was checked. A commit writes its meta page
+	// last, and the pages of the meta page it replaces are reused only
+	// by the commit after it, so an unchanged meta page means a
+	// consistent read.
+	for attempt := 1; ; attempt++ {
+		fi, err := f.Stat()
+		if err != nil || fi.Size() == 0 {
+			return nil
+		}
+		m, err := readMeta(f, fi.Size())
+		if errors.Is(err, errNotBolt) {
+			return nil // not a history at all: bbolt's open says so
+		}
+		if err != nil {
+			return &DamagedError{Path: path, Detail: err.Error()}
+		}
+		derr := checkPages(f, m)
+		if derr == nil {
+			return nil
+		}
+		derr.Path = path
+		if again, err := readMeta(f, fi.Size()); attempt == 3 || err != nil || again.txid == m.txid {
+			return derr
+		}
+	}
+}
+
+// checkPages checks the pages a meta page refers to: that the file holds
+// all of them, and the free page list.
+func checkPages(f *os.File, m boltMeta) *DamagedError {
 	fi, err := f.Stat()
-	if err != nil || fi.Size() == 0 {
-		return nil
-	}
-	m, err := readMeta(f, fi.Size())
-	if errors.Is(err, errNotBolt) {
-		return nil // not a history at all: bbolt's open says so
-	}
 	if err != nil {
-		return &DamagedError{Path: path, Detail: err.Error()}
+		return nil // bbolt's open reports it
 	}
 	if need := int64(m.pgid) * int64(m.pageSize); need > fi.Size() || need < 0 {
-		return &DamagedError{Path: path, Detail: fmt.Sprintf("the file is %d bytes long but its pages need %d: it was cut short", fi.Size(), need), cut: true}
+		return &DamagedError{Detail: fmt.Sprintf("the file is %d bytes long but its pages need %d: it was cut short", fi.Size(), need), cut: true}
 	}
 	if err := checkFreelist(f, m); err != nil {
-		return &DamagedError{Path: path, Detail: err.Error()}
+		return &DamagedError{Detail: err.Error()}
 	}
 	return nil
 }

@@ -332,3 +332,57 @@ func FuzzDamagedHistory(f *testing.F) {
 		}
 	})
 }
+
+// A panic raised outside the store (in a caller's callback) is not damage:
+// guard lets it go on instead of calling the history damaged.
+func TestGuardKeepsCallersPanics(t *testing.T) {
+	s := openTest(t, Options{})
+	mustPut(t, s, mkRun(1, "b", 1))
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "negative Repeat count") {
+			t.Fatalf("recovered %v, want the callback's own panic", p)
+		}
+	}()
+	err := s.Each(Filter{}, func(Run) error {
+		_ = strings.Repeat("x", -1) // panics in package strings
+		return nil
+	})
+	t.Fatalf("Each returned %v, want the callback's panic to go on", err)
+}
+
+// The checks before bbolt opens the file run without its lock: a history
+// being written meanwhile must never look damaged to them.
+func TestCheckFileWhileWriting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	w, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer w.Close()
+		for c := range 150 {
+			if _, err := w.Put([]Run{mkRun(c, "b", float64(c))}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	checks := 0
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d checks while 150 runs were stored", checks)
+			return
+		default:
+		}
+		if err := checkFile(path); err != nil {
+			t.Fatalf("check %d while the history is written: %v", checks, err)
+		}
+		checks++
+	}
+}

@@ -91,7 +91,7 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 	case errors.Is(err, ErrLocked), errors.Is(err, berrors.ErrTimeout):
 		return rep, openError(path, timeout, err)
 	case err != nil:
-		rep.problem("bbolt cannot open it: %v", err)
+		rep.problem("bbolt cannot open it: %s", detail(err))
 	default:
 		err = guard(path, func() error {
 			return db.View(func(tx *bolt.Tx) error {
@@ -100,9 +100,9 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 			})
 		})
 		if err != nil {
-			rep.problem("%v", err)
+			rep.problem("%s", detail(err))
 		}
-		guard(path, db.Close)
+		defer guard(path, db.Close) // its lock keeps writers out of the scan too
 	}
 	if werr == nil && rep.Lost() {
 		werr = salvageScan(path, fi.Size(), bw, &rep, written)
@@ -114,6 +114,16 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 		return rep, fmt.Errorf("recover: write failed: %w", werr)
 	}
 	return rep, nil
+}
+
+// detail is what an error says of the damage, without the advice to run
+// recover that a *DamagedError adds.
+func detail(err error) string {
+	var de *DamagedError
+	if errors.As(err, &de) {
+		return de.Detail
+	}
+	return err.Error()
 }
 
 // salvageScan adds the runs scanPages finds that were not written yet.
@@ -134,7 +144,7 @@ func salvageScan(path string, size int64, w io.Writer, rep *SalvageReport, writt
 		runs, bad = scanPages(f, size, pageSize).runs(func(r *Run) bool { return written[r.Commit+"/"+r.ID] })
 		return nil
 	}); err != nil {
-		rep.problem("reading the pages: %v", err)
+		rep.problem("reading the pages: %s", detail(err))
 	}
 	if bad > 0 {
 		rep.problem("%d run records found in the pages could not be decoded", bad)
@@ -158,7 +168,7 @@ func salvageTx(tx *bolt.Tx, path string, w io.Writer, rep *SalvageReport, writte
 	step := func(what string, fn func()) bool {
 		err := guard(path, func() error { fn(); return nil })
 		if err != nil {
-			rep.problem("%s: %v", what, err.(*DamagedError).Detail)
+			rep.problem("%s: %s", what, detail(err))
 		}
 		return err == nil
 	}
@@ -210,7 +220,7 @@ func salvageTx(tx *bolt.Tx, path string, w io.Writer, rep *SalvageReport, writte
 			})
 			if err != nil {
 				if skip == 0 {
-					rep.problem("the pages after run %d: %v", next-1, err.(*DamagedError).Detail)
+					rep.problem("the pages after run %d: %s", next-1, detail(err))
 				}
 				c = nil
 				skip = max(1, 2*skip)
@@ -283,20 +293,26 @@ type pageScan struct {
 func scanPages(r io.ReaderAt, size, pageSize int64) *pageScan {
 	sc := &pageScan{names: map[uint32]string{}, ids: map[uint32]string{}}
 	hdr := make([]byte, boltPageHeader)
-	for p, groups := int64(2), 0; (p+1)*pageSize <= size && groups < maxScanPageGroups; groups++ {
+	for p, groups := int64(2), 0; p*pageSize+boltPageHeader <= size && groups < maxScanPageGroups; groups++ {
 		if _, err := r.ReadAt(hdr, p*pageSize); err != nil {
 			break
 		}
 		flags, overflow := binary.LittleEndian.Uint16(hdr[8:]), int64(binary.LittleEndian.Uint32(hdr[12:]))
 		n := int64(1)
-		if flags == boltLeafPage && overflow > 0 && (p+1+overflow)*pageSize <= size {
+		if flags == boltLeafPage {
 			n += overflow
+		}
+		end := (p + n) * pageSize
+		if end > size {
+			// Cut short, or a damaged overflow count: read to the end
+			// of the file, and scan the pages after this one too.
+			end, n = size, 1
 		}
 		// A page whose type is damaged may be a leaf too: every offset
 		// is checked and every record validated, so trying costs only
 		// time.
 		if flags == boltLeafPage || !knownPageType(flags) {
-			buf := make([]byte, n*pageSize)
+			buf := make([]byte, end-p*pageSize)
 			if _, err := r.ReadAt(buf, p*pageSize); err == nil {
 				sc.leaf(buf, 0)
 			}

@@ -130,12 +130,16 @@ perfgate ingest --name serving --commit $GITHUB_SHA --label hardware=910B result
 vllm bench serve ... | perfgate ingest --name serving -`,
 	"run": `
 perfgate run --name serving --repeat 3 -- vllm bench serve --model Qwen/Qwen2.5-7B-Instruct
-perfgate run --name serving -- ./bench.sh && perfgate check`,
+perfgate run --name serving -- ./bench.sh && perfgate check
+perfgate run --name serving --repeat auto --max-runs 5 -- ./bench.sh && perfgate check`,
 	"check": `
 perfgate check                                 # HEAD against main, rules from .perfgate.yml
 perfgate check --rule 'Mean TTFT:3%' --rule 'failed<=0'
 perfgate check --head feature --base main -o markdown --out report.md
 perfgate check -o json | jq .verdict`,
+	"ab": `
+perfgate ab --base main --name serving --rule 'Mean TTFT:5%' -- ./bench.sh
+perfgate ab --base v0.9.0 --head feature --repeat 8 --name serving -o markdown --out ab.md -- vllm bench serve ...`,
 	"compare": `
 perfgate compare main HEAD
 perfgate compare v0.9.0 v0.10.0 -o markdown`,
@@ -198,7 +202,7 @@ func commands(e *env) []*cli.Command {
 	return out
 }
 
-var helpOrder = []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish"}
+var helpOrder = []string{"parse", "ingest", "run", "check", "ab", "compare", "history", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish"}
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
@@ -214,7 +218,7 @@ func isTerminal(w io.Writer) bool {
 
 // outputFlag is the -o flag every command shares.
 func outputFlag(choices ...string) *cli.StringFlag {
-	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: choices[0], Usage: "output format: " + strings.Join(choices, ", ")}
+	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: choices[0], Usage: "format of what perfgate prints: " + strings.Join(choices, ", ")}
 }
 
 // checkOutput validates -o against the command's choices.
@@ -230,7 +234,7 @@ func checkOutput(c *cli.Context, choices ...string) (string, error) {
 
 // cmdArgsCommands take the benchmark command as their arguments: flags after
 // its first word belong to it, not to perfgate.
-var cmdArgsCommands = map[string]bool{"run": true, "bisect-step": true}
+var cmdArgsCommands = map[string]bool{"run": true, "ab": true, "bisect-step": true}
 
 // normalizeArgs rejects an unknown command with a suggestion, and moves the
 // flags a user typed after a command's arguments (perfgate compare main HEAD

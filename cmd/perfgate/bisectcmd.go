@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os/exec"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,10 +15,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfgate/perfgate/bisect"
-	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/ingest"
 	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
 
 	"github.com/perfgate/perfgate/internal/suggest"
@@ -53,12 +51,12 @@ func bisectCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "run", Usage: "shell command `CMD` that runs the benchmark in the commit's checkout"},
 			&cli.BoolFlag{Name: "stored", Usage: "no runs: search the stored results alone"},
 			&cli.StringFlag{Name: "threshold", Value: "0", Usage: "smallest change between good and bad that counts, in `PERCENT` (e.g. 5%)"},
-			&cli.IntFlag{Name: "max-runs", Usage: "run budget `N`", DefaultText: "10 + 3*log2(commits)"},
+			&cli.IntFlag{Name: "max-runs", Usage: "run budget `N`", DefaultText: "12 + 4*log2(commits)"},
 			&cli.StringFlag{Name: "confidence", Value: "0.95", Usage: "stop when one commit has posterior probability `P` (0.95 or 95%)"},
-			&cli.IntFlag{Name: "end-runs", Value: bisect.DefaultEndRuns, Usage: "runs `N` of each end before the search starts (more when the step is small)"},
+			&cli.IntFlag{Name: "end-runs", Value: bisect.DefaultEndRuns, Usage: "runs `N` of each end before the search starts (more while the step is not established)"},
 			&cli.BoolFlag{Name: "skip-failures", Usage: "skip commits where CMD fails or prints no result, instead of stopping"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`: stored results must match it, new ones get it; repeatable"},
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of CMD: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the output of CMD as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			&cli.StringFlag{Name: "workdir", Usage: "`DIR` for the temporary checkouts (default: the system's temporary directory)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show CMD's output on stderr as it runs"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "report format: text, markdown, json"},
@@ -68,57 +66,27 @@ func bisectCommand(e *env) *cli.Command {
 	}
 }
 
-// bisectSpec is what a bisect measures: one metric of one benchmark.
-type bisectSpec struct {
-	name   string
-	metric metric.Info
-	typed  string // --metric as typed
-	labels map[string]string
-	format string
-	// machine is the testbed the runs are made on (set once the repository
-	// is open): new runs record it, stored ones of other testbeds are not
-	// reused.
-	machine machine
-}
-
-func parseSpec(c *cli.Context) (bisectSpec, error) {
-	sp := bisectSpec{name: c.String("name"), typed: c.String("metric"), format: c.String("format")}
-	if sp.name == "" {
+func parseSpec(c *cli.Context) (runner.Target, error) {
+	sp := runner.Target{Name: c.String("name"), Typed: c.String("metric"), Format: c.String("format")}
+	if sp.Name == "" {
 		return sp, usageErrorf("%s: --name is required: the benchmark name results are stored under (for example --name serving)", c.Command.Name)
 	}
-	if sp.typed == "" {
+	if sp.Typed == "" {
 		return sp, usageErrorf("%s: --metric is required: the metric that changed, e.g. --metric mean_ttft_ms or --metric 'Mean TTFT'", c.Command.Name)
 	}
-	if info, ok := metric.Lookup(sp.typed); ok {
-		sp.metric = info
+	if info, ok := metric.Lookup(sp.Typed); ok {
+		sp.Metric = info
 	} else {
-		sp.metric = metric.Get(metric.Sanitize(sp.typed))
+		sp.Metric = metric.Get(metric.Sanitize(sp.Typed))
 	}
-	if sp.metric.Name == "" {
-		return sp, usageErrorf("--metric %q is not a metric name; use a canonical name such as mean_ttft_ms", sp.typed)
+	if sp.Metric.Name == "" {
+		return sp, usageErrorf("--metric %q is not a metric name; use a canonical name such as mean_ttft_ms", sp.Typed)
 	}
 	var err error
-	if sp.labels, err = parseLabels(c.StringSlice("label")); err != nil {
+	if sp.Labels, err = parseLabels(c.StringSlice("label")); err != nil {
 		return sp, err
 	}
 	return sp, nil
-}
-
-// unknownMetric is the error for a metric no result has.
-func (sp bisectSpec) unknownMetric(where string, have map[string]bool) error {
-	names := make([]string, 0, len(have))
-	for n := range have {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	msg := fmt.Sprintf("--metric %q: %s: no metric %q", sp.typed, where, sp.metric.Name)
-	if s := metric.Suggest(sp.typed); s != "" && have[s] {
-		msg += fmt.Sprintf("; did you mean %q?", s)
-	}
-	if len(names) > 0 {
-		msg += "; it has: " + strings.Join(names, ", ")
-	}
-	return usageErrorf("%s", msg)
 }
 
 // parsePercent reads "5%", "5" (both 5%) or "0.5%".
@@ -158,7 +126,7 @@ func runBisect(c *cli.Context, e *env) error {
 		return err
 	}
 	if c.String("good") == "" {
-		return usageErrorf("bisect: --good is required: a commit where %s was still at its old level (a tag, branch or SHA)", sp.metric.Name)
+		return usageErrorf("bisect: --good is required: a commit where %s was still at its old level (a tag, branch or SHA)", sp.Metric.Name)
 	}
 	cmdline, stored := c.String("run"), c.Bool("stored")
 	if (cmdline == "") == !stored {
@@ -173,10 +141,10 @@ func runBisect(c *cli.Context, e *env) error {
 		return err
 	}
 	if c.Int("max-runs") < 0 {
-		return usageErrorf("--max-runs %d: the run budget must be positive; omit it for the default, 10 + 3*log2(commits)", c.Int("max-runs"))
+		return usageErrorf("--max-runs %d: the run budget must be positive; omit it for the default, 12 + 4*log2(commits)", c.Int("max-runs"))
 	}
-	if c.Int("end-runs") < 2 {
-		return usageErrorf("--end-runs %d: each end needs at least 2 runs to measure the noise", c.Int("end-runs"))
+	if c.Int("end-runs") < 1 {
+		return usageErrorf("--end-runs %d: each end needs at least 1 run", c.Int("end-runs"))
 	}
 	if mr := c.Int("max-runs"); mr > 0 && mr <= 2*c.Int("end-runs") && !stored {
 		return usageErrorf("--max-runs %d leaves no run for the search after %d runs of each end (--end-runs); give it at least %d", mr, c.Int("end-runs"), 2*c.Int("end-runs")+1)
@@ -187,9 +155,11 @@ func runBisect(c *cli.Context, e *env) error {
 	}
 	defer repo.Close()
 	if !stored {
-		if sp.machine, err = detectMachine(c, e, repo); err != nil {
+		m, err := detectMachine(c, e, repo)
+		if err != nil {
 			return err
 		}
+		sp.Testbed, sp.Env = m.testbed, m.env
 	}
 	good, err := repo.Resolve(c.String("good"))
 	if err != nil {
@@ -200,7 +170,7 @@ func runBisect(c *cli.Context, e *env) error {
 		return gitError(fmt.Errorf("--bad: %w", err))
 	}
 	if good == bad {
-		return usageErrorf("--good and --bad are the same commit %s; --bad must be a later commit where %s changed", short(good), sp.metric.Name)
+		return usageErrorf("--good and --bad are the same commit %s; --bad must be a later commit where %s changed", short(good), sp.Metric.Name)
 	}
 	chain, err := repo.FirstParents(good, bad)
 	if err != nil {
@@ -229,40 +199,73 @@ func runBisect(c *cli.Context, e *env) error {
 	opts := bisect.Options{
 		Confidence: confidence, MaxRuns: c.Int("max-runs"), EndRuns: c.Int("end-runs"), Threshold: threshold,
 		Progress: progressPrinter(e, commits, sp, start),
+		History:  historyShape(c, e, repo, sp, shas),
 	}
 	var m bisect.Measurer
 	if !stored {
+		var note string
+		if cmdline, note = localScript(repo, cmdline, shas[0], shas[len(shas)-1]); note != "" {
+			fmt.Fprintf(e.stderr, "perfgate: bisect: %s\n", note)
+		}
 		live := io.Writer(nil)
 		if c.Bool("verbose") {
 			live = e.stderr
 		}
-		m = &commitMeasurer{
-			c: c, e: e, repo: repo, sp: sp, commits: commits, cmdline: cmdline, live: live,
-			wt:           &bisect.Worktree{Repo: repo, Dir: c.String("workdir")},
-			skipFailures: c.Bool("skip-failures"),
-		}
+		m = &bisectMeasurer{&runner.CommitMeasurer{
+			Worktree: &runner.Worktree{Repo: repo, Dir: c.String("workdir")},
+			Saver:    saver(c, repo),
+			Target:   sp, Commits: commits, Cmdline: cmdline, Live: live,
+			SkipFailures: c.Bool("skip-failures"),
+		}}
 		if opts.MaxRuns == 0 {
 			opts.MaxRuns = bisect.DefaultBudget(n)
 		}
 		fmt.Fprintf(e.stderr, "perfgate: bisect: %d commits from %s to %s, %s of %s, budget %d runs\n",
-			n, commits[0].Short, commits[n].Short, sp.metric.Name, sp.name, opts.MaxRuns)
+			n, commits[0].Short, commits[n].Short, sp.Metric.Name, sp.Name, opts.MaxRuns)
 	}
 	res, err := bisect.Search(c.Context, n, known, m, opts)
 	if err != nil {
 		return bisectError(err, commits, known, stored, sp)
 	}
 	rep := &bisect.Report{
-		Benchmark: sp.name, Metric: sp.metric.Name, Label: sp.metric.Label, Unit: sp.metric.Unit,
+		Benchmark: sp.Name, Metric: sp.Metric.Name, Label: sp.Metric.Label, Unit: sp.Metric.Unit,
 		Commits: commits, Stored: stored, Target: confidence, Threshold: threshold,
 		Elapsed: time.Since(start), Result: res,
 	}
-	switch sp.metric.Direction {
+	switch sp.Metric.Direction {
 	case metric.LowerIsBetter:
 		rep.Direction = "lower"
 	case metric.HigherIsBetter:
 		rep.Direction = "higher"
 	}
-	return writeBisectReport(c, e, rep, format)
+	if err := writeBisectReport(c, e, rep, format); err != nil {
+		return err
+	}
+	return bisectExit(res.Verdict)
+}
+
+// Exit codes of a bisect that printed its report: a script tells found
+// from not found without -o json.
+const (
+	exitBisectNoStep     = 4 // good and bad do not differ beyond the noise (or threshold)
+	exitBisectBudget     = 5 // the budget ran out: a range with its probability, no single commit
+	exitBisectUntestable = 6 // every candidate was skipped
+)
+
+func bisectExit(v bisect.Verdict) error {
+	code := 0
+	switch v {
+	case bisect.NoStep:
+		code = exitBisectNoStep
+	case bisect.OutOfRuns:
+		code = exitBisectBudget
+	case bisect.Untestable:
+		code = exitBisectUntestable
+	}
+	if code == 0 {
+		return nil
+	}
+	return &exitError{code: code, err: errQuiet}
 }
 
 func writeBisectReport(c *cli.Context, e *env, rep *bisect.Report, format string) error {
@@ -279,7 +282,7 @@ func writeBisectReport(c *cli.Context, e *env, rep *bisect.Report, format string
 }
 
 // bisectError explains a search that could not finish.
-func bisectError(err error, commits []bisect.Commit, known map[int][]float64, stored bool, sp bisectSpec) error {
+func bisectError(err error, commits []bisect.Commit, known map[int][]float64, stored bool, sp runner.Target) error {
 	if errors.Is(err, context.Canceled) {
 		return envError(fmt.Errorf("bisect: interrupted; the temporary checkout was removed, and the runs already made are stored and reused by the next bisect"))
 	}
@@ -291,7 +294,7 @@ func bisectError(err error, commits []bisect.Commit, known map[int][]float64, st
 		}
 		if stored {
 			return usageErrorf("--stored: %s %s has no stored %s results with %s%s; pass a measured commit as %s, or bisect with --run",
-				flag, commits[i].Short, sp.name, sp.metric.Name, nearestMeasured(commits, known, ee.Good), flag)
+				flag, commits[i].Short, sp.Name, sp.Metric.Name, nearestMeasured(commits, known, ee.Good), flag)
 		}
 		if errors.Is(err, bisect.ErrSkip) {
 			return usageErrorf("%s %s cannot be tested (%v); pick another %s", flag, commits[i].Short, ee.Err, flag)
@@ -325,7 +328,7 @@ func nearestMeasured(commits []bisect.Commit, known map[int][]float64, good bool
 // the range: valid runs of the benchmark, measured on a clean checkout,
 // whose labels match --label. Runs of several identities (two models, two
 // machines) are not mixed: that is an error asking for --label.
-func loadStored(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, shas []string, required bool) (map[int][]float64, error) {
+func loadStored(c *cli.Context, repo *gitrepo.Repo, sp runner.Target, shas []string, required bool) (map[int][]float64, error) {
 	s, err := openStore(c, repo, true)
 	if err != nil {
 		return nil, err
@@ -337,7 +340,7 @@ func loadStored(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, shas []string
 		}
 		return map[int][]float64{}, nil
 	}
-	runs, err := s.ByBenchmark(sp.name, shas)
+	runs, err := s.ByBenchmark(sp.Name, shas)
 	var benches []string
 	if err == nil && required && len(runs) == 0 {
 		benches, err = s.Benchmarks()
@@ -346,42 +349,17 @@ func loadStored(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, shas []string
 	if err != nil {
 		return nil, storeError(err)
 	}
-	index := make(map[string]int, len(shas))
-	for i, sha := range shas {
-		index[sha] = i
-	}
-	known := map[int][]float64{}
-	identities := map[string]int{}
-	have := map[string]bool{}
-	adoptLegacyTestbed(runs)
-	for sha, rs := range runs {
-		for _, r := range rs {
-			if r.Dirty || r.Invalid != "" || !labelsMatch(withTestbed(r), sp.labels) || !sp.machine.accepts(r) {
-				continue
-			}
-			for k := range r.Metrics {
-				have[k] = true
-			}
-			v, ok := r.Metrics[sp.metric.Name]
-			if !ok {
-				continue
-			}
-			identities[setupKey(r)]++
-			known[index[sha]] = append(known[index[sha]], v)
-		}
-	}
-	if len(identities) > 1 {
-		keys := setupNames(identities)
-		return nil, usageErrorf("the stored %s results in this range come from %d different setups (%s); pick one with --label KEY=VALUE",
-			sp.name, len(identities), strings.Join(keys, "; "))
+	known, have, err := runner.Stored(runs, sp, shas)
+	if err != nil {
+		return nil, storeError(err)
 	}
 	if required && len(known) == 0 {
 		if len(have) > 0 {
-			return nil, sp.unknownMetric(fmt.Sprintf("the %s results stored in this range", sp.name), have)
+			return nil, storeError(sp.UnknownMetric(fmt.Sprintf("the %s results stored in this range", sp.Name), have))
 		}
-		msg := fmt.Sprintf("--stored: no stored %s results in the %d commits from --good to --bad", sp.name, len(shas))
-		if !slices.Contains(benches, sp.name) && len(benches) > 0 {
-			if sug := suggest.Closest(sp.name, benches); sug != "" {
+		msg := fmt.Sprintf("--stored: no stored %s results in the %d commits from --good to --bad", sp.Name, len(shas))
+		if !slices.Contains(benches, sp.Name) && len(benches) > 0 {
+			if sug := suggest.Closest(sp.Name, benches); sug != "" {
 				msg += fmt.Sprintf("; did you mean --name %q?", sug)
 			}
 			msg += fmt.Sprintf(" (benchmarks in the history: %s)", strings.Join(benches, ", "))
@@ -391,192 +369,22 @@ func loadStored(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec, shas []string
 	return known, nil
 }
 
-func labelsMatch(have, want map[string]string) bool {
-	for k, v := range want {
-		if have[k] != v {
-			return false
-		}
-	}
-	return true
-}
+// bisectMeasurer maps the runner's errors to exit codes; a skip, an
+// interrupt and the search's own errors pass through.
+type bisectMeasurer struct{ m *runner.CommitMeasurer }
 
-// identityKey renders the labels that identify a series (as the gate
-// compares them), sorted.
-func identityKey(labels map[string]string) string {
-	skip := map[string]bool{}
-	for _, l := range gate.DescriptiveLabels {
-		skip[l] = true
+func (b *bisectMeasurer) Measure(ctx context.Context, i int) ([]float64, error) {
+	v, err := b.m.Measure(ctx, i)
+	var skip *bisect.SkipError
+	if err == nil || errors.As(err, &skip) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return v, err
 	}
-	var parts []string
-	for k, v := range labels {
-		if !skip[k] {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
+	return v, storeError(err)
 }
-
-// commitMeasurer runs the benchmark at a commit of the range in a
-// temporary checkout, stores what it printed and returns the metric.
-type commitMeasurer struct {
-	c            *cli.Context
-	e            *env
-	repo         *gitrepo.Repo
-	wt           *bisect.Worktree
-	sp           bisectSpec
-	commits      []bisect.Commit
-	cmdline      string
-	live         io.Writer
-	skipFailures bool
-}
-
-func (m *commitMeasurer) Measure(ctx context.Context, i int) ([]float64, error) {
-	cm := m.commits[i]
-	where := fmt.Sprintf("%s (commit %d of %d)", cm.Short, i, len(m.commits)-1)
-	// The output is parsed as it comes; the checkout keeps only its tail.
-	parser := newStreamParser("output of --run at "+cm.Short, m.sp.format)
-	out := io.Writer(parser)
-	if m.live != nil {
-		out = io.MultiWriter(m.live, parser)
-	}
-	res, err := m.wt.Run(ctx, cm.SHA, m.cmdline, out)
-	results, perr := parser.Finish()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, envError(fmt.Errorf("bisect: at %s: %v", where, err))
-	}
-	if res.ExitCode == 125 {
-		return nil, &bisect.SkipError{Reason: "exit code 125"}
-	}
-	if res.ExitCode != 0 {
-		if m.skipFailures {
-			return nil, &bisect.SkipError{Reason: fmt.Sprintf("exit code %d", res.ExitCode)}
-		}
-		return nil, envError(fmt.Errorf("bisect: --run failed at %s with exit code %d; its output ended with:\n%s\n"+
-			"fix the command, make it exit 125 where a commit cannot be tested, or pass --skip-failures", where, res.ExitCode, tail(res, 15)))
-	}
-	err = perr
-	if err == nil && len(results) == 0 {
-		err = usageErrorf("the output of --run at %s has no benchmark result", where)
-	}
-	if err != nil {
-		if m.skipFailures {
-			return nil, &bisect.SkipError{Reason: "no result in the output"}
-		}
-		return nil, usageErrorf("bisect: %v\nits output ended with:\n%s\ncheck that --run prints the benchmark's result (or pass --format), or pass --skip-failures", err, tail(res, 15))
-	}
-	runs, chosen, err := m.toRuns(results, cm.SHA, where)
-	if err != nil {
-		return nil, err
-	}
-	var values []float64
-	var invalid string
-	have := map[string]bool{}
-	for _, r := range chosen {
-		for k := range r.Metrics {
-			have[k] = true
-		}
-		v, ok := r.Metrics[m.sp.metric.Name]
-		switch {
-		case !ok:
-		case r.Invalid != "":
-			invalid = r.Invalid
-		default:
-			values = append(values, v)
-		}
-	}
-	if len(values) == 0 && invalid == "" {
-		return nil, m.sp.unknownMetric("the output of --run at "+where, have)
-	}
-	if err := m.store(runs); err != nil {
-		return nil, err
-	}
-	if len(values) == 0 {
-		return nil, &bisect.SkipError{Reason: "invalid result: " + invalid}
-	}
-	return values, nil
-}
-
-// toRuns turns the parsed output into runs, stored as ingest would store
-// them, and picks those of the benchmark: named --name, or, for output
-// whose results carry names of their own (--name PREFIX/RESULT), those
-// stored under that full name.
-func (m *commitMeasurer) toRuns(results []ingest.Result, sha, where string) (all, chosen []store.Run, err error) {
-	name := m.sp.name
-	candidates := []string{name}
-	if i := strings.LastIndex(name, "/"); i > 0 {
-		candidates = append(candidates, name[:i])
-	}
-	var names []string
-	for _, prefix := range candidates {
-		runs, err := toRuns(results, runSpec{name: prefix, labels: m.sp.labels, commit: sha, time: time.Now(), machine: m.sp.machine,
-			command: []string{"sh", "-c", m.cmdline}})
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, r := range runs {
-			if r.Benchmark == name {
-				chosen = append(chosen, r)
-			}
-			if prefix == name {
-				names = append(names, strconv.Quote(r.Benchmark))
-			}
-		}
-		if len(chosen) > 0 {
-			return runs, chosen, nil
-		}
-	}
-	return nil, nil, usageErrorf("the output of --run at %s has no result for --name %q; it has %s: pass one of those as --name",
-		where, name, strings.Join(names, ", "))
-}
-
-func (m *commitMeasurer) store(runs []store.Run) error {
-	s, err := openStore(m.c, m.repo, false)
-	if err != nil {
-		return err
-	}
-	_, err = s.Put(runs)
-	if cerr := s.Close(); err == nil {
-		err = cerr
-	}
-	return storeError(err)
-}
-
-// tail returns the last n lines of the command's output, indented; a line
-// cut by the start of the kept tail is left out, and so is the part of a
-// very long line beyond tailLineMax.
-func tail(res bisect.CommandResult, n int) string {
-	out := res.Tail
-	if res.Written > int64(len(out)) {
-		if i := bytes.IndexByte(out, '\n'); i >= 0 {
-			out = out[i+1:]
-		}
-	}
-	if len(bytes.TrimSpace(out)) == 0 {
-		return "  (no output)"
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	for i, l := range lines {
-		if len(l) > tailLineMax {
-			l = l[:tailLineMax] + "…"
-		}
-		lines[i] = "  | " + l
-	}
-	return strings.Join(lines, "\n")
-}
-
-// tailLineMax is the longest output line a failure message shows in full.
-const tailLineMax = 1000
 
 // progressPrinter reports each run on stderr: which commit, run n of the
 // budget, the time spent, then what it measured.
-func progressPrinter(e *env, commits []bisect.Commit, sp bisectSpec, start time.Time) func(bisect.Progress) {
+func progressPrinter(e *env, commits []bisect.Commit, sp runner.Target, start time.Time) func(bisect.Progress) {
 	n := len(commits) - 1
 	return func(p bisect.Progress) {
 		elapsed := time.Since(start).Round(time.Second)
@@ -601,10 +409,10 @@ func progressPrinter(e *env, commits []bisect.Commit, sp bisectSpec, start time.
 			vals[i] = strconv.FormatFloat(v, 'g', 6, 64)
 		}
 		unit := ""
-		if sp.metric.Unit != "" {
-			unit = " " + sp.metric.Unit
+		if sp.Metric.Unit != "" {
+			unit = " " + sp.Metric.Unit
 		}
-		msg := fmt.Sprintf("perfgate: bisect:   %s: %s %s%s", cm.Short, sp.metric.Name, strings.Join(vals, " "), unit)
+		msg := fmt.Sprintf("perfgate: bisect:   %s: %s %s%s", cm.Short, sp.Metric.Name, strings.Join(vals, " "), unit)
 		if !p.Ends {
 			msg += fmt.Sprintf("; P(bad) %.3f, best candidate %.1f%%", p.PBad, 100*p.Confidence)
 		}
@@ -646,13 +454,13 @@ func bisectStepCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "metric", Usage: "the `METRIC` to judge, by name or label (required)"},
 			&cli.StringFlag{Name: "threshold", Usage: "how much worse than the reference is bad, in `PERCENT`, e.g. 6% (required; half the regression you chase is a good choice)"},
 			&cli.StringFlag{Name: "reference", Usage: "the good `VALUE` of the metric"},
-			&cli.StringFlag{Name: "baseline", Usage: "take the reference from the stored results of this `REV` (their median)"},
+			&cli.StringFlag{Name: "baseline", Usage: "take the reference from the stored results of this `REV` (their median); without any, measure it once in a temporary checkout"},
 			&cli.StringFlag{Name: "direction", Usage: "which way is better, lower or higher (default: the metric's own)"},
 			&cli.StringFlag{Name: "run", Usage: "shell command `CMD` that runs the benchmark (or give it after --)"},
 			&cli.BoolFlag{Name: "skip-failures", Usage: "exit 125 instead of 255 when the command fails or prints no result"},
 			&cli.BoolFlag{Name: "no-store", Usage: "do not store the result in the history"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of the command: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the command's output as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 		},
 		OnUsageError: func(cc *cli.Context, err error, _ bool) error {
 			return &exitError{code: stepAbort, err: fmt.Errorf("bisect-step: %v (see perfgate bisect-step --help)", err)}
@@ -708,14 +516,14 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 	if err != nil {
 		return 0, stepConfigErrorf("%v", err)
 	}
-	dir := sp.metric.Direction
+	dir := sp.Metric.Direction
 	if d := c.String("direction"); d != "" {
 		if dir, err = metric.ParseDirection(d); err != nil {
 			return 0, stepConfigErrorf("--direction: %v", err)
 		}
 	}
 	if dir != metric.LowerIsBetter && dir != metric.HigherIsBetter {
-		return 0, stepConfigErrorf("perfgate does not know whether lower or higher %s is better; pass --direction lower or --direction higher", sp.metric.Name)
+		return 0, stepConfigErrorf("perfgate does not know whether lower or higher %s is better; pass --direction lower or --direction higher", sp.Metric.Name)
 	}
 	var argv []string
 	switch {
@@ -729,17 +537,19 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 		return 0, stepConfigErrorf("no command: pass --run CMD, or the command after --")
 	}
 	if (c.String("reference") == "") == (c.String("baseline") == "") {
-		return 0, stepConfigErrorf("pass exactly one of --reference VALUE (the good value of %s) or --baseline REV (a commit with stored results)", sp.metric.Name)
+		return 0, stepConfigErrorf("pass exactly one of --reference VALUE (the good value of %s) or --baseline REV (a commit with stored results)", sp.Metric.Name)
 	}
 	repo, err := openRepo(c)
 	if err != nil {
 		return 0, err
 	}
 	defer repo.Close()
-	if sp.machine, err = detectMachine(c, e, repo); err != nil {
+	m, err := detectMachine(c, e, repo)
+	if err != nil {
 		return 0, stepConfigErrorf("%v", err)
 	}
-	ref, err := stepReference(c, repo, sp)
+	sp.Testbed, sp.Env = m.testbed, m.env
+	ref, err := stepReference(c, e, repo, sp, argv)
 	if err != nil {
 		return 0, err
 	}
@@ -749,63 +559,44 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 	}
 	// Run the benchmark here, its output shown as git bisect run shows it
 	// and parsed as it comes, so memory stays bounded.
-	parser := newStreamParser("output of "+argv[0], sp.format)
-	cmd := exec.CommandContext(c.Context, argv[0], argv[1:]...)
-	cmd.Stdout = io.MultiWriter(e.stderr, parser)
-	cmd.Stderr = cmd.Stdout
-	runErr := cmd.Run()
-	results, err := parser.Finish()
-	if runErr != nil {
-		var ee *exec.ExitError
-		if !errors.As(runErr, &ee) {
-			return 0, fmt.Errorf("cannot run %q: %v", argv[0], runErr)
+	spec := runner.Spec{Commit: head, Dirty: dirty}
+	if dirty {
+		// The runs record the tree they measured, so that check on this
+		// tree uses them.
+		wt, err := workingTree(c, e, repo, outputsAt(c, repo, head, nil))
+		if err != nil {
+			return 0, err
 		}
-		if ee.ExitCode() == 125 {
-			fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s: the command exited 125: skip\n", short(head))
-			return stepSkip, nil
+		spec.Tree = wt.Hash
+	}
+	res, err := runner.Step(c.Context, argv, sp, spec, e.stderr)
+	if err != nil {
+		var sf *runner.StepFailure
+		var se *runner.StartError
+		switch {
+		case errors.As(err, &sf):
+			return 0, stepFailure{sf.Err}
+		case errors.As(err, &se):
+			return 0, fmt.Errorf("cannot run %q: %v", argv[0], se.Err)
+		case errors.Is(err, store.ErrBadInput):
+			return 0, stepConfigErrorf("%v", err)
 		}
-		return 0, stepFailure{fmt.Errorf("the benchmark failed at %s with exit code %d; make it exit 125 where a commit cannot be tested, or pass --skip-failures", short(head), ee.ExitCode())}
-	}
-	if err == nil && len(results) == 0 {
-		err = errors.New("the command printed no benchmark result")
-	}
-	if err != nil {
-		return 0, stepFailure{err}
-	}
-	runs, err := toRuns(results, runSpec{name: sp.name, labels: sp.labels, commit: head, dirty: dirty, time: time.Now(), command: argv, machine: sp.machine})
-	if err != nil {
 		return 0, err
 	}
-	var values []float64
-	invalid := ""
-	have := map[string]bool{}
-	for _, r := range runs {
-		if r.Benchmark != sp.name {
-			continue
-		}
-		for k := range r.Metrics {
-			have[k] = true
-		}
-		if v, ok := r.Metrics[sp.metric.Name]; ok {
-			if r.Invalid != "" {
-				invalid = r.Invalid
-				continue
-			}
-			values = append(values, v)
-		}
-	}
-	if len(values) == 0 && invalid == "" {
-		return 0, stepConfigErrorf("%v", sp.unknownMetric("the benchmark's output", have))
+	if res.Skip != "" && res.Runs == nil {
+		fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s: %s: skip\n", short(head), res.Skip)
+		return stepSkip, nil
 	}
 	if !c.Bool("no-store") {
-		if err := storeStep(c, repo, runs); err != nil {
+		if _, err := saver(c, repo).Save(res.Runs); err != nil {
 			fmt.Fprintf(e.stderr, "perfgate: warning: bisect-step: the result was not stored: %v\n", err)
 		}
 	}
-	if len(values) == 0 {
-		fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s: the result is invalid (%s): skip\n", short(head), invalid)
+	if res.Skip != "" {
+		fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s: %s: skip\n", short(head), res.Skip)
 		return stepSkip, nil
 	}
+	values := res.Values
 	v := medianOf(values)
 	change := v/ref - 1
 	worse := change
@@ -817,16 +608,16 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 		verdict, code = "bad", stepBad
 	}
 	fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s: %s %s against %s (%+.1f%%; bad beyond %.3g%% worse): %s\n",
-		short(head), sp.metric.Name, strconv.FormatFloat(v, 'g', 6, 64), strconv.FormatFloat(ref, 'g', 6, 64), 100*change, 100*threshold, verdict)
+		short(head), sp.Metric.Name, strconv.FormatFloat(v, 'g', 6, 64), strconv.FormatFloat(ref, 'g', 6, 64), 100*change, 100*threshold, verdict)
 	return code, nil
 }
 
 // stepReference is the good value bisect-step compares with.
-func stepReference(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec) (float64, error) {
+func stepReference(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, argv []string) (float64, error) {
 	if s := c.String("reference"); s != "" {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil || v <= 0 || math.IsInf(v, 0) {
-			return 0, stepConfigErrorf("--reference %q is not a positive number; give the good value of %s, e.g. --reference 512.3", s, sp.metric.Name)
+			return 0, stepConfigErrorf("--reference %q is not a positive number; give the good value of %s, e.g. --reference 512.3", s, sp.Metric.Name)
 		}
 		return v, nil
 	}
@@ -840,21 +631,9 @@ func stepReference(c *cli.Context, repo *gitrepo.Repo, sp bisectSpec) (float64, 
 		return 0, stepConfigErrorf("%v", err)
 	}
 	if len(known[0]) == 0 {
-		return 0, stepConfigErrorf("--baseline %s has no stored %s results with %s; run or ingest the benchmark there first, or pass --reference VALUE", rev, sp.name, sp.metric.Name)
+		return baselineFallback(c, e, repo, sp, rev, sha, argv)
 	}
 	return medianOf(known[0]), nil
-}
-
-func storeStep(c *cli.Context, repo *gitrepo.Repo, runs []store.Run) error {
-	s, err := openStore(c, repo, false)
-	if err != nil {
-		return err
-	}
-	_, err = s.Put(runs)
-	if cerr := s.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 func medianOf(xs []float64) float64 {

@@ -225,10 +225,10 @@ func TestCheckExitCodes(t *testing.T) {
 		t.Errorf("locked store: exit %d (want 3), %q", code, stderr)
 	}
 
-	// HEAD without results: bad input, with what to do.
+	// HEAD without results: the history's state (3), with what to do.
 	commit(t, repo, "unmeasured", map[string]string{"x": "1"})
 	_, stderr, code = runCLI(t, "", "--repo", repo, "check")
-	if code != 2 || !strings.Contains(stderr, "perfgate") {
+	if code != 3 || !strings.Contains(stderr, "measure it first") {
 		t.Errorf("unmeasured head: exit %d, %q", code, stderr)
 	}
 }

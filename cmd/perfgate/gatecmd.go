@@ -172,7 +172,13 @@ func resolveBase(c *cli.Context, repo *gitrepo.Repo, name string, fallback bool)
 		if !strings.Contains(err.Error(), "fetch-depth") {
 			hint += "; in CI fetch it with fetch-depth: 0"
 		}
-		return "", "", gitError(fmt.Errorf("%s: %w (%s)", where, err, hint))
+		err = fmt.Errorf("%s: %w (%s)", where, err, hint)
+		if c.IsSet("base") {
+			return "", "", gitError(err) // a name typed on the command line: bad input (2)
+		}
+		// The default or configured base branch missing from this clone
+		// is the environment's state (a shallow CI checkout): 3.
+		return "", "", envError(err)
 	}
 	return sha, ref, nil
 }
@@ -273,39 +279,9 @@ func checkCommand(e *env) *cli.Command {
 			if c.Bool("require-baseline") {
 				cfg.RequireBaseline = true
 			}
-			head, err := repo.Resolve(c.String("head"))
-			if err != nil {
-				return gitError(fmt.Errorf("--head: %w", err))
-			}
-			baseName := c.String("base")
-			fallback := baseName == "" && !cfg.Baseline.BranchSet
-			if baseName == "" {
-				baseName = cfg.Baseline.Branch
-			}
-			if baseName == "" {
-				baseName = gate.DefaultBranch
-			}
-			base, ref, err := resolveBase(c, repo, baseName, fallback)
+			rep, err := checkHead(c, e, repo, cfg, c.String("head"), !c.IsSet("head"))
 			if err != nil {
 				return err
-			}
-			checkTree := !c.IsSet("head")
-			var rep *gate.Report
-			err = withHistory(c, repo, func(h history) error {
-				opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg}
-				if checkTree {
-					samples, err := workingTreeSamples(c, e, repo, h, head)
-					if err != nil {
-						return err
-					}
-					opts.HeadSamples = samples
-				}
-				var cerr error
-				rep, cerr = gate.Check(c.Context, graph{r: repo}, h, opts)
-				return cerr
-			})
-			if err != nil {
-				return gateError(err)
 			}
 			if err := writeReport(c, e, rep); err != nil {
 				return err
@@ -317,6 +293,52 @@ func checkCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// checkHead gates headRev against the base branch (--base, else the
+// rules' baseline.branch, else main) on the stored results; checkTree
+// checks the working tree's runs when it has uncommitted changes (check
+// without --head, run --repeat auto).
+func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, headRev string, checkTree bool) (*gate.Report, error) {
+	head, err := repo.Resolve(headRev)
+	if err != nil {
+		return nil, gitError(fmt.Errorf("--head: %w", err))
+	}
+	baseName := c.String("base")
+	fallback := baseName == "" && !cfg.Baseline.BranchSet
+	if baseName == "" {
+		baseName = cfg.Baseline.Branch
+	}
+	if baseName == "" {
+		baseName = gate.DefaultBranch
+	}
+	base, ref, err := resolveBase(c, repo, baseName, fallback)
+	if err != nil {
+		return nil, err
+	}
+	var rep *gate.Report
+	err = withHistory(c, repo, func(h history) error {
+		opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg}
+		if checkTree {
+			samples, err := workingTreeSamples(c, e, repo, h, head)
+			if err != nil {
+				return err
+			}
+			opts.HeadSamples = samples
+		}
+		var cerr error
+		rep, cerr = gate.Check(c.Context, graph{r: repo}, h, opts)
+		return cerr
+	})
+	if errors.Is(err, gate.ErrNoResults) {
+		// The commit checked has no results in the history (measure it,
+		// or sync): the environment's state, not a mistake typed (3).
+		return nil, envError(err)
+	}
+	if err != nil {
+		return nil, gateError(err)
+	}
+	return rep, nil
 }
 
 func shortRef(ref, fallback string) string {

@@ -266,12 +266,13 @@ func TestRunFailures(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"second repetition fails", []string{"--repeat", "3", "--", second}, 3, []string{"exited with code 5 (repetition 2 of 3); nothing was stored"}},
+		// The good first repetition is kept (issue 11 item 8), the failures named.
+		{"second repetition fails", []string{"--repeat", "3", "--", second}, 3, []string{"2 of 3 repetitions failed, repetition 1 kept", "exited with code 5 (repetition 2 of 3)", "exited with code 5 (repetition 3 of 3)"}},
 		{"killed", []string{"--", killed}, 3, []string{"was killed by signal 9", "nothing was stored"}},
 		{"no result", []string{"--", nothing}, 2, []string{"no result block found", "nothing was stored"}},
 		{"missing command", []string{"--", filepath.Join(dir, "nope")}, 3, []string{"cannot start", "check the command and PATH"}},
 		{"no command", nil, 2, []string{"no command given"}},
-		{"bad repeat", []string{"--repeat", "0", "--", nothing}, 2, []string{"--repeat 0"}},
+		{"bad repeat", []string{"--repeat", "0", "--", nothing}, 2, []string{`--repeat "0"`}},
 	}
 	for _, tt := range tests {
 		_, stderr, code := runCLI(t, "", append([]string{"--repo", repo, "run", "--name", "serving"}, tt.args...)...)
@@ -284,8 +285,9 @@ func TestRunFailures(t *testing.T) {
 			}
 		}
 	}
-	if exp, _, _ := runCLI(t, "", "--repo", repo, "export"); exp != "" {
-		t.Errorf("failed runs stored something:\n%s", exp)
+	exp, _, _ := runCLI(t, "", "--repo", repo, "export")
+	if lines := strings.Split(strings.TrimSpace(exp), "\n"); len(lines) != 1 || !strings.Contains(lines[0], `(run 1)"`) {
+		t.Errorf("want only the good first repetition stored, got:\n%s", exp)
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/ingest"
+	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -31,8 +31,9 @@ func ingestCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` the results are stored under"},
 			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit the results measured (any revision)"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE` (model, hardware, ...); repeatable"},
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format of the files (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			testbedFlag(),
+			maxDocFlag(),
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -47,7 +48,11 @@ func ingestCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			results, err := parseFiles(e, c.Args().Slice(), c.String("format"))
+			opts, err := readOptions(c)
+			if err != nil {
+				return err
+			}
+			results, err := parseFiles(e, c.Args().Slice(), opts)
 			if err != nil {
 				return err
 			}
@@ -61,9 +66,9 @@ func ingestCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			runs, err := toRuns(results, o.spec(runSpec{root: repo.Root(), name: c.String("name"), labels: labels, time: time.Now()}))
+			runs, err := runner.ToRuns(results, o.spec(runner.Spec{Root: repo.Root(), Name: c.String("name"), Labels: labels, Time: time.Now()}))
 			if err != nil {
-				return err
+				return storeError(err)
 			}
 			return storeRuns(c, e, repo, runs, out)
 		},
@@ -99,93 +104,18 @@ func resolveCommit(c *cli.Context, repo *gitrepo.Repo, rev string, checkDirty bo
 	return sha, dirty, nil
 }
 
-type runSpec struct {
-	root     string // repository root: files inside it are recorded relative to it
-	name     string
-	labels   map[string]string
-	commit   string
-	dirty    bool
-	tree     string  // the working tree's hash, for dirty runs
-	machine  machine // the testbed and its environment
-	time     time.Time
-	command  []string
-	exitCode int
-}
-
-// toRuns turns parsed results into history runs.
-func toRuns(results []ingest.Result, spec runSpec) ([]store.Run, error) {
-	runs := make([]store.Run, 0, len(results))
-	for i, r := range results {
-		bench := benchmarkName(spec.name, r.Name)
-		if bench == "" {
-			return nil, usageErrorf("%s:%d: this %s result has no name of its own; pass --name BENCH (for example --name serving-qwen)", r.File, r.Line, r.Format)
-		}
-		labels := make(map[string]string, len(r.Labels)+len(spec.labels))
-		for k, v := range r.Labels {
-			labels[k] = v
-		}
-		for k, v := range spec.labels {
-			labels[k] = v
-		}
-		file := sourceFile(r.File, spec.root)
-		runs = append(runs, store.Run{
-			Commit:    spec.commit,
-			Benchmark: bench,
-			// Blocks of one file keep their order in time.
-			Time:     spec.time.Add(time.Duration(i) * time.Microsecond),
-			Metrics:  r.Metrics,
-			Labels:   labels,
-			Source:   store.Source{Format: r.Format, File: file, Line: r.Line},
-			Command:  spec.command,
-			ExitCode: spec.exitCode,
-			Dirty:    spec.dirty,
-			Invalid:  invalidReason(r.Metrics),
-			Testbed:  spec.machine.testbed,
-			Env:      spec.machine.env,
-			Tree:     spec.tree,
-		})
-	}
-	return runs, nil
-}
-
-// benchmarkName combines --name with the result's own name.
-func benchmarkName(flag, own string) string {
-	switch {
-	case flag == "":
-		return own
-	case own == "":
-		return flag
-	}
-	return flag + "/" + own
-}
-
-// invalidReason marks a result where more than 5% of requests failed: it
-// must never become a baseline (DESIGN.md "Verdict").
-func invalidReason(m map[string]float64) string {
-	failed, okF := m["failed"]
-	completed, okC := m["completed"]
-	if !okF || !okC || failed+completed <= 0 {
-		return ""
-	}
-	if frac := failed / (failed + completed); frac > 0.05 {
-		return fmt.Sprintf("%g of %g requests failed (%.1f%% > 5%%)", failed, failed+completed, 100*frac)
-	}
-	return ""
-}
-
 // storeRuns writes runs in one transaction and reports what was stored.
-func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out string) error {
-	s, err := openStore(c, repo, false)
-	if err != nil {
-		return err
-	}
-	added, err := s.Put(runs)
-	if cerr := s.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
+func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out string, raw ...string) error {
+	added, err := saver(c, repo).Save(runs, raw...)
 	if err != nil {
 		return storeError(err)
 	}
+	return reportStored(e, runs, added, out, nil)
+}
+
+// reportStored says what was stored: warnings on stderr, the summary on
+// stdout (-o json: with the extra fields).
+func reportStored(e *env, runs []store.Run, added int, out string, extra map[string]any) error {
 	for _, r := range runs {
 		if r.Invalid != "" {
 			fmt.Fprintf(e.stderr, "perfgate: warning: %s:%d: result is invalid and will not be used as a baseline: %s\n", r.Source.File, r.Source.Line, r.Invalid)
@@ -219,7 +149,11 @@ func storeRuns(c *cli.Context, e *env, repo *gitrepo.Repo, runs []store.Run, out
 		for i, r := range runs {
 			items[i] = item{store.ContentID(r), r.Benchmark, r.Source.Format, r.Source.File, r.Source.Line, r.Dirty, r.Invalid, r.Testbed}
 		}
-		return writeJSON(e.stdout, map[string]any{"commit": commit, "added": added, "skipped": len(runs) - added, "runs": items})
+		doc := map[string]any{"commit": commit, "added": added, "skipped": len(runs) - added, "runs": items}
+		for k, v := range extra {
+			doc[k] = v
+		}
+		return writeJSON(e.stdout, doc)
 	}
 	dirty := ""
 	if len(runs) > 0 && runs[0].Dirty {
@@ -243,25 +177,9 @@ func short(sha string) string {
 	return sha
 }
 
-// sourceFile is the stable name a run records for its input: "-" for
-// stdin, a path relative to the repository root for files inside it (so
-// re-ingesting the same file from another directory is still a no-op),
-// else the absolute path.
-func sourceFile(file, root string) string {
-	if file == "<stdin>" || file == "-" || file == "" {
-		return "-"
-	}
-	if strings.HasPrefix(file, "output of ") {
-		return file
-	}
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return file
-	}
-	if root != "" {
-		if rel, err := filepath.Rel(root, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return filepath.ToSlash(rel)
-		}
-	}
-	return abs
+// saver writes to the history of --db (or the repository's), opening it
+// only for each write.
+func saver(c *cli.Context, repo *gitrepo.Repo) *runner.Saver {
+	db, _ := dbPath(c, repo) // when it fails, so does Open, and says why
+	return &runner.Saver{Open: func() (*store.Store, error) { return openStore(c, repo, false) }, DB: db}
 }

@@ -6,13 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
 	"github.com/perfgate/perfgate/testbed"
 )
@@ -85,7 +85,7 @@ func workingTree(c *cli.Context, e *env, repo *gitrepo.Repo, outputs []string) (
 		skip[f] = true
 	}
 	if p, err := dbPath(c, repo); err == nil {
-		skip[sourceFile(p, repo.Root())] = true
+		skip[runner.SourceFile(p, repo.Root())] = true
 	}
 	tree, err := repo.TreeState(c.Context, func(p string) bool { return skip[p] })
 	if err != nil {
@@ -102,7 +102,7 @@ func workingTree(c *cli.Context, e *env, repo *gitrepo.Repo, outputs []string) (
 func outputsAt(c *cli.Context, repo *gitrepo.Repo, commit string, files []string) []string {
 	inputs := make([]string, len(files))
 	for i, f := range files {
-		inputs[i] = sourceFile(f, repo.Root())
+		inputs[i] = runner.SourceFile(f, repo.Root())
 	}
 	path, err := dbPath(c, repo)
 	if err != nil {
@@ -204,9 +204,17 @@ func measureOrigin(c *cli.Context, e *env, repo *gitrepo.Repo, rev string, check
 	return o, nil
 }
 
-// spec fills the origin's part of a runSpec.
-func (o origin) spec(s runSpec) runSpec {
-	s.commit, s.dirty, s.tree, s.machine = o.commit, o.tree != "", o.tree, o.machine
+// spec fills the origin's part of a runner.Spec: the commit, the working
+// tree (dirty, and its hash) and the machine.
+func (o origin) spec(s runner.Spec) runner.Spec {
+	s.Commit, s.Dirty, s.Tree = o.commit, o.tree != "", o.tree
+	return o.machine.spec(s)
+}
+
+// spec fills the machine's part of a runner.Spec: the testbed and its
+// environment.
+func (m machine) spec(s runner.Spec) runner.Spec {
+	s.Testbed, s.Env = m.testbed, m.env
 	return s
 }
 
@@ -221,57 +229,6 @@ func warnTreeChanged(c *cli.Context, e *env, repo *gitrepo.Repo, o origin) {
 	fmt.Fprintf(e.stderr, "perfgate: warning: the benchmark command changed the working tree (now %s): these runs record the tree as it was before, so perfgate check on the tree as it is now does not use them; write the command's output outside the repository or add it to .gitignore, then run again\n", changeList(now.Changed))
 }
 
-// accepts reports whether a stored run may stand for a measurement on this
-// machine: it has no testbed (stored before perfgate recorded one), or
-// this one, or the machine is unknown (bisect --stored, which keeps
-// testbeds apart as setups).
-func (m machine) accepts(r store.Run) bool {
-	return m.testbed == "" || r.Testbed == "" || r.Testbed == m.testbed
-}
-
-// withTestbed is a run's labels with its testbed under "testbed", so that
-// runs of two testbeds are two setups and --label testbed=NAME picks one.
-func withTestbed(r store.Run) map[string]string {
-	if r.Testbed == "" {
-		return r.Labels
-	}
-	l := make(map[string]string, len(r.Labels)+1)
-	for k, v := range r.Labels {
-		l[k] = v
-	}
-	l[gate.TestbedLabel] = r.Testbed
-	return l
-}
-
-// adoptLegacyTestbed gives runs without a testbed the testbed of the other
-// runs of their benchmark and labels when they all share one, so that a
-// range measured partly before perfgate recorded testbeds is one setup.
-func adoptLegacyTestbed(runs map[string][]store.Run) {
-	beds := map[string]map[string]bool{}
-	setup := func(r store.Run) string { return r.Benchmark + "\x00" + identityKey(r.Labels) }
-	for _, rs := range runs {
-		for _, r := range rs {
-			if r.Testbed != "" {
-				k := setup(r)
-				if beds[k] == nil {
-					beds[k] = map[string]bool{}
-				}
-				beds[k][r.Testbed] = true
-			}
-		}
-	}
-	for _, rs := range runs {
-		for i := range rs {
-			if rs[i].Testbed != "" || len(beds[setup(rs[i])]) != 1 {
-				continue
-			}
-			for tb := range beds[setup(rs[i])] {
-				rs[i].Testbed = tb
-			}
-		}
-	}
-}
-
 // hasFlag reports whether the command defines a flag.
 func hasFlag(c *cli.Context, name string) bool {
 	for _, f := range c.Command.Flags {
@@ -282,37 +239,6 @@ func hasFlag(c *cli.Context, name string) bool {
 		}
 	}
 	return false
-}
-
-// setupKey identifies the setup of a stored run for bisect: its identity
-// labels and its testbed.
-func setupKey(r store.Run) string { return identityKey(r.Labels) + "\x00" + r.Testbed }
-
-// setupNames renders setup keys for a message, sorted: the labels ("(no
-// labels)" when none), and the testbed only when the setups do not all
-// share one.
-func setupNames(setups map[string]int) []string {
-	beds := map[string]bool{}
-	for k := range setups {
-		_, tb, _ := strings.Cut(k, "\x00")
-		beds[tb] = true
-	}
-	names := make([]string, 0, len(setups))
-	for k := range setups {
-		labels, tb, _ := strings.Cut(k, "\x00")
-		if labels == "" {
-			labels = "(no labels)"
-		}
-		if len(beds) > 1 {
-			if tb == "" {
-				tb = "none recorded"
-			}
-			labels += fmt.Sprintf(" on testbed %q", tb)
-		}
-		names = append(names, labels)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func anyDirty(runs []store.Run) bool {

@@ -29,7 +29,7 @@ func golden(t *testing.T, name, got string) {
 
 // gitRepo makes a temporary git repository with the git CLI and returns
 // its path; git runs with a fixed identity and dates.
-func gitRepo(t *testing.T) string {
+func gitRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	git(t, dir, "-c", "init.defaultBranch=main", "init", "-q")
@@ -37,7 +37,7 @@ func gitRepo(t *testing.T) string {
 }
 
 // git runs the git CLI in dir.
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -55,7 +55,7 @@ func git(t *testing.T, dir string, args ...string) string {
 }
 
 // commit writes files and commits them, returning the new SHA.
-func commit(t *testing.T, dir, msg string, files map[string]string) string {
+func commit(t testing.TB, dir, msg string, files map[string]string) string {
 	t.Helper()
 	for name, body := range files {
 		p := filepath.Join(dir, name)
@@ -105,7 +105,7 @@ func TestHelpListsCommands(t *testing.T) {
 	}
 	// Every command of the contract, in the order of the data flow.
 	last := -1
-	for _, c := range []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "sync", "publish"} {
+	for _, c := range []string{"parse", "ingest", "run", "check", "compare", "history", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish"} {
 		i := strings.Index(stdout, "\n   "+c+" ")
 		if i < 0 {
 			t.Errorf("--help does not list %s:\n%s", c, stdout)

@@ -29,7 +29,8 @@ func parseCommand(e *env) *cli.Command {
 		Usage:     "parse benchmark output and print the results; stores nothing",
 		ArgsUsage: "FILE... (- for stdin; a pattern such as 'results/*.json' is expanded by perfgate)",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format of the files (auto detects): " + strings.Join(ingest.Formats(), ", ")},
+			maxDocFlag(),
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -40,7 +41,11 @@ func parseCommand(e *env) *cli.Command {
 			if c.NArg() == 0 {
 				return usageErrorf("parse: no FILE given; pass one or more files, or - to read stdin")
 			}
-			results, err := parseFiles(e, c.Args().Slice(), c.String("format"))
+			opts, err := readOptions(c)
+			if err != nil {
+				return err
+			}
+			results, err := parseFiles(e, c.Args().Slice(), opts)
 			if err != nil {
 				return err
 			}
@@ -58,12 +63,54 @@ func parseCommand(e *env) *cli.Command {
 	}
 }
 
+// maxDocFlag bounds the size of a structured document (JSON, YAML, CSV,
+// Go benchmark output), which the parsers read whole.
+func maxDocFlag() cli.Flag {
+	return &cli.StringFlag{Name: "max-doc-size", Value: ingest.FormatBytes(ingest.DefaultMaxDocBytes), EnvVars: []string{"PERFGATE_MAX_DOC_SIZE"},
+		Usage: "the largest JSON, YAML or CSV document read, `SIZE` like 512MiB or 2GiB (read whole, it takes several times its size in memory)"}
+}
+
+// readOptions reads --format and --max-doc-size.
+func readOptions(c *cli.Context) (ingest.Options, error) {
+	n, err := parseSize(c.String("max-doc-size"))
+	if err != nil {
+		return ingest.Options{}, usageErrorf("--max-doc-size (or PERFGATE_MAX_DOC_SIZE) %q: %v; use a size like 512MiB or 2GiB", c.String("max-doc-size"), err)
+	}
+	return ingest.Options{Format: c.String("format"), MaxDocBytes: n}, nil
+}
+
+// parseSize reads a byte count: digits with an optional unit B, KiB, MiB,
+// GiB (1024-based) or KB, MB, GB (1000-based), case-insensitive.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, errors.New("not a size")
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil {
+		return 0, errors.New("too large")
+	}
+	units := map[string]int64{"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "kb": 1e3, "mb": 1e6, "gb": 1e9}
+	u, ok := units[strings.ToLower(strings.TrimSpace(t[i:]))]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q (valid: B, KiB, MiB, GiB, KB, MB, GB)", strings.TrimSpace(t[i:]))
+	}
+	if n == 0 || n > (1<<62)/u {
+		return 0, errors.New("out of range")
+	}
+	return n * u, nil
+}
+
 // parseFiles reads every result of every file, in order. Any error fails
 // the whole call: bad input stores nothing and prints nothing.
-func parseFiles(e *env, files []string, format string) ([]ingest.Result, error) {
+func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, error) {
 	results := []ingest.Result{}
-	if f := strings.ToLower(strings.TrimSpace(format)); f != "" && !slices.Contains(ingest.Formats(), f) {
-		return nil, usageErrorf("--format %q is not a known format; valid formats: %s", format, strings.Join(ingest.Formats(), ", "))
+	if f := strings.ToLower(strings.TrimSpace(opts.Format)); f != "" && !slices.Contains(ingest.Formats(), f) {
+		return nil, usageErrorf("--format %q is not a known format; valid formats: %s", opts.Format, strings.Join(ingest.Formats(), ", "))
 	}
 	files, err := expandGlobs(files)
 	if err != nil {
@@ -75,7 +122,7 @@ func parseFiles(e *env, files []string, format string) ([]ingest.Result, error) 
 			return nil, err
 		}
 		defer closeFn()
-		ir := ingest.NewReader(r, name, ingest.Options{Format: format})
+		ir := ingest.NewReader(r, name, opts)
 		for ir.Scan() {
 			results = append(results, ir.Result())
 		}

@@ -75,7 +75,7 @@ func TestHistoryOnlyBenchmark(t *testing.T) {
 	}
 	commit(t, repo, "b", map[string]string{"a": "2"})
 	_, stderr, code = runCLI(t, "", "--repo", repo, "check")
-	if code != exitBad || strings.Contains(stderr, ": no results") {
+	if code != exitEnv || strings.Contains(stderr, ": no results") {
 		t.Errorf("check without results: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -1,21 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"os/signal"
+	"strconv"
 	"strings"
-	"sync"
-	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/perfgate/perfgate/gate"
+	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/ingest"
-	"github.com/perfgate/perfgate/internal/proc"
+	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -29,14 +26,26 @@ func runCommand(e *env) *cli.Command {
 		Description: "The command's output (stdout and stderr) is shown live on stderr and parsed when it\n" +
 			"exits. A run on a working tree with uncommitted changes is marked dirty, so a local\n" +
 			"pre-merge check compares it with main:  perfgate run --name B -- CMD && perfgate check\n" +
-			"If any repetition fails, nothing is stored. The command's stdin is /dev/null and it runs in a\n" +
-			"process group of its own: Ctrl-C (or SIGTERM) stops it and whatever it started (SIGTERM, then\n" +
-			"SIGKILL after 10s), stores nothing and exits 3.",
+			"With --repeat N, a repetition that fails (non-zero exit, unreadable output) does not discard\n" +
+			"the others: the rest still run, every repetition with a result is stored, and perfgate says\n" +
+			"which failed and exits 3. The command's stdin is /dev/null and it runs in a process group of\n" +
+			"its own: Ctrl-C (or SIGTERM) stops it and whatever it started (SIGTERM, then SIGKILL after\n" +
+			"10s), stores the repetitions that finished before and exits 3. The history is opened only to\n" +
+			"store the results; if it cannot be written then, they are saved to a file (with the raw\n" +
+			"output) and perfgate prints the perfgate import command that stores them.\n\n" +
+			"--repeat auto runs once, stores the run and evaluates check (--base, --rules, --rule as check\n" +
+			"takes them); it runs again only while a check is undecided (inconclusive, or a pass or fail\n" +
+			"that more runs could still change; a fail needs 4 runs), up to --max-runs, and reports the\n" +
+			"runs it spent (-o json: runs_spent, decided, verdict).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` (required)"},
-			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the command `N` times; each repetition is one sample"},
+			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "run the command `N` times (each repetition is one sample), or auto: run again only while check's verdict is undecided"},
+			&cli.IntFlag{Name: "max-runs", Value: runner.DefaultMaxRuns, Usage: "with --repeat auto, the run budget `N`"},
+			&cli.StringFlag{Name: "base", Usage: "with --repeat auto, the base branch check compares with (default: baseline.branch of the rules, else main)"},
+			rulesFileFlag(),
+			&cli.StringSliceFlag{Name: "rule", Usage: "with --repeat auto, a rule in shorthand, e.g. 'mean_ttft_ms:3%'; repeatable"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "output format of the command: " + strings.Join(ingest.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the command's output as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			testbedFlag(),
 			outputFlag("text", "json"),
 		},
@@ -53,9 +62,9 @@ func runCommand(e *env) *cli.Command {
 			if len(argv) == 0 {
 				return usageErrorf("run: no command given; write it after --, for example: perfgate run --name B -- vllm bench serve --model M")
 			}
-			n := c.Int("repeat")
-			if n < 1 {
-				return usageErrorf("--repeat %d: must be at least 1", n)
+			n, auto, err := parseRepeat(c)
+			if err != nil {
+				return err
 			}
 			labels, err := parseLabels(c.StringSlice("label"))
 			if err != nil {
@@ -70,189 +79,143 @@ func runCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			var runs []store.Run
-			for i := 1; i <= n; i++ {
-				if n > 1 {
-					fmt.Fprintf(e.stderr, "perfgate: run %d of %d: %s\n", i, n, strings.Join(argv, " "))
-				}
-				results, err := runOnce(c, e, argv, c.String("format"), i, n)
-				if err != nil {
-					return err
-				}
-				rs, err := toRuns(results, o.spec(runSpec{root: repo.Root(), name: name, labels: labels, time: time.Now(), command: argv}))
-				if err != nil {
-					return err
-				}
-				runs = append(runs, rs...)
+			rep := &runner.Repeat{
+				Command:  runner.Command{Argv: argv, Format: c.String("format"), Live: e.stderr, Grace: runGrace, KeepRaw: true},
+				Spec:     o.spec(runner.Spec{Root: repo.Root(), Name: name, Labels: labels}),
+				N:        n,
+				Progress: e.stderr,
+			}
+			if auto {
+				return runAdaptive(c, e, repo, rep, o, out)
+			}
+			got, runErr := rep.Run(c.Context)
+			if len(got.Good) == 0 {
+				got.Discard()
+				return runError(runErr)
 			}
 			if o.tree != "" {
 				warnTreeChanged(c, e, repo, o)
 			}
-			return storeRuns(c, e, repo, runs, out)
+			// What finished is stored, also when other repetitions failed.
+			if err := storeRuns(c, e, repo, got.Runs, out, got.Raw...); err != nil {
+				return err
+			}
+			return runError(runErr)
 		},
 	}
 }
 
-// runGrace is how long a stopped benchmark command has between SIGTERM
-// and SIGKILL; tests shorten it.
-var runGrace = 10 * time.Second
+// parseRepeat reads --repeat N or --repeat auto (with --max-runs).
+func parseRepeat(c *cli.Context) (n int, auto bool, err error) {
+	v := strings.TrimSpace(c.String("repeat"))
+	if strings.EqualFold(v, "auto") {
+		if m := c.Int("max-runs"); m < 1 {
+			return 0, false, usageErrorf("--max-runs %d: the run budget must be at least 1 (default %d)", m, runner.DefaultMaxRuns)
+		}
+		return 1, true, nil
+	}
+	if c.IsSet("max-runs") {
+		return 0, false, usageErrorf("--max-runs is the budget of --repeat auto; with --repeat %s it does nothing: pass --repeat auto, or leave --max-runs out", v)
+	}
+	n, err = strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, false, usageErrorf("--repeat %q: must be a whole number of runs, at least 1, or auto", v)
+	}
+	return n, false, nil
+}
 
-// runOnce runs the command in a process group of its own, streaming its
-// combined output to stderr and, through a pipe, to the parser as it comes
-// (memory stays bounded however much it prints). Its stdin is /dev/null.
-// Ctrl-C (SIGINT) or SIGTERM stops the whole group: SIGTERM, then SIGKILL
-// after runGrace.
-func runOnce(c *cli.Context, e *env, argv []string, format string, rep, reps int) ([]ingest.Result, error) {
-	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM)
-	defer stop()
-	parser := newStreamParser(fmt.Sprintf("output of %s (run %d)", argv[0], rep), format)
-	live := &lastByteWriter{w: e.stderr} // also written by Cancel's goroutine
-	w := io.MultiWriter(live, parser)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Stdout = w
-	cmd.Stderr = w
-	cmd.Stdin = nil // /dev/null: a benchmark that reads stdin gets EOF, never perfgate's input
-	cmd.Env = proc.Environ()
-	proc.SetGroup(cmd, runGrace)
-	stopGroup := cmd.Cancel
-	cmd.Cancel = func() error {
-		fmt.Fprintf(live, "\nperfgate: stopping the benchmark command (SIGTERM to its process group, SIGKILL in %v)\n", runGrace)
-		return stopGroup()
-	}
-	err := cmd.Run()
-	if ctx.Err() != nil || errors.Is(err, exec.ErrWaitDelay) {
-		// Stopped, or exited leaving something that holds its output
-		// open: nothing of the group may outlive perfgate.
-		proc.KillGroup(cmd)
-	}
-	results, perr := parser.Finish()
-	if live.last != 0 && live.last != '\n' {
-		fmt.Fprintln(e.stderr)
-	}
-	if ctx.Err() != nil {
-		what := "interrupted"
-		if c.Context.Err() == nil {
-			what = "terminated (SIGTERM)"
-		}
-		return nil, envError(fmt.Errorf("run: %s; stopped the benchmark command %q in repetition %d of %d and stored nothing", what, argv[0], rep, reps))
-	}
-	if errors.Is(err, exec.ErrWaitDelay) {
-		// The command itself exited; what it left running was killed.
-		fmt.Fprintf(e.stderr, "perfgate: the benchmark command exited but left processes holding its output open for %v; killed them\n", runGrace)
-		err = nil
-		if st := cmd.ProcessState; st != nil && !st.Success() {
-			err = &exec.ExitError{ProcessState: st}
-		}
-	}
+// runAdaptive is run --repeat auto: one run at a time, each stored at
+// once (so check sees it), until check's verdict is decided or --max-runs
+// runs are spent (runner.Adaptive).
+func runAdaptive(c *cli.Context, e *env, repo *gitrepo.Repo, rep *runner.Repeat, o origin, out string) error {
+	cfg, err := loadConfig(c, repo)
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			how := fmt.Sprintf("exited with code %d", ee.ExitCode())
-			switch ee.ExitCode() {
-			case 126:
-				how += " (the shell's 'cannot execute': check the file's permissions)"
-			case 127:
-				how += " (the shell's 'command not found': check the command and PATH)"
+		return err
+	}
+	rules := cfg.Rules
+	if len(rules) == 0 {
+		rules = gate.DefaultRules()
+	}
+	max := c.Int("max-runs")
+	var runs []store.Run
+	added := 0
+	a := &runner.Adaptive{
+		Max: max, Rules: rules, Progress: e.stderr,
+		Measure: func(ctx context.Context, i int) error {
+			fmt.Fprintf(e.stderr, "perfgate: run %d (at most %d): %s\n", i, max, strings.Join(rep.Command.Argv, " "))
+			one := *rep
+			one.First, one.Progress = i, nil
+			got, err := one.Run(ctx)
+			if len(got.Good) == 0 {
+				got.Discard()
+				return runError(err)
 			}
-			if sig := proc.Signal(ee); sig != 0 {
-				how = fmt.Sprintf("was killed by signal %d (%v)", sig, syscall.Signal(sig))
+			n, serr := saver(c, repo).Save(got.Runs, got.Raw...)
+			if serr != nil {
+				return storeError(serr)
 			}
-			return nil, envError(fmt.Errorf("run: the benchmark command %q %s (repetition %d of %d); nothing was stored. Fix the command, or run it by hand and use perfgate ingest", argv[0], how, rep, reps))
+			runs, added = append(runs, got.Runs...), added+n
+			if i == 1 && o.tree != "" {
+				// check evaluates the tree as it is now: say so at
+				// once if the command changed it.
+				warnTreeChanged(c, e, repo, o)
+			}
+			return nil
+		},
+		Evaluate: func(context.Context) (*gate.Report, error) {
+			return checkHead(c, e, repo, cfg, "HEAD", true)
+		},
+	}
+	res, err := a.Run(c.Context)
+	state := "decided"
+	if !res.Decided {
+		state = "undecided"
+	}
+	if res.Report != nil {
+		fmt.Fprintf(e.stderr, "perfgate: run: spent %d of at most %d runs; check's verdict is %s (%s); perfgate check shows the report\n", res.Runs, max, res.Report.Verdict, state)
+	}
+	if len(runs) > 0 {
+		extra := map[string]any{"runs_spent": res.Runs, "max_runs": max, "decided": res.Decided}
+		if res.Report != nil {
+			extra["verdict"] = string(res.Report.Verdict)
 		}
-		return nil, envError(fmt.Errorf("run: cannot start %q: %v; check the command and PATH", argv[0], startError(err)))
-	}
-	if perr != nil {
-		return nil, &exitError{code: exitBad, err: fmt.Errorf("%w; nothing was stored", perr)}
-	}
-	return results, nil
-}
-
-// streamParser parses a command's output as the command writes it: writes
-// go through a pipe to an ingest.Reader, so memory stays bounded however
-// much the command prints (perfgate run, bisect --run, bisect-step).
-// Writes never fail: once the parser stops reading (a malformed block),
-// the rest is discarded, so the output still flows to the terminal. It is
-// not safe for concurrent writes; exec.Cmd with one writer as Stdout and
-// Stderr writes from one goroutine at a time.
-type streamParser struct {
-	pw   *io.PipeWriter
-	w    forgivingWriter
-	done chan struct{}
-	res  []ingest.Result
-	err  error
-}
-
-// newStreamParser starts parsing; name names the output in errors. Call
-// Finish once the command has exited.
-func newStreamParser(name, format string) *streamParser {
-	pr, pw := io.Pipe()
-	s := &streamParser{pw: pw, w: forgivingWriter{w: pw}, done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		r := ingest.NewReader(pr, name, ingest.Options{Format: format})
-		for r.Scan() {
-			s.res = append(s.res, r.Result())
+		if len(res.Open) > 0 {
+			extra["undecided"] = res.Open
 		}
-		s.err = r.Err()
-		pr.Close() // the rest of the output is only shown
-	}()
-	return s
-}
-
-func (s *streamParser) Write(p []byte) (int, error) { return s.w.Write(p) }
-
-// Finish ends the output and returns what the parser found in it.
-func (s *streamParser) Finish() ([]ingest.Result, error) {
-	s.pw.Close()
-	<-s.done
-	return s.res, s.err
-}
-
-// startError drops exec's "fork/exec NAME: " and "exec: NAME: " prefixes,
-// which repeat the command the message already names.
-func startError(err error) error {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return ee.Err
-	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
+		if werr := reportStored(e, runs, added, out, extra); werr != nil {
+			return werr
+		}
 	}
 	return err
 }
 
-// lastByteWriter remembers the last byte written, so that perfgate's own
-// messages start on a line of their own after output without a final
-// newline.
-type lastByteWriter struct {
-	mu   sync.Mutex
-	w    io.Writer
-	last byte
-}
+// runGrace is how long a stopped benchmark command has between SIGTERM
+// and SIGKILL; tests shorten it.
+var runGrace = runner.DefaultGrace
 
-func (l *lastByteWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(p) > 0 {
-		l.last = p[len(p)-1]
-	}
-	return l.w.Write(p)
-}
-
-// forgivingWriter writes to w until the first error, then discards: the
-// parser may stop reading early (a malformed block), and the command's
-// output must still flow to the terminal.
-type forgivingWriter struct {
-	w      io.Writer
-	failed bool
-}
-
-func (f *forgivingWriter) Write(p []byte) (int, error) {
-	if !f.failed {
-		if _, err := f.w.Write(p); err != nil {
-			f.failed = true
+// runError maps failed repetitions to the exit code and message.
+func runError(err error) error {
+	var intr *runner.Interrupted
+	var inc *runner.Incomplete
+	var ee *runner.ExitError
+	var se *runner.StartError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &intr):
+		if intr.Finished > 0 {
+			return envError(fmt.Errorf("%v; the %d repetition(s) that finished before are stored", err, intr.Finished))
 		}
+		return envError(fmt.Errorf("%v and stored nothing", err))
+	case errors.As(err, &inc):
+		return envError(fmt.Errorf("%v\nthe good repetitions are stored; run again for more samples", err))
+	case errors.As(err, &ee):
+		return envError(fmt.Errorf("%v; nothing was stored. Fix the command, or run it by hand and use perfgate ingest", err))
+	case errors.As(err, &se):
+		return envError(fmt.Errorf("run: %v", err))
 	}
-	return len(p), nil
+	if errors.Is(err, store.ErrBadInput) {
+		return &exitError{code: exitBad, err: fmt.Errorf("%w; nothing was stored", err)}
+	}
+	return storeError(err)
 }

@@ -1,4 +1,4 @@
-package bisect
+package runner
 
 import (
 	"bytes"

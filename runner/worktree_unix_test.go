@@ -1,6 +1,6 @@
 //go:build unix
 
-package bisect
+package runner
 
 import (
 	"context"

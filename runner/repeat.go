@@ -1,0 +1,215 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/perfgate/perfgate/store"
+)
+
+// Repeat runs one benchmark command N times in the current checkout
+// (perfgate run); each repetition is one sample.
+type Repeat struct {
+	Command Command
+	// Spec says what the results are stored as; Time is set to each
+	// repetition's end.
+	Spec Spec
+	N    int
+	// First numbers the first repetition in messages and source names
+	// (1 when 0), for sessions that run one repetition at a time.
+	First int
+	// Progress gets "perfgate: run i of N: CMD" before each repetition
+	// when N > 1; nil is silent.
+	Progress io.Writer
+}
+
+// Interrupted is a repetition stopped by Ctrl-C or SIGTERM.
+type Interrupted struct {
+	Cmd      string // the perfgate command, "run" when empty
+	Program  string
+	Rep, N   int
+	SIGTERM  bool // terminated rather than interrupted
+	Finished int  // repetitions that had finished with a result
+}
+
+func (e *Interrupted) Error() string {
+	what := "interrupted"
+	if e.SIGTERM {
+		what = "terminated (SIGTERM)"
+	}
+	cmd, unit := "run", "repetition"
+	if e.Cmd != "" {
+		cmd, unit = e.Cmd, "pair"
+	}
+	return fmt.Sprintf("%s: %s; stopped the benchmark command %q in %s %d of %d", cmd, what, e.Program, unit, e.Rep, e.N)
+}
+
+// Is makes errors.Is(err, context.Canceled) true.
+func (e *Interrupted) Is(target error) bool { return target == context.Canceled }
+
+// ExitError is a benchmark command that exited non-zero.
+type ExitError struct {
+	Program string
+	Rep, N  int
+	Output  *Output
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("run: the benchmark command %q %s (repetition %d of %d)", e.Program, e.Output.Failure(), e.Rep, e.N)
+}
+
+// Outcome is what the repetitions produced.
+type Outcome struct {
+	Runs []store.Run
+	// Raw holds the raw output files of the good repetitions
+	// (Command.KeepRaw); Saver keeps them when the history cannot be
+	// written, Discard removes them.
+	Raw []string
+	// Good are the repetitions (1-based) that produced runs.
+	Good []int
+	// Failed are the repetitions that failed, with why.
+	Failed []Failure
+}
+
+// Failure is one repetition that failed.
+type Failure struct {
+	Rep int
+	Err error
+}
+
+// Discard removes the raw output files.
+func (o *Outcome) Discard() {
+	for _, f := range o.Raw {
+		os.Remove(f)
+	}
+	o.Raw = nil
+}
+
+// Incomplete is a Repeat where some repetitions failed and others
+// produced runs: the good ones are in the Outcome, and are to be stored.
+type Incomplete struct {
+	N      int
+	Good   []int
+	Failed []Failure
+}
+
+func (e *Incomplete) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "run: %d of %d repetitions failed, %s kept:", len(e.Failed), e.N, repList(e.Good))
+	for _, f := range e.Failed {
+		fmt.Fprintf(&b, "\n  repetition %d: %v", f.Rep, f.Err)
+	}
+	return b.String()
+}
+
+// Unwrap returns the failures' errors.
+func (e *Incomplete) Unwrap() []error {
+	errs := make([]error, len(e.Failed))
+	for i, f := range e.Failed {
+		errs[i] = f.Err
+	}
+	return errs
+}
+
+func repList(reps []int) string {
+	parts := make([]string, len(reps))
+	for i, r := range reps {
+		parts[i] = fmt.Sprint(r)
+	}
+	if len(reps) == 1 {
+		return "repetition " + parts[0]
+	}
+	return "repetitions " + strings.Join(parts, ", ")
+}
+
+// Run runs the repetitions. A repetition that fails (the command exited
+// non-zero, or printed output the parser rejects) does not discard the
+// others: the rest still run, and the error is an *Incomplete listing the
+// failures while the Outcome holds the good repetitions' runs. When no
+// repetition produced runs, the error is the first failure's. A command
+// that cannot start stops at once (it would fail every time), and so does
+// an interrupt (Ctrl-C, SIGTERM: an *Interrupted); the repetitions that
+// finished before are kept in both cases.
+func (r *Repeat) Run(ctx context.Context) (*Outcome, error) {
+	// SIGTERM (a CI job cancelled) stops the command as Ctrl-C does.
+	sctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
+	argv := r.Command.Argv
+	o := &Outcome{}
+	for i := 1; i <= r.N; i++ {
+		if r.N > 1 && r.Progress != nil {
+			fmt.Fprintf(r.Progress, "perfgate: run %d of %d: %s\n", i, r.N, strings.Join(argv, " "))
+		}
+		runs, raw, err := r.once(sctx, i)
+		if err == nil {
+			o.Runs = append(o.Runs, runs...)
+			o.Good = append(o.Good, i)
+			if raw != "" {
+				o.Raw = append(o.Raw, raw)
+			}
+			continue
+		}
+		if sctx.Err() != nil {
+			return o, &Interrupted{Program: argv[0], Rep: i, N: r.N, SIGTERM: ctx.Err() == nil, Finished: len(o.Good)}
+		}
+		o.Failed = append(o.Failed, Failure{Rep: i, Err: err})
+		var se *StartError
+		if errors.As(err, &se) {
+			break
+		}
+		if r.N > 1 && r.Progress != nil {
+			fmt.Fprintf(r.Progress, "perfgate: run %d of %d failed: %v\n", i, r.N, err)
+		}
+	}
+	switch {
+	case len(o.Failed) == 0:
+		return o, nil
+	case len(o.Good) == 0:
+		return o, o.Failed[0].Err
+	}
+	return o, &Incomplete{N: r.N, Good: o.Good, Failed: o.Failed}
+}
+
+// once runs repetition i and returns its runs and raw output file.
+func (r *Repeat) once(ctx context.Context, i int) ([]store.Run, string, error) {
+	argv := r.Command.Argv
+	c := r.Command
+	c.Source = fmt.Sprintf("output of %s (run %d)", argv[0], i+max(r.First, 1)-1)
+	out, err := Exec(ctx, c)
+	if err != nil {
+		out.Discard()
+		return nil, "", err
+	}
+	if out.ExitCode != 0 {
+		out.Discard()
+		return nil, "", &ExitError{Program: argv[0], Rep: i, N: r.N, Output: out}
+	}
+	if out.ParseErr != nil {
+		out.Discard()
+		return nil, "", &ParseError{out.ParseErr}
+	}
+	spec := r.Spec
+	spec.Time = time.Now()
+	spec.Command = argv
+	runs, err := ToRuns(out.Results, spec)
+	if err != nil {
+		out.Discard()
+		return nil, "", err
+	}
+	return runs, out.RawFile, nil
+}
+
+// ParseError is output the parser rejected: bad input,
+// errors.Is(err, store.ErrBadInput).
+type ParseError struct{ Err error }
+
+func (e *ParseError) Error() string        { return e.Err.Error() }
+func (e *ParseError) Unwrap() error        { return e.Err }
+func (e *ParseError) Is(target error) bool { return target == store.ErrBadInput }
