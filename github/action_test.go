@@ -132,7 +132,7 @@ func TestActionScript(t *testing.T) {
 }
 
 // actionStep returns the run script of the composite step with id.
-func actionStep(t *testing.T, id string) string {
+func actionStep(t testing.TB, id string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
 	if err != nil {

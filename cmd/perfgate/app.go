@@ -113,6 +113,8 @@ func newApp(e *env) *cli.App {
 		},
 		Commands: commands(e),
 	}
+	app.Version = currentBuild().Version // --version; versioncmd.go prints it all
+	app.EnableBashCompletion = true      // perfgate completion
 	return app
 }
 

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var (
+	builtOnce sync.Once
+	builtDir  string
+	builtErr  error
+)
+
+// builtPerfgate builds perfgate once for the tests that run it as a
+// process, and returns the directory that holds it.
+func builtPerfgate(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds perfgate")
+	}
+	builtOnce.Do(func() {
+		builtDir, builtErr = os.MkdirTemp("", "perfgate-bin")
+		if builtErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", filepath.Join(builtDir, "perfgate"), ".").CombinedOutput()
+		if err != nil {
+			builtErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if builtErr != nil {
+		t.Fatal(builtErr)
+	}
+	return builtDir
+}
+
+// docSnippet returns the fenced block after <!-- ci-test:name --> in
+// docs/ci.md.
+func docSnippet(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "ci.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "<!-- ci-test:"+name+" -->\n```")
+	if !ok {
+		t.Fatalf("docs/ci.md has no <!-- ci-test:%s --> block", name)
+	}
+	_, rest, _ = strings.Cut(rest, "\n") // the info string
+	body, _, ok := strings.Cut(rest, "\n```")
+	if !ok {
+		t.Fatalf("docs/ci.md: the %s block is not closed", name)
+	}
+	return body + "\n"
+}
+
+// ciFakes writes the stand-ins the snippets call: vllm prints a serving
+// result whose Mean TTFT is $FAKE_TTFT; buildkite-agent and curl log their
+// arguments (and what they read) to $FAKE_LOG; curl -O fetches from
+// $FAKE_RELEASE by file name.
+func ciFakes(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	fakes := map[string]string{
+		"vllm": `#!/bin/sh
+cat <<EOF
+============ Serving Benchmark Result ============
+Successful requests:                     500
+Failed requests:                         0
+Benchmark duration (s):                  20.00
+Request throughput (req/s):              25.00
+Output token throughput (tok/s):         2500.00
+---------------Time to First Token----------------
+Mean TTFT (ms):                          $FAKE_TTFT
+Median TTFT (ms):                        $FAKE_TTFT
+P99 TTFT (ms):                           300.00
+==================================================
+EOF
+`,
+		"buildkite-agent": `#!/bin/sh
+{ echo "buildkite-agent $*"; echo "--- stdin"; cat; echo "--- end"; } >> "$FAKE_LOG"
+`,
+		"curl": `#!/bin/sh
+for a in "$@"; do last=$a; done
+case " $* " in
+  *" -fsSLO "*) cp "$FAKE_RELEASE/${last##*/}" . ; exit $? ;;
+esac
+{ echo "curl $*"; for a in "$@"; do case "$a" in body@*) echo "--- body"; cat "${a#body@}"; echo "--- end" ;; esac; done; } >> "$FAKE_LOG"
+`,
+	}
+	for name, body := range fakes {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// ciRunner is a remote and the environment of a CI job.
+type ciRunner struct {
+	t      *testing.T
+	tmp    string
+	remote string
+	env    []string
+	log    string
+}
+
+func newCIRunner(t *testing.T) *ciRunner {
+	t.Helper()
+	for _, tool := range []string{"git", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s", tool)
+		}
+	}
+	bin := builtPerfgate(t)
+	tmp := t.TempDir()
+	r := &ciRunner{t: t, tmp: tmp, remote: filepath.Join(tmp, "remote.git"), log: filepath.Join(tmp, "fake.log")}
+	r.env = []string{"PATH=" + ciFakes(t) + ":" + bin + ":" + os.Getenv("PATH"), "HOME=" + tmp, "MODEL=m",
+		"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com",
+		"GIT_CONFIG_NOSYSTEM=1", "FAKE_LOG=" + r.log}
+	r.git(tmp, "init", "-q", "--bare", "-b", "main", r.remote)
+	seed := filepath.Join(tmp, "seed")
+	r.git(tmp, "clone", "-q", r.remote, seed)
+	r.git(seed, "commit", "-q", "--allow-empty", "-m", "main")
+	r.git(seed, "push", "-q", "origin", "HEAD:main")
+	r.git(seed, "commit", "-q", "--allow-empty", "-m", "feature")
+	r.git(seed, "push", "-q", "origin", "HEAD:feature")
+	return r
+}
+
+func (r *ciRunner) git(dir string, args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), r.env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// checkout is a fresh clone at branch, detached, as CI systems check out.
+func (r *ciRunner) checkout(name, branch string) string {
+	r.t.Helper()
+	dir := filepath.Join(r.tmp, name)
+	r.git(r.tmp, "clone", "-q", r.remote, dir)
+	r.git(dir, "checkout", "-q", "--detach", "origin/"+branch)
+	return dir
+}
+
+// sh runs script with bash flags in dir, with env added.
+func (r *ciRunner) sh(dir, script string, flags []string, env ...string) (string, int) {
+	r.t.Helper()
+	cmd := exec.Command("bash", append(append([]string{"--noprofile", "--norc"}, flags...), "-c", script)...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), r.env...), env...)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(out), ee.ExitCode()
+	} else if err != nil {
+		r.t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+// historyRuns counts the files of runs (one per push) on the remote's
+// history branch.
+func (r *ciRunner) historyRuns() int {
+	r.t.Helper()
+	cmd := exec.Command("git", "ls-tree", "-r", "--name-only", "perfgate-history")
+	cmd.Dir = r.remote
+	out, err := cmd.Output()
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(out), ".jsonl")
+}
+
+func (r *ciRunner) fakeLog() string {
+	data, _ := os.ReadFile(r.log)
+	return string(data)
+}
+
+// reports checks the markdown and JSON reports a gated change leaves.
+func checkReports(t *testing.T, dir string) string {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join(dir, "perfgate.md"))
+	if err != nil || !strings.Contains(string(md), "Mean TTFT") {
+		t.Errorf("perfgate.md: %v\n%s", err, md)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "perfgate.json"))
+	var rep struct {
+		Verdict string `json:"verdict"`
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &rep)
+	}
+	if err != nil || rep.Verdict != "fail" {
+		t.Errorf("perfgate.json: %v, verdict %q", err, rep.Verdict)
+	}
+	return string(md)
+}
+
+// TestCIDocs runs the snippets of docs/ci.md as their CI system would:
+// the default branch records a run and pushes it to the history branch of
+// a bare remote; a change is measured 30% slower in a fresh clone, gated
+// against the pulled history, and fails with the reports written.
+func TestCIDocs(t *testing.T) {
+	t.Run("gitlab", func(t *testing.T) {
+		var ci map[string]struct {
+			Rules        []map[string]any `yaml:"rules"`
+			BeforeScript []string         `yaml:"before_script"`
+			Script       []string         `yaml:"script"`
+			AfterScript  []string         `yaml:"after_script"`
+			Variables    map[string]any   `yaml:"variables"`
+			Artifacts    struct {
+				When  string   `yaml:"when"`
+				Paths []string `yaml:"paths"`
+			} `yaml:"artifacts"`
+		}
+		if err := yaml.Unmarshal([]byte(docSnippet(t, "gitlab")), &ci); err != nil {
+			t.Fatal(err)
+		}
+		job, ok := ci["perfgate"]
+		if !ok || len(job.Script) == 0 {
+			t.Fatalf("no perfgate job with a script: %v", ci)
+		}
+		if job.Artifacts.When != "always" || strings.Join(job.Artifacts.Paths, " ") != "perfgate.md perfgate.json" || fmt.Sprint(job.Variables["GIT_DEPTH"]) != "0" {
+			t.Errorf("artifacts %+v, variables %v", job.Artifacts, job.Variables)
+		}
+		r := newCIRunner(t)
+		// GitLab runs before_script and script in one shell, each line
+		// stopping the job on failure, and after_script in another.
+		gitlab := func(dir string, env ...string) (string, int) {
+			out, code := r.sh(dir, strings.Join(append(job.BeforeScript, job.Script...), "\n"), []string{"-e", "-o", "pipefail"}, env...)
+			after, _ := r.sh(dir, strings.Join(job.AfterScript, "\n"), []string{"-e", "-o", "pipefail"}, env...)
+			return out + after, code
+		}
+		common := []string{"CI_DEFAULT_BRANCH=main", "CI_SERVER_HOST=gitlab.example.com", "CI_PROJECT_PATH=g/p",
+			"CI_API_V4_URL=https://gitlab.example.com/api/v4", "CI_PROJECT_ID=42", "PERFGATE_GITLAB_TOKEN=glpat-x"}
+		main := r.checkout("main", "main")
+		if out, code := gitlab(main, append(common, "FAKE_TTFT=100.00", "CI_PIPELINE_SOURCE=push", "CI_COMMIT_BRANCH=main")...); code != 0 || r.historyRuns() != 1 {
+			t.Fatalf("default branch: exit %d, %d runs on the history branch\n%s", code, r.historyRuns(), out)
+		}
+		mr := r.checkout("mr", "feature")
+		out, code := gitlab(mr, append(common, "FAKE_TTFT=130.00", "CI_PIPELINE_SOURCE=merge_request_event",
+			"CI_MERGE_REQUEST_IID=7", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME=main")...)
+		if code != 1 {
+			t.Fatalf("merge request: exit %d, want 1 (the regression)\n%s", code, out)
+		}
+		md := checkReports(t, mr)
+		log := r.fakeLog()
+		if !strings.Contains(log, "curl -fsS -X POST -H PRIVATE-TOKEN: glpat-x --data-urlencode body@perfgate.md https://gitlab.example.com/api/v4/projects/42/merge_requests/7/notes") ||
+			!strings.Contains(log, "--- body\n"+md) {
+			t.Errorf("the merge request comment was not posted with the report:\n%s", log)
+		}
+		if r.historyRuns() != 1 {
+			t.Errorf("the merge request pushed to the history")
+		}
+	})
+
+	t.Run("buildkite", func(t *testing.T) {
+		var pipeline struct {
+			Steps []struct {
+				Command       string   `yaml:"command"`
+				ArtifactPaths []string `yaml:"artifact_paths"`
+			} `yaml:"steps"`
+		}
+		if err := yaml.Unmarshal([]byte(docSnippet(t, "buildkite")), &pipeline); err != nil {
+			t.Fatal(err)
+		}
+		if len(pipeline.Steps) != 1 || pipeline.Steps[0].Command == "" {
+			t.Fatalf("want one step with a command: %+v", pipeline)
+		}
+		step := pipeline.Steps[0]
+		if strings.Join(step.ArtifactPaths, " ") != "perfgate.md perfgate.json" {
+			t.Errorf("artifact_paths %v", step.ArtifactPaths)
+		}
+		r := newCIRunner(t)
+		// The agent runs a command with bash -e -c.
+		bash := []string{"-e"}
+		common := []string{"BUILDKITE_PIPELINE_DEFAULT_BRANCH=main"}
+		// A branch build that is not a pull request records nothing shared.
+		other := r.checkout("other", "feature")
+		if out, code := r.sh(other, step.Command, bash, append(common, "FAKE_TTFT=90.00", "BUILDKITE_PULL_REQUEST=false", "BUILDKITE_BRANCH=feature")...); code != 0 || r.historyRuns() != 0 {
+			t.Fatalf("branch build: exit %d, %d runs pushed\n%s", code, r.historyRuns(), out)
+		}
+		main := r.checkout("main", "main")
+		if out, code := r.sh(main, step.Command, bash, append(common, "FAKE_TTFT=100.00", "BUILDKITE_PULL_REQUEST=false", "BUILDKITE_BRANCH=main")...); code != 0 || r.historyRuns() != 1 {
+			t.Fatalf("default branch: exit %d, %d runs on the history branch\n%s", code, r.historyRuns(), out)
+		}
+		pr := r.checkout("pr", "feature")
+		out, code := r.sh(pr, step.Command, bash, append(common, "FAKE_TTFT=130.00", "BUILDKITE_PULL_REQUEST=12", "BUILDKITE_BRANCH=feature", "BUILDKITE_PULL_REQUEST_BASE_BRANCH=main")...)
+		if code != 1 {
+			t.Fatalf("pull request: exit %d, want 1\n%s", code, out)
+		}
+		md := checkReports(t, pr)
+		if want := "buildkite-agent annotate --style error --context perfgate\n--- stdin\n" + md + "--- end\n"; r.fakeLog() != want {
+			t.Errorf("annotation:\n%s\nwant\n%s", r.fakeLog(), want)
+		}
+	})
+
+	t.Run("shell", func(t *testing.T) {
+		r := newCIRunner(t)
+		bash := []string{"-e"}
+		main := r.checkout("main", "main")
+		if out, code := r.sh(main, docSnippet(t, "shell-main"), bash, "FAKE_TTFT=100.00"); code != 0 || r.historyRuns() != 1 {
+			t.Fatalf("default branch: exit %d, %d runs on the history branch\n%s", code, r.historyRuns(), out)
+		}
+		change := r.checkout("change", "feature")
+		out, code := r.sh(change, docSnippet(t, "shell-change"), bash, "FAKE_TTFT=130.00")
+		if code != 1 {
+			t.Fatalf("change: exit %d, want 1\n%s", code, out)
+		}
+		checkReports(t, change)
+	})
+
+	t.Run("install", func(t *testing.T) {
+		dir := t.TempDir()
+		release := t.TempDir()
+		bin := filepath.Join(builtPerfgate(t), "perfgate")
+		archive := tarGzFile(t, "perfgate", bin)
+		name := "perfgate_1.2.3_linux_amd64.tar.gz"
+		os.WriteFile(filepath.Join(release, name), archive, 0o644)
+		os.WriteFile(filepath.Join(release, "perfgate_1.2.3_checksums.txt"), fmt.Appendf(nil, "%x  %s\n", sha256.Sum256(archive), name), 0o644)
+		r := &ciRunner{t: t, env: []string{"PATH=" + ciFakes(t) + ":" + os.Getenv("PATH"), "FAKE_RELEASE=" + release}}
+		out, code := r.sh(dir, docSnippet(t, "install"), []string{"-e"})
+		if code != 0 || !strings.Contains(out, "OK") || !strings.HasPrefix(strings.SplitN(out, "\n", 2)[1], "perfgate ") {
+			t.Errorf("exit %d\n%s", code, out)
+		}
+		// A damaged download stops the snippet before it unpacks.
+		os.WriteFile(filepath.Join(release, name), append(archive, 0), 0o644)
+		os.Remove(filepath.Join(dir, "perfgate"))
+		out, code = r.sh(dir, docSnippet(t, "install"), []string{"-e"})
+		if code == 0 || !strings.Contains(out, "FAILED") {
+			t.Errorf("a bad checksum: exit %d\n%s", code, out)
+		}
+	})
+}
+
+// tarGzFile is a .tar.gz holding the file at path under name.
+func tarGzFile(t *testing.T, name, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	tw.Write(data)
+	tw.Close()
+	gz.Close()
+	return buf.Bytes()
+}
