@@ -116,6 +116,18 @@ type syncer struct {
 // dir is the repository (any directory of its working tree, or a bare
 // repository). st must be writable: it also remembers what was synced.
 func Sync(ctx context.Context, dir string, st *store.Store, opts Options) (*Result, error) {
+	return SyncOpen(ctx, dir, func() (*store.Store, func(), error) { return st, func() {}, nil }, opts)
+}
+
+// Opener opens the history for writing and returns it with the function
+// that closes it.
+type Opener func() (*store.Store, func(), error)
+
+// SyncOpen is Sync with the history opened only while it is read or
+// written: never across a fetch or a push, so that a benchmark finishing
+// meanwhile (perfgate run) can store its results instead of waiting for
+// the network behind the history's lock.
+func SyncOpen(ctx context.Context, dir string, open Opener, opts Options) (*Result, error) {
 	if opts.Remote == "" {
 		opts.Remote = DefaultRemote
 	}
@@ -162,7 +174,7 @@ func Sync(ctx context.Context, dir string, st *store.Store, opts Options) (*Resu
 
 	var backoff time.Duration = 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		done, err := s.attempt(ctx, st, res, attempt)
+		done, err := s.attempt(ctx, open, res, attempt)
 		if done || err != nil {
 			return res, err
 		}
@@ -182,8 +194,7 @@ func Sync(ctx context.Context, dir string, st *store.Store, opts Options) (*Resu
 
 // attempt fetches, pulls and pushes once; done is false when another
 // runner pushed first and the caller should try again.
-func (s *syncer) attempt(ctx context.Context, st *store.Store, res *Result, attempt int) (done bool, err error) {
-	opts := s.opts
+func (s *syncer) attempt(ctx context.Context, open Opener, res *Result, attempt int) (done bool, err error) {
 	tip, err := s.fetch(ctx)
 	if err != nil {
 		return false, err
@@ -192,10 +203,33 @@ func (s *syncer) attempt(ctx context.Context, st *store.Store, res *Result, atte
 	if err != nil {
 		return false, err
 	}
+	st, release, err := open()
+	if err != nil {
+		return false, err
+	}
+	p, err := s.prepare(st, tip, state, res)
+	release()
+	if err != nil || p == nil {
+		return p == nil && err == nil, err
+	}
+	return s.pushPrepared(ctx, open, tip, state, p, res, attempt)
+}
+
+// prepared is what a push needs from the history, read while it was open.
+type prepared struct {
+	m    mark
+	runs []store.Run
+	seqs [][2]uint64
+}
+
+// prepare pulls the branch's new runs into st and reads the runs to push;
+// nil when there is nothing to push (the sync is done).
+func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState, res *Result) (*prepared, error) {
+	opts := s.opts
 	res.Tip, res.Format, res.Files = hashString(tip), state.format, len(state.files)
 	last, err := st.LastSeq()
 	if err != nil {
-		return false, fmt.Errorf("reading the history: %w", err)
+		return nil, fmt.Errorf("reading the history: %w", err)
 	}
 	m := s.loadMark(st, last)
 	base := map[string]plumbing.Hash{}
@@ -214,12 +248,12 @@ func (s *syncer) attempt(ctx context.Context, st *store.Store, res *Result, atte
 		res.Skipped, res.SkippedTotal = nil, 0
 		ids, err := s.pull(st, state, base, !hasBase, res)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		branchIDs = ids
 		now, err := st.LastSeq()
 		if err != nil {
-			return false, fmt.Errorf("reading the history: %w", err)
+			return nil, fmt.Errorf("reading the history: %w", err)
 		}
 		m.addRange(last+1, now)
 		m.Tip, last = tip.String(), now
@@ -227,11 +261,11 @@ func (s *syncer) attempt(ctx context.Context, st *store.Store, res *Result, atte
 			m.Tip = ""
 		}
 		if err := s.saveMark(st, m); err != nil {
-			return false, err
+			return nil, err
 		}
 	}
 	if opts.NoPush {
-		return true, nil
+		return nil, nil
 	}
 	var runs []store.Run
 	seqs := m.gaps(last)
@@ -240,19 +274,19 @@ func (s *syncer) attempt(ctx context.Context, st *store.Store, res *Result, atte
 		// sync with the whole branch, once.
 		if branchIDs == nil && before > 0 {
 			if branchIDs, err = s.branchIDs(state); err != nil {
-				return false, err
+				return nil, err
 			}
 		}
 		seqs = [][2]uint64{{1, last}}
 		if runs, res.Dirty, err = unpushed(st, 1, before, branchIDs); err != nil {
-			return false, err
+			return nil, err
 		}
 	} else {
 		res.Dirty = 0
 		for _, g := range seqs {
 			rs, dirty, err := unpushed(st, g[0], g[1], nil)
 			if err != nil {
-				return false, err
+				return nil, err
 			}
 			runs, res.Dirty = append(runs, rs...), res.Dirty+dirty
 		}
@@ -261,8 +295,16 @@ func (s *syncer) attempt(ctx context.Context, st *store.Store, res *Result, atte
 		for _, g := range seqs {
 			m.addRange(g[0], g[1])
 		}
-		return true, s.saveMark(st, m)
+		return nil, s.saveMark(st, m)
 	}
+	return &prepared{m: m, runs: runs, seqs: seqs}, nil
+}
+
+// pushPrepared builds the commit of p's runs and pushes it with the
+// history closed, then opens it to remember what was pushed; done is
+// false when another runner pushed first.
+func (s *syncer) pushPrepared(ctx context.Context, open Opener, tip plumbing.Hash, state *branchState, p *prepared, res *Result, attempt int) (done bool, err error) {
+	opts, m, runs, seqs := s.opts, p.m, p.runs, p.seqs
 	objs, commit, files, warnings, err := s.build(state, runs)
 	if err != nil {
 		return false, err
@@ -289,6 +331,11 @@ func (s *syncer) attempt(ctx context.Context, st *store.Store, res *Result, atte
 			m.Tip = commit.String()
 		}
 		opts.Log("pushed %d run%s to %s %s (%s)", len(runs), plural(len(runs)), opts.Remote, opts.Branch, commit.String()[:12])
+		st, release, err := open()
+		if err != nil {
+			return false, err
+		}
+		defer release()
 		return true, s.saveMark(st, m)
 	}
 	if errors.Is(perr, ErrConfig) || isAuthError(perr) {

@@ -463,3 +463,47 @@ func TestCredentialFill(t *testing.T) {
 		t.Errorf("credentialFill = %q %q %v", user, pass, ok)
 	}
 }
+
+// TestSyncOpenNoLockAcrossNetwork: SyncOpen holds the history only while
+// it reads or writes it; while the push goes out, another process (a
+// perfgate run that just finished) opens it for writing at once, and its
+// runs are pushed by the next sync. Before, sync held the lock during all
+// its network I/O and a finished run waited 10 s, then failed.
+func TestSyncOpenNoLockAcrossNetwork(t *testing.T) {
+	w := newWorld(t)
+	a := w.clone("a")
+	a.put(t, "serving", w.code[1], 3, false)
+	path := filepath.Join(a.dir, ".perfgate", "history.db")
+	a.st.Close()
+	open := func() (*store.Store, func(), error) {
+		st, err := store.Open(path, store.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, func() { st.Close() }, nil
+	}
+	var during []string
+	testHookBeforePush = func() {
+		testHookBeforePush = nil
+		st, err := store.Open(path, store.Options{Timeout: 200 * time.Millisecond})
+		if err != nil {
+			t.Errorf("the history was locked during the push: %v", err)
+			return
+		}
+		defer st.Close()
+		c := &clone{dir: a.dir, st: st}
+		during = c.put(t, "serving", w.code[2], 2, false)
+	}
+	t.Cleanup(func() { testHookBeforePush = nil })
+	res, err := SyncOpen(context.Background(), a.dir, open, Options{})
+	if err != nil || res.Pushed != 3 {
+		t.Fatalf("sync: %+v, %v", res, err)
+	}
+	if len(during) != 2 {
+		t.Fatal("no run was stored during the push")
+	}
+	res, err = SyncOpen(context.Background(), a.dir, open, Options{})
+	if err != nil || res.Pushed != 2 {
+		t.Errorf("the next sync: %+v, %v; want the 2 runs stored during the push pushed", res, err)
+	}
+}

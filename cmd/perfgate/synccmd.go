@@ -65,19 +65,23 @@ func syncCommand(e *env) *cli.Command {
 				}
 			}
 			// Writable also to push only: the history remembers what was
-			// pushed, so the next sync reads only what is new.
-			st, err := openStore(c, repo, false)
-			if err != nil {
-				return err
+			// pushed, so the next sync reads only what is new. It is open
+			// only while read or written, never across the network: a
+			// benchmark that finishes meanwhile stores its results.
+			open := func() (*store.Store, func(), error) {
+				st, err := openStore(c, repo, false)
+				if err != nil {
+					return nil, nil, err
+				}
+				return st, func() { st.Close() }, nil
 			}
-			defer st.Close()
 			var token string
 			for _, v := range github.TokenVars {
 				if token = strings.TrimSpace(e.getenv(v)); token != "" {
 					break
 				}
 			}
-			res, err := histsync.Sync(c.Context, dir, st, histsync.Options{
+			res, err := histsync.SyncOpen(c.Context, dir, open, histsync.Options{
 				Remote: c.String("remote"), Branch: c.String("branch"),
 				NoPull: pushOnly, NoPush: c.Bool("pull-only"),
 				Token: token, TokenHost: tokenHost(e.getenv("GITHUB_SERVER_URL")),
