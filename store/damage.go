@@ -131,13 +131,26 @@ func panickedInStore() bool {
 		switch {
 		case f.Function == "runtime.gopanic" || f.Function == "runtime.sigpanic" || f.Function == "runtime.panicmem":
 			inPanic = true
-		case inPanic && !strings.HasPrefix(f.Function, "runtime."):
+		case inPanic && !strings.HasPrefix(f.Function, "runtime.") && !stdlib(f.Function):
+			// The first frame past the standard library's (bytes.Compare
+			// inlined into bbolt's cursor, say) is who panicked.
 			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt") || strings.HasPrefix(f.Function, storePkg)
 		}
 		if !more {
 			return false
 		}
 	}
+}
+
+// stdlib reports whether a function belongs to the standard library: its
+// import path has no domain (bytes.Compare, sort.Search,
+// internal/bytealg.Compare), unlike a module's (go.etcd.io/bbolt...).
+func stdlib(function string) bool {
+	first, _, hasSlash := strings.Cut(function, "/")
+	if !hasSlash {
+		return !strings.HasPrefix(function, "main.")
+	}
+	return !strings.Contains(first, ".")
 }
 
 // storePkg prefixes the function names of this package.

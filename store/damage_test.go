@@ -386,3 +386,17 @@ func TestCheckFileWhileWriting(t *testing.T) {
 		checks++
 	}
 }
+
+// TestStdlibFrames: a fault in a standard-library function inlined into
+// bbolt (bytes.Compare in the cursor's search) is bbolt's; the walk skips
+// the standard library's frames, not a module's.
+func TestStdlibFrames(t *testing.T) {
+	for fn, want := range map[string]bool{
+		"bytes.Compare": true, "sort.Search": true, "internal/bytealg.Compare": true,
+		"go.etcd.io/bbolt.(*Cursor).nsearch.func2": false, "github.com/perfgate/perfgate/store.guard": false, "main.main": false,
+	} {
+		if got := stdlib(fn); got != want {
+			t.Errorf("stdlib(%q) = %v, want %v", fn, got, want)
+		}
+	}
+}
