@@ -283,6 +283,15 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		rep.Warnings = append(rep.Warnings, noRule)
 	}
 
+	rep.settle(cfg)
+	return rep, nil
+}
+
+// settle counts the checks per verdict and sets the report's verdict: a
+// failed check fails it, and so does a missing one with missing: fail;
+// undecided checks follow the inconclusive policy.
+func (rep *Report) settle(cfg *Config) {
+	rep.Summary = Summary{}
 	rep.Verdict = Pass
 	for _, cr := range rep.Checks {
 		rep.Summary.Checks++
@@ -314,7 +323,6 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			rep.Verdict = Inconclusive
 		}
 	}
-	return rep, nil
 }
 
 func baseName(opts CheckOptions) string {

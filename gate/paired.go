@@ -207,30 +207,7 @@ func CheckPaired(pairs []Pair, opts PairedOptions) *Report {
 	}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("paired: %d run(s) of each commit, interleaved on one machine; each head run is compared with the base run next to it (log ratio), shift = Hodges-Lehmann estimate, p = one-sided paired t test, alpha %g, no correction across the metrics of one benchmark (they are correlated)", len(pairs), pairedAlpha))
 	rep.Testbeds = pairedTestbeds(pairs, id)
-	rep.Verdict = Pass
-	for _, cr := range rep.Checks {
-		rep.Summary.Checks++
-		switch cr.Verdict {
-		case Pass:
-			rep.Summary.Pass++
-		case Fail:
-			rep.Summary.Fail++
-			rep.Verdict = Fail
-		case Inconclusive:
-			rep.Summary.Inconclusive++
-		case Improved:
-			rep.Summary.Improved++
-		}
-	}
-	if rep.Verdict == Pass && rep.Summary.Inconclusive > 0 {
-		switch cfg.Inconclusive {
-		case InconclusiveFail:
-			rep.Verdict = Fail
-		case InconclusivePass:
-		default:
-			rep.Verdict = Inconclusive
-		}
-	}
+	rep.settle(cfg)
 	return rep
 }
 

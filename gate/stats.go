@@ -220,7 +220,7 @@ func pooledScale(segs [][]float64) float64 {
 	}
 	pos := 0.25 * float64(len(d)-1)
 	i := int(pos)
-	q := selectKth(d, i)
+	q := robust.SelectKth(d, i)
 	if i+1 < len(d) {
 		next := d[i+1]
 		for _, v := range d[i+2:] {
@@ -229,38 +229,6 @@ func pooledScale(segs [][]float64) float64 {
 		q += (pos - float64(i)) * (next - q)
 	}
 	return qnConst * q * qnCorrection(n)
-}
-
-// selectKth reorders xs so that xs[k] is its k-th smallest value (0-based),
-// nothing larger comes before it and nothing smaller after, and returns it.
-func selectKth(xs []float64, k int) float64 {
-	lo, hi := 0, len(xs)-1
-	for lo < hi {
-		pivot := xs[lo+(hi-lo)/2]
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
-				i++
-			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return xs[k]
-		}
-	}
-	return xs[k]
 }
 
 // Qn's consistency constant for normal noise, and a small-sample

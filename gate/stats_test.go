@@ -10,34 +10,6 @@ import (
 	"github.com/perfgate/perfgate/internal/robust"
 )
 
-func TestSelectKth(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 8))
-	for n := 1; n < 60; n++ {
-		xs := make([]float64, n)
-		for i := range xs {
-			xs[i] = float64(rng.IntN(10)) // ties on purpose
-		}
-		sorted := append([]float64(nil), xs...)
-		sort.Float64s(sorted)
-		for k := 0; k < n; k++ {
-			work := append([]float64(nil), xs...)
-			if got := selectKth(work, k); got != sorted[k] {
-				t.Fatalf("n=%d k=%d: %v, want %v", n, k, got, sorted[k])
-			}
-			for i := 0; i < k; i++ {
-				if work[i] > work[k] {
-					t.Fatalf("n=%d k=%d: larger value before k", n, k)
-				}
-			}
-			for i := k + 1; i < n; i++ {
-				if work[i] < work[k] {
-					t.Fatalf("n=%d k=%d: smaller value after k", n, k)
-				}
-			}
-		}
-	}
-}
-
 func TestChangePoints(t *testing.T) {
 	flat := noisy(9, 20, 100, 0.03)
 	step := append([]float64(nil), flat...)

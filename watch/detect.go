@@ -234,7 +234,7 @@ func level(y []float64, a, b int, buf []float64) float64 {
 // medianOf is the median of xs, which it reorders.
 func medianOf(xs []float64) float64 {
 	m := len(xs)
-	hi := selectKth(xs, m/2)
+	hi := robust.SelectKth(xs, m/2)
 	if m%2 == 1 {
 		return hi
 	}
@@ -244,38 +244,6 @@ func medianOf(xs []float64) float64 {
 		lo = max(lo, v)
 	}
 	return (lo + hi) / 2
-}
-
-// selectKth reorders xs so that xs[k] is its k-th smallest value (0-based),
-// nothing larger before it and nothing smaller after, and returns it.
-func selectKth(xs []float64, k int) float64 {
-	lo, hi := 0, len(xs)-1
-	for lo < hi {
-		pivot := xs[lo+(hi-lo)/2]
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
-				i++
-			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return xs[k]
-		}
-	}
-	return xs[k]
 }
 
 // prune removes, one at a time, the weakest cut whose neighbouring levels

@@ -35,3 +35,36 @@ func MedianVar(n int) float64 {
 	}
 	return math.Pi / (2 * float64(n))
 }
+
+// SelectKth reorders xs so that xs[k] is its k-th smallest value
+// (0-based), nothing larger comes before it and nothing smaller after, and
+// returns it: a median or a quantile without sorting (Hoare's selection).
+func SelectKth(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		pivot := xs[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
+}

@@ -2,6 +2,8 @@ package robust
 
 import (
 	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 )
 
@@ -46,6 +48,34 @@ func TestMedianVar(t *testing.T) {
 	}{{0, 1}, {1, 1}, {2, 0.5}, {10, math.Pi / 20}} {
 		if got := MedianVar(tt.n); math.Abs(got-tt.want) > 1e-15 {
 			t.Errorf("MedianVar(%d) = %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestSelectKth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for n := 1; n < 60; n++ {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(rng.IntN(10)) // ties on purpose
+		}
+		sorted := append([]float64(nil), xs...)
+		sort.Float64s(sorted)
+		for k := 0; k < n; k++ {
+			work := append([]float64(nil), xs...)
+			if got := SelectKth(work, k); got != sorted[k] {
+				t.Fatalf("n=%d k=%d: %v, want %v", n, k, got, sorted[k])
+			}
+			for i := 0; i < k; i++ {
+				if work[i] > work[k] {
+					t.Fatalf("n=%d k=%d: larger value before k", n, k)
+				}
+			}
+			for i := k + 1; i < n; i++ {
+				if work[i] < work[k] {
+					t.Fatalf("n=%d k=%d: smaller value after k", n, k)
+				}
+			}
 		}
 	}
 }
