@@ -142,15 +142,18 @@ func panickedInStore() bool {
 	}
 }
 
-// stdlib reports whether a function belongs to the standard library: its
-// import path has no domain (bytes.Compare, sort.Search,
-// internal/bytealg.Compare), unlike a module's (go.etcd.io/bbolt...).
+// stdlib reports whether a function is one of the standard library's
+// that bbolt's cursor and nodes call and the compiler inlines into them
+// (bytes.Compare, sort.Search, internal/bytealg): a fault there is
+// bbolt's. Other packages (strings, say) are not skipped: a caller's
+// callback that panics in them is the caller's.
 func stdlib(function string) bool {
-	first, _, hasSlash := strings.Cut(function, "/")
-	if !hasSlash {
-		return !strings.HasPrefix(function, "main.")
+	for _, p := range []string{"bytes.", "sort.", "internal/bytealg."} {
+		if strings.HasPrefix(function, p) {
+			return true
+		}
 	}
-	return !strings.Contains(first, ".")
+	return false
 }
 
 // storePkg prefixes the function names of this package.
