@@ -242,7 +242,7 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	b.WriteString("\n")
 	if len(r.Checks) > 0 {
 		t := &table{
-			header: []string{"BENCHMARK", "METRIC", "BASELINE", "CURRENT", "CHANGE", "RULE", "N", "VERDICT"},
+			header: []string{"BENCHMARK", "METRIC", "REFERENCE", "CURRENT", "CHANGE", "RULE", "N", "VERDICT"},
 			right:  []bool{false, false, true, true, true, false, true, false},
 		}
 		names := displayNames(r.Checks)
@@ -253,7 +253,7 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		if err := writeString(&b, t, color); err != nil {
 			return err
 		}
-		legend := "N: values behind baseline/current."
+		legend := "N: values behind reference/current. REFERENCE: the median head is compared with, not one commit's."
 		for _, c := range r.Checks {
 			if c.Unqualified {
 				legend += " *: unqualified (no noise estimate; the literal threshold decided)."
@@ -338,7 +338,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)),
 			fmtPtr(c.Baseline), fmtPtr(c.Current), fmtChange(c.Change), mdtext.Escape(c.Rule), samplesCell(c), v)
 	}
-	const header = "| Benchmark | Metric | Baseline | Current | Change | Rule | Samples (base/head) | Verdict |\n|---|---|--:|--:|--:|---|--:|---|\n"
+	const header = "| Benchmark | Metric | Reference | Current | Change | Rule | Samples (base/head) | Verdict |\n|---|---|--:|--:|--:|---|--:|---|\n"
 	all := make([]int, len(r.Checks))
 	var notPass []int
 	for i, c := range r.Checks {

@@ -89,9 +89,9 @@ func Example() {
 	// rules     1 from --rule flags; noise window 20 commits, max distance 50
 	// warning   head's results were measured on a working tree with uncommitted changes, not on a commit
 	//
-	// BENCHMARK  METRIC          BASELINE  CURRENT   CHANGE  RULE                  N  VERDICT
-	// serving    Mean TTFT (ms)       100      112  +12.00%  max_regression 3%  10/1  FAIL
-	// N: values behind baseline/current.
+	// BENCHMARK  METRIC          REFERENCE  CURRENT   CHANGE  RULE                  N  VERDICT
+	// serving    Mean TTFT (ms)        100      112  +12.00%  max_regression 3%  10/1  FAIL
+	// N: values behind reference/current. REFERENCE: the median head is compared with, not one commit's.
 	//
 	// Why
 	//   serving Mean TTFT (ms): fail: +12.00% against the reference (median of 10 results), beyond the 3% limit and outside the noise band (z = 5.1, noise 2.1%)
