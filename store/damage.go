@@ -84,7 +84,7 @@ func guard(path string, fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
-			if !panickedInStore() {
+			if !panickedInStore() && !mappedFault(p) {
 				panic(p)
 			}
 			detail := fmt.Sprintf("reading it failed: %v", p)
@@ -140,6 +140,15 @@ func panickedInStore() bool {
 			return false
 		}
 	}
+}
+
+// mappedFault reports whether a panic is a memory fault at an address
+// far from zero: a read of the history's memory-mapped file past what the
+// file holds (a nil dereference in a caller's code faults near zero).
+// SetPanicOnFault makes such faults panics with an Addr method.
+func mappedFault(p any) bool {
+	f, ok := p.(interface{ Addr() uintptr })
+	return ok && f.Addr() >= 1<<16
 }
 
 // stdlib reports whether a function is one of the standard library's

@@ -400,3 +400,17 @@ func TestStdlibFrames(t *testing.T) {
 		}
 	}
 }
+
+type faultAt uintptr
+
+func (f faultAt) Addr() uintptr { return uintptr(f) }
+
+// TestMappedFault: a fault far from zero is the mapped file's; a nil
+// dereference (near zero) or another panic is not.
+func TestMappedFault(t *testing.T) {
+	for p, want := range map[any]bool{faultAt(0x7f102002db90): true, faultAt(8): false, "boom": false} {
+		if got := mappedFault(p); got != want {
+			t.Errorf("mappedFault(%v) = %v, want %v", p, got, want)
+		}
+	}
+}
