@@ -89,6 +89,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		Head:    opts.Head,
 		BaseRef: opts.BaseRef,
 		Base:    opts.Base,
+		SiteURL: cfg.SiteURL,
 		Rules:   RulesInfo{File: cfg.File, Window: cfg.Baseline.Window, MaxDistance: cfg.Baseline.MaxDistance, MissingFails: cfg.MissingFails, Inconclusive: cfg.Inconclusive},
 	}
 	c.rep = rep

@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -371,6 +372,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n</details>\n\n")
 	}
 
+	b.WriteString(r.siteLinks(names, notPass))
+
 	// Details: why, statistics, notes.
 	b.WriteString("<details><summary>Details</summary>\n\n")
 	if why := r.reasons(names, mdtext.Escape); len(why) > 0 {
@@ -462,4 +465,48 @@ func mermaidChart(title, yLabel string, pts []Point, head string) string {
 	}
 	return fmt.Sprintf("```mermaid\nxychart-beta\n    title \"%s\"\n    x-axis [%s]\n    y-axis \"%s\"\n    line [%s]\n```\n",
 		mermaidText(title), strings.Join(xs, ", "), mermaidText(yLabel), strings.Join(ys, ", "))
+}
+
+// siteLinks links the checks that did not pass to their charts on the
+// site perfgate site publishes (#benchmark/metric, which the site
+// resolves), or to its overview when all passed; "" without a site URL.
+func (r *Report) siteLinks(names []string, notPass []int) string {
+	if !ValidSiteURL(r.SiteURL) {
+		return ""
+	}
+	base := strings.TrimRight(r.SiteURL, "/") + "/"
+	var links []string
+	seen := map[string]bool{}
+	for _, i := range notPass {
+		c := r.Checks[i]
+		if c.Metric == "" || c.Verdict == New || seen[c.Benchmark+"/"+c.Metric] {
+			continue
+		}
+		seen[c.Benchmark+"/"+c.Metric] = true
+		if len(links) == 10 {
+			links = append(links, "…")
+			break
+		}
+		frag := url.PathEscape(c.Benchmark) + "/" + url.PathEscape(c.Metric)
+		links = append(links, fmt.Sprintf("[%s · %s](%s#%s)", mdtext.Escape(names[i]), mdtext.Escape(metricCell(c)), base, frag))
+	}
+	if len(links) == 0 {
+		return fmt.Sprintf("History of every series: [the dashboard](%s).\n\n", base)
+	}
+	return fmt.Sprintf("History on [the dashboard](%s): %s.\n\n", base, strings.Join(links, ", "))
+}
+
+// ValidSiteURL reports whether u can be a site URL in a report: https (or
+// http on localhost), no spaces, quotes, brackets or parentheses that
+// could break out of a markdown link. A report read from a fork's
+// artifact is checked with it.
+func ValidSiteURL(u string) bool {
+	if u == "" || len(u) > 2000 || strings.ContainsAny(u, " \t\r\n\"'<>()[]`\\") {
+		return false
+	}
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" || p.User != nil || p.Fragment != "" || p.RawQuery != "" {
+		return false
+	}
+	return p.Scheme == "https" || (p.Scheme == "http" && (p.Hostname() == "localhost" || p.Hostname() == "127.0.0.1"))
 }

@@ -815,3 +815,34 @@ func TestCheckDogfoodGate(t *testing.T) {
 		}
 	}
 }
+
+// TestSiteLinks: with site_url, the markdown links each check that did not
+// pass to its chart (#benchmark/metric, which the site resolves); a
+// report whose site_url could break out of a link is refused on reading.
+func TestSiteLinks(t *testing.T) {
+	rep := repeatedCheck(t, 5, 5, 1.2)
+	rep.SiteURL = "https://perfgate.github.io/perfgate/"
+	var b strings.Builder
+	if err := rep.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "(https://perfgate.github.io/perfgate/#b/mean_ttft_ms)") {
+		t.Errorf("no link to the failing chart:\n%s", b.String())
+	}
+	for u, ok := range map[string]bool{
+		"https://x.github.io/r/": true, "http://localhost:8080/": true, "http://example.com/": false,
+		"https://x.io/a) [evil](https://evil": false, "javascript:alert(1)": false, "https://x.io/#frag": false, "": false,
+	} {
+		if ValidSiteURL(u) != ok {
+			t.Errorf("ValidSiteURL(%q) = %v, want %v", u, !ok, ok)
+		}
+	}
+	var js strings.Builder
+	rep.SiteURL = "https://x.io/a) [evil](https://evil"
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadReport(strings.NewReader(js.String())); err == nil || !strings.Contains(err.Error(), "site_url") {
+		t.Errorf("ReadReport of a hostile site_url: %v, want it refused", err)
+	}
+}

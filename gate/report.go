@@ -52,6 +52,10 @@ type Report struct {
 	// shown in every format.
 	Warnings []string `json:"warnings,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
+	// SiteURL is where perfgate site publishes the history (the rules
+	// file's site_url, or check --site-url): the markdown links each
+	// check that did not pass to its chart there.
+	SiteURL string `json:"site_url,omitempty"`
 }
 
 // BaselineRef names the baseline most checks used.

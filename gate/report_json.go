@@ -159,6 +159,10 @@ func writeReportJSON(w io.Writer, r *Report) error {
 		}
 		j.close(']')
 	}
+	if r.SiteURL != "" {
+		j.key("site_url")
+		j.str(r.SiteURL)
+	}
 	j.close('}')
 	j.b = append(j.b, '\n')
 	j.flush()

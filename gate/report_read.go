@@ -116,6 +116,9 @@ func (r *Report) validate() error {
 	for i, s := range r.Notes {
 		v.text(fmt.Sprintf("notes[%d]", i), s)
 	}
+	if r.SiteURL != "" && !ValidSiteURL(r.SiteURL) && v.err == nil {
+		v.fail("site_url %q is not an https URL without quotes, brackets or spaces", quoteCut(r.SiteURL))
+	}
 	return v.err
 }
 

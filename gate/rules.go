@@ -96,6 +96,9 @@ type Config struct {
 	// --require-baseline), so a history that could not be loaded never
 	// passes a regression.
 	RequireBaseline bool
+	// SiteURL is where perfgate site publishes the history (site_url):
+	// a check report's markdown links to the charts there.
+	SiteURL string
 	// Watch is the watch section: how perfgate watch alerts.
 	Watch WatchConfig
 }
@@ -181,7 +184,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline", "watch"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline", "site_url", "watch"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -276,6 +279,11 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			default:
 				return p.errf(v, "require_baseline is %q; use true (a check with no baseline fails) or false (it passes as new, the default)", v.Value)
 			}
+		case "site_url":
+			if v.Kind != yaml.ScalarNode || !ValidSiteURL(v.Value) {
+				return p.errf(v, "site_url is %q; give the https URL perfgate site is published at, e.g. https://OWNER.github.io/REPO/ (no query, fragment, quotes or spaces)", v.Value)
+			}
+			cfg.SiteURL = v.Value
 		}
 		return nil
 	})

@@ -291,6 +291,7 @@ func checkCommand(e *env) *cli.Command {
 			rulesFileFlag(),
 			&cli.StringSliceFlag{Name: "rule", Usage: "a rule in shorthand, repeatable: 'mean_ttft_ms:3%' (worse by at most 3%), 'failed<=0' or 'p99_ttft_ms<6000' (a bound), 'output_throughput>=250' (a floor), 'my_latency:5%:lower' (a metric of your own, with its direction)"},
 			&cli.BoolFlag{Name: "require-baseline", Usage: "a check with no baseline fails instead of passing as new (require_baseline: true in the rules file)"},
+			&cli.StringFlag{Name: "site-url", EnvVars: []string{"PERFGATE_SITE_URL"}, Usage: "`URL` where perfgate site publishes the history: the markdown report links each check that did not pass to its chart (site_url in the rules file)"},
 		}, append(reportFlags(), githubFlags()...)...),
 		Action: func(c *cli.Context) error {
 			repo, err := openRepo(c)
@@ -304,6 +305,12 @@ func checkCommand(e *env) *cli.Command {
 			}
 			if c.Bool("require-baseline") {
 				cfg.RequireBaseline = true
+			}
+			if u := c.String("site-url"); u != "" {
+				if !gate.ValidSiteURL(u) {
+					return usageErrorf("--site-url %q: give the https URL perfgate site is published at, e.g. https://OWNER.github.io/REPO/ (no query, fragment, quotes or spaces)", u)
+				}
+				cfg.SiteURL = u
 			}
 			rep, err := checkHead(c, e, repo, cfg, c.String("head"), !c.IsSet("head"))
 			if err != nil {
