@@ -36,14 +36,13 @@ func hodgesLehmann(x, y []float64) float64 {
 	return robust.Median(d)
 }
 
-// estimateShift compares head's and base's log values. tau is the
-// between-session noise (a level that moves from one CI job to the next),
-// estimated from the window with tauDF degrees of freedom; it adds to both
-// sides, since head and base are each one session.
-func estimateShift(head, base []float64, quantum, tau float64, tauDF int) shift {
-	s := shift{delta: hodgesLehmann(head, base), tau: tau}
-	cx, cy := centred(head), centred(base)
-	s.within = math.Max(pooledScale([][]float64{cx, cy}), quantum)
+// estimateShift compares head's and base's log values. within is the log
+// scale of one run (withinScale, floored at the quantisation step); tau is
+// the between-session noise (a level that moves from one CI job to the
+// next), estimated from the window with tauDF degrees of freedom; it adds
+// to both sides, since head and base are each one session.
+func estimateShift(head, base []float64, within, tau float64, tauDF int) shift {
+	s := shift{delta: hodgesLehmann(head, base), tau: tau, within: within}
 	n, m := float64(len(head)), float64(len(base))
 	a := s.within * s.within * (1/n + 1/m)
 	b := 2 * tau * tau
@@ -56,6 +55,12 @@ func estimateShift(head, base []float64, quantum, tau float64, tauDF int) shift 
 		s.df = (a + b) * (a + b) / (a*a/dfA + b*b/float64(tauDF))
 	}
 	return s
+}
+
+// withinScale is the log scale of one run within a session: Qn over both
+// sides' deviations from their own medians.
+func withinScale(head, base []float64) float64 {
+	return pooledScale([][]float64{centred(head), centred(base)})
 }
 
 func centred(xs []float64) []float64 {

@@ -97,12 +97,12 @@ func (c *checker) shiftCheck(rc *relCheck, windowOK bool) {
 	cr := rc.cr
 	cr.Method = MethodShift
 	lh, lb := logs(rc.hv), logs(rc.bv)
-	q := quantum(rc.hv, rc.bv)
+	within := withinScale(lh, lb)
 	tau, tauDF := 0.0, 0
 	if windowOK {
-		tau, tauDF = sessionNoise(rc, lh, lb)
+		tau, tauDF = sessionNoise(rc, within)
 	}
-	s := estimateShift(lh, lb, q, tau, tauDF)
+	s := estimateShift(lh, lb, math.Max(within, quantum(rc.hv, rc.bv)), tau, tauDF)
 	base := rc.cur / math.Exp(s.delta) // the level the shift is measured against
 	rc.judge(base)
 	cr.Baseline = num(robust.Median(rc.bv))
@@ -151,7 +151,7 @@ func (c *checker) shiftCheck(rc *relCheck, windowOK bool) {
 // The spread is read at the 90th percentile of the deviations, not with a
 // 50%-breakdown scale, so that a minority of slow sessions (two-level
 // noise) is seen.
-func sessionNoise(rc *relCheck, lh, lb []float64) (float64, int) {
+func sessionNoise(rc *relCheck, within float64) (float64, int) {
 	lx := logs(rc.xs[:len(rc.xs)-1]) // the baseline commit's runs are the base sample
 	if len(lx) < minWindow {
 		return 0, 0
@@ -165,7 +165,6 @@ func sessionNoise(rc *relCheck, lh, lb []float64) (float64, int) {
 	}
 	slices.Sort(dev)
 	s90 := dev[int(0.9*float64(len(dev)-1))] / 1.645
-	within := pooledScale([][]float64{centred(lh), centred(lb)})
 	inv := 0.0
 	for _, k := range rc.ks[:len(rc.ks)-1] {
 		inv += 1 / float64(k)
@@ -206,7 +205,7 @@ func (c *checker) bandCheck(rc *relCheck) {
 	b := noiseBand(lx)
 	q := quantum(rc.xs, rc.hv)
 	sigma := math.Max(b.sigma, q)
-	starts := changePoints(lx)
+	starts := b.starts // the segmentation noiseBand made: not searched twice
 	refs := c.references(rc, lx, b, starts, sigma)
 	primary := refs[0]
 	if b.segStart > 0 {

@@ -170,6 +170,7 @@ type band struct {
 	sigma    float64 // log noise of one value
 	segN     int     // values in the last segment
 	segStart int     // index in x where the last segment starts
+	starts   []int   // the start of every segment (the first is 0)
 }
 
 // noiseBand computes the reference level and the noise of a window of log
@@ -185,6 +186,7 @@ func noiseBand(x []float64) band {
 		sigma:    sigma,
 		segN:     len(x) - last,
 		segStart: last,
+		starts:   starts,
 	}
 }
 
