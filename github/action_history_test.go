@@ -13,22 +13,9 @@ import (
 // new, unless the workflow sets require-history: false; a push the remote
 // refuses fails the step too.
 func TestActionHistoryFailsClosed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds perfgate")
-	}
-	for _, tool := range []string{"git", "bash", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
 	script := actionStep(t, "perfgate")
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "perfgate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/perfgate")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtPerfgate(t)
 	env := append(os.Environ(), "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T",
 		"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+tmp)
 	git := func(dir string, args ...string) {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -18,22 +19,9 @@ import (
 // against it (failing on the regression, with the verdict in the step
 // outputs) and pushes nothing.
 func TestActionScript(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds perfgate")
-	}
-	for _, tool := range []string{"git", "bash", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
 	script := actionStep(t, "perfgate")
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "perfgate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/perfgate")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtPerfgate(t)
 
 	gitEnv := []string{"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com",
 		"GIT_CONFIG_NOSYSTEM=1", "HOME=" + tmp}
@@ -287,4 +275,46 @@ func TestActionScriptInputsAreInert(t *testing.T) {
 			}
 		})
 	}
+}
+
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// builtPerfgate checks that the action's script can run here (git, bash,
+// go) and returns perfgate built once for the tests of this package.
+func builtPerfgate(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds perfgate")
+	}
+	for _, tool := range []string{"git", "bash", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s", tool)
+		}
+	}
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "perfgate-action-bin"); built.err != nil {
+			return
+		}
+		build := exec.Command("go", "build", "-o", filepath.Join(built.dir, "perfgate"), "./cmd/perfgate")
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return filepath.Join(built.dir, "perfgate")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }

@@ -44,7 +44,7 @@ func abCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "workdir", Usage: "`DIR` for the temporary checkouts (default: the system's temporary directory)"},
 			testbedFlag(),
 			rulesFileFlag(),
-			&cli.StringSliceFlag{Name: "rule", Usage: "a rule in shorthand, e.g. 'mean_ttft_ms:3%'; repeatable"},
+			ruleFlag(""),
 		}, reportFlags()...),
 		Action: func(c *cli.Context) error { return runAB(c, e) },
 	}
@@ -73,15 +73,11 @@ func runAB(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	repo, err := openRepo(c)
+	repo, cfg, err := openRepoConfig(c)
 	if err != nil {
 		return err
 	}
 	defer repo.Close()
-	cfg, err := loadConfig(c, repo)
-	if err != nil {
-		return err
-	}
 	m, err := detectMachine(c, e, repo)
 	if err != nil {
 		return err

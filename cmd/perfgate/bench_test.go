@@ -308,5 +308,8 @@ func TestMain(m *testing.M) {
 	if checkBench.dir != "" {
 		os.RemoveAll(filepath.Dir(checkBench.dir))
 	}
+	if builtDir != "" {
+		os.RemoveAll(builtDir) // the perfgate builtPerfgate made
+	}
 	os.Exit(code)
 }

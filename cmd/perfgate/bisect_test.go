@@ -552,18 +552,11 @@ func TestBisectStepRecords(t *testing.T) {
 	}
 }
 
-// perfgateBinary builds perfgate for the tests that run it as a process
-// of its own.
+// perfgateBinary is perfgate built once (builtPerfgate) for the tests
+// that run it as a process of its own.
 func perfgateBinary(t testing.TB) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds perfgate")
-	}
-	bin := filepath.Join(t.TempDir(), "perfgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return filepath.Join(builtPerfgate(t), "perfgate")
 }
 
 // TestBisectSIGINT sends SIGINT, as Ctrl-C does, to a perfgate process

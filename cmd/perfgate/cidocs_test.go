@@ -25,7 +25,7 @@ var (
 
 // builtPerfgate builds perfgate once for the tests that run it as a
 // process, and returns the directory that holds it.
-func builtPerfgate(t *testing.T) string {
+func builtPerfgate(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds perfgate")

@@ -91,6 +91,28 @@ func gateError(err error) error {
 	return err
 }
 
+// ruleFlag is --rule, the same shorthand wherever rules are taken; what
+// says what the command uses them for ("" for check itself).
+func ruleFlag(what string) cli.Flag {
+	return &cli.StringSliceFlag{Name: "rule", Usage: what + "a rule in shorthand, repeatable: 'mean_ttft_ms:3%' (worse by at most 3%), 'failed<=0' or 'p99_ttft_ms<6000' (a bound), 'output_throughput>=250' (a floor), 'my_latency:5%:lower' (a metric of your own, with its direction)"}
+}
+
+// openRepoConfig opens the repository and reads its rules (loadConfig):
+// what check, compare, history, ab, site and watch start with. The caller
+// closes the repository; it is closed here when the rules are bad.
+func openRepoConfig(c *cli.Context) (*gitrepo.Repo, *gate.Config, error) {
+	repo, err := openRepo(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := loadConfig(c, repo)
+	if err != nil {
+		repo.Close()
+		return nil, nil, err
+	}
+	return repo, cfg, nil
+}
+
 // loadConfig reads --rules (default .perfgate.yml at the repo root, when it
 // exists) and appends the --rule shorthands.
 func loadConfig(c *cli.Context, repo *gitrepo.Repo) (*gate.Config, error) {
@@ -289,20 +311,16 @@ func checkCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "head", Value: "HEAD", Usage: "the commit under test (any revision)"},
 			&cli.StringFlag{Name: "base", Usage: "base branch or revision (default: baseline.branch of the rules, else main)"},
 			rulesFileFlag(),
-			&cli.StringSliceFlag{Name: "rule", Usage: "a rule in shorthand, repeatable: 'mean_ttft_ms:3%' (worse by at most 3%), 'failed<=0' or 'p99_ttft_ms<6000' (a bound), 'output_throughput>=250' (a floor), 'my_latency:5%:lower' (a metric of your own, with its direction)"},
+			ruleFlag(""),
 			&cli.BoolFlag{Name: "require-baseline", Usage: "a check with no baseline fails instead of passing as new (require_baseline: true in the rules file)"},
 			&cli.StringFlag{Name: "site-url", EnvVars: []string{"PERFGATE_SITE_URL"}, Usage: "`URL` where perfgate site publishes the history: the markdown report links each check that did not pass to its chart (site_url in the rules file)"},
 		}, append(reportFlags(), githubFlags()...)...),
 		Action: func(c *cli.Context) error {
-			repo, err := openRepo(c)
+			repo, cfg, err := openRepoConfig(c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			cfg, err := loadConfig(c, repo)
-			if err != nil {
-				return err
-			}
 			if c.Bool("require-baseline") {
 				cfg.RequireBaseline = true
 			}
@@ -397,17 +415,13 @@ func compareCommand(e *env) *cli.Command {
 				}
 				return usageErrorf("compare: give two revisions, e.g. perfgate compare main HEAD (%s)", got)
 			}
-			repo, err := openRepo(c)
+			// The rules file's ignore_labels say which labels do not
+			// identify a series, as in check.
+			repo, cfg, err := openRepoConfig(c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			// The rules file's ignore_labels say which labels do not
-			// identify a series, as in check.
-			cfg, err := loadConfig(c, repo)
-			if err != nil {
-				return err
-			}
 			var shas [2]string
 			for i, rev := range c.Args().Slice() {
 				if shas[i], err = repo.Resolve(rev); err != nil {
@@ -453,15 +467,11 @@ func historyCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			repo, err := openRepo(c)
+			repo, cfg, err := openRepoConfig(c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			cfg, err := loadConfig(c, repo)
-			if err != nil {
-				return err
-			}
 			if !c.IsSet("branch") {
 				// HEAD of a repository without commits: say that, not
 				// "no branch HEAD".

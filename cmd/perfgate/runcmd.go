@@ -44,7 +44,7 @@ func runCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "max-runs", Value: runner.DefaultMaxRuns, Usage: "with --repeat auto, the run budget `N`"},
 			&cli.StringFlag{Name: "base", Usage: "with --repeat auto, the base branch check compares with (default: baseline.branch of the rules, else main)"},
 			rulesFileFlag(),
-			&cli.StringSliceFlag{Name: "rule", Usage: "with --repeat auto, a rule in shorthand, e.g. 'mean_ttft_ms:3%'; repeatable"},
+			ruleFlag("with --repeat auto, "),
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the command's output as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			testbedFlag(),

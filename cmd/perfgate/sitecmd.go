@@ -45,15 +45,11 @@ func siteCommand(e *env) *cli.Command {
 			if c.Int("max-commits") < 1 {
 				return usageErrorf("--max-commits %d: must be at least 1", c.Int("max-commits"))
 			}
-			repo, err := openRepo(c)
+			repo, cfg, err := openRepoConfig(c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			cfg, err := loadConfig(c, repo)
-			if err != nil {
-				return err
-			}
 			branch := c.String("branch")
 			if branch == "" {
 				branch = cmp(cfg.Baseline.Branch, gate.DefaultBranch)

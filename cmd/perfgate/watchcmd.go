@@ -47,7 +47,7 @@ func watchCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "benchmark", Usage: "only benchmarks matching `GLOB`, e.g. 'serving-*'"},
 			&cli.StringFlag{Name: "metric", Usage: "only `METRIC`, by canonical name or label (default: every metric but descriptive ones)"},
 			rulesFileFlag(),
-			&cli.StringSliceFlag{Name: "rule", Usage: "rule `EXPR` as check takes it (direction and smallest change worth reporting); repeatable"},
+			ruleFlag("direction and smallest change worth reporting: "),
 			&cli.BoolFlag{Name: "github", Usage: "open/update/close issues on GitHub outside Actions too; --github=false turns it off inside Actions"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "with GitHub issues: print what would be opened, updated and closed, change nothing"},
 			&cli.StringSliceFlag{Name: "issue-label", Usage: "`LABEL` of the issues (default: the rules file's watch issue_labels, else perfgate, performance-regression); repeatable"},
@@ -56,15 +56,11 @@ func watchCommand(e *env) *cli.Command {
 			if c.Int("limit") < 0 {
 				return usageErrorf("--limit %d: must be 0 (all) or more", c.Int("limit"))
 			}
-			repo, err := openRepo(c)
+			repo, cfg, err := openRepoConfig(c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			cfg, err := loadConfig(c, repo)
-			if err != nil {
-				return err
-			}
 			opts := watch.Options{Config: cfg, Limit: c.Int("limit"), Bench: c.String("benchmark")}
 			if m := c.String("metric"); m != "" {
 				in, ok := metric.Lookup(m)
