@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -97,28 +95,6 @@ func BenchmarkWatch10kProcess(b *testing.B) {
 	if watchBench.err != nil {
 		b.Fatal(watchBench.err)
 	}
-	args, _ := json.Marshal([]string{"perfgate", "--repo", dir, "--db", watchBench.db, "watch", "--branch", "main", "-o", "json", "--github=false"})
-	var peak int64
-	var cpu time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), childArgsEnv+"="+string(args))
-		out, err := cmd.CombinedOutput()
-		if code := cmd.ProcessState.ExitCode(); code != 1 {
-			b.Fatalf("watch exit %d (want 1: serving-0 regressed 15%%): %v\n%.2000s", code, err, out)
-		}
-		peak = max(peak, childPeak(out, cmd.ProcessState))
-		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	}
-	b.StopTimer()
-	// CPU time beside wall time: on a shared machine the wall time
-	// includes waiting for a core.
-	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
-	if peak > 0 {
-		b.ReportMetric(float64(peak)/(1<<20), "maxRSS-MiB")
-	}
-	if peak > 200<<20 {
-		b.Errorf("watch used %.1f MiB at its peak; the budget is 200 MiB", float64(peak)/(1<<20))
-	}
+	benchProcess(b, "watch", []string{"perfgate", "--repo", dir, "--db", watchBench.db, "watch", "--branch", "main", "-o", "json", "--github=false"},
+		1, "serving-0 regressed 15%", 200)
 }
