@@ -221,8 +221,8 @@
 // # Reports
 //
 // A check report carries Warnings, the caveats of its verdict
-// (unqualified or inconclusive checks, a window cut at a change point,
-// repeated runs too few for Holm's correction to reach alpha, label and
+// (no baseline at all, unqualified checks, inconclusive checks with the
+// runs that would decide them, a window cut at a change point, label and
 // testbed mismatches, results without a testbed, a dirty head); every
 // format shows them, and the head line names head's testbed. Values print with
 // at least two decimals and five significant digits, trailing zeros
