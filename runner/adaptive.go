@@ -36,8 +36,12 @@ const DefaultMaxRuns = 5
 //     false-alarm rate), with two runs their median is their mean, which
 //     the unlucky one still drags over the line, and every look at the
 //     data is one more chance to stop on a fluke (with 3 the false alarms
-//     were twice those of --repeat 5). A regression costs four runs
-//     instead of five; an unchanged head about two.
+//     were twice those of --repeat 5);
+//   - unless the fail is clear on two runs (clearFail): the change less
+//     FailZ standard errors of head's median is still past the limit, so
+//     that no single unlucky run explains it. A regression several noise
+//     scales past the limit costs two runs, one near the limit four, an
+//     unchanged head about two.
 type Adaptive struct {
 	// Max is the run budget (DefaultMaxRuns when 0).
 	Max int
@@ -52,8 +56,18 @@ type Adaptive struct {
 	Progress io.Writer
 }
 
-// MinFailRuns is how many runs of head a fail needs to stop the session.
+// MinFailRuns is how many runs of head a fail needs to stop the session,
+// unless it is clear (clearFail) on MinClearFailRuns.
 const MinFailRuns = 4
+
+// MinClearFailRuns is how many runs of head a clear fail needs to stop the
+// session: one run is never enough, whatever its size (one unlucky run of
+// an unchanged head is what a one-run gate's false alarms are).
+const MinClearFailRuns = 2
+
+// FailZ is how many standard errors of head's median a clear fail keeps
+// beyond the limit (one-sided 1%).
+const FailZ = 2.326
 
 // PassZ is how many standard errors of head's median a clear pass keeps
 // from the limit (one-sided 5%).
@@ -86,7 +100,7 @@ func (a *Adaptive) Run(ctx context.Context) (*AdaptiveResult, error) {
 		}
 		res.Report = rep
 		res.Open = Undecided(rep, a.Rules)
-		if len(res.Open) == 0 && rep.Verdict == gate.Fail && res.Runs < min(MinFailRuns, max) {
+		if len(res.Open) == 0 && rep.Verdict == gate.Fail && res.Runs < min(MinFailRuns, max) && !clearFail(rep, a.Rules) {
 			res.Open = []string{fmt.Sprintf("fail on %d run(s), to be confirmed on %d", res.Runs, MinFailRuns)}
 		}
 		res.Decided = len(res.Open) == 0
@@ -148,10 +162,42 @@ func Undecided(rep *gate.Report, rules []gate.Rule) []string {
 	return out
 }
 
+// clearFail reports whether a failing report may stop the session before
+// MinFailRuns: head has MinClearFailRuns runs or more, and every failing
+// check is a relative rule whose change, less FailZ standard errors of
+// head's median, is still beyond its limit. A regression several times the
+// noise past the limit then costs two runs, not four; a fail near the
+// limit is still confirmed on four.
+func clearFail(rep *gate.Report, rules []gate.Rule) bool {
+	failing := 0
+	for _, c := range rep.Checks {
+		if c.Verdict != gate.Fail {
+			continue
+		}
+		failing++
+		if c.Samples.Current < MinClearFailRuns || c.Unqualified {
+			return false
+		}
+		margin, ok := relMargin(c, rules, -FailZ)
+		if !ok || margin > 0 {
+			return false
+		}
+	}
+	return failing > 0
+}
+
 // passMargin is how far, in percent, a passing relative check stays
 // within its limit after PassZ standard errors of head's median; ok is
 // false when the check has no rule, change or noise to judge by.
 func passMargin(c gate.CheckResult, rules []gate.Rule) (float64, bool) {
+	return relMargin(c, rules, PassZ)
+}
+
+// relMargin is the limit of a relative check less its change in the bad
+// direction plus z standard errors of head's median, in percent: positive
+// within the limit, negative beyond it. ok is false when the check has no
+// rule, change or noise to judge by.
+func relMargin(c gate.CheckResult, rules []gate.Rule, z float64) (float64, bool) {
 	if c.Change == nil || c.Noise == nil || c.Samples.Current < 1 {
 		return 0, false
 	}
@@ -164,7 +210,7 @@ func passMargin(c gate.CheckResult, rules []gate.Rule) (float64, bool) {
 			worse = -worse
 		}
 		se := *c.Noise * math.Sqrt(robust.MedianVar(c.Samples.Current))
-		return r.Limit - (worse + PassZ*se), true
+		return r.Limit - (worse + z*se), true
 	}
 	return 0, false
 }

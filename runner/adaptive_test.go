@@ -141,11 +141,15 @@ func TestAdaptiveErrorRates(t *testing.T) {
 		{"--repeat auto (--max-runs 5)", simulate(t, 1, prs, 1, 0, DefaultMaxRuns), simulate(t, 2, prs, 1.10, 0, DefaultMaxRuns)},
 		{"--repeat auto --max-runs 10", simulate(t, 1, prs, 1, 0, 10), simulate(t, 2, prs, 1.10, 0, 10)},
 	}
+	// A clear regression (25%, several noise scales past the limit) stops
+	// on two runs, not four.
+	clear := simulate(t, 3, prs, 1.25, 0, DefaultMaxRuns)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d PRs each; 3%% lognormal noise, 20 main commits, rule mean_ttft_ms:5%%\n", prs)
 	for _, r := range rows {
 		fmt.Fprintf(&b, "  %-28s unchanged: %s | 10%% regression: %s\n", r.name, r.unchanged, r.regress)
 	}
+	fmt.Fprintf(&b, "  %-28s 25%% regression: %s\n", "--repeat auto (--max-runs 5)", clear)
 	t.Log("\n" + b.String())
 	fixed, auto := rows[1], rows[2]
 	rate := func(n, of int) float64 { return float64(n) / float64(of) }
@@ -158,6 +162,9 @@ func TestAdaptiveErrorRates(t *testing.T) {
 	}
 	if fa, ffa := rate(auto.unchanged.fail, prs), rate(fixed.unchanged.fail, prs); fa > ffa+0.0025 {
 		t.Errorf("--repeat auto false alarms %.2f%%, --repeat 5 %.2f%%", 100*fa, 100*ffa)
+	}
+	if r := rate(clear.runs, prs); r > 2.2 || clear.fail < prs*99/100 {
+		t.Errorf("--repeat auto spent %.2f runs per 25%% regression and caught %d of %d; a clear fail should stop on two", r, clear.fail, prs)
 	}
 	if det, fdet := rate(auto.regress.fail, prs), rate(fixed.regress.fail, prs); det < fdet {
 		t.Errorf("--repeat auto caught %.1f%% of 10%% regressions, --repeat 5 %.1f%%", 100*det, 100*fdet)
@@ -185,29 +192,43 @@ func TestUndecided(t *testing.T) {
 
 // TestAdaptiveStops: the session stops when decided, and at the budget.
 func TestAdaptiveStops(t *testing.T) {
+	rule, err := gate.ParseRuleFlag("mean_ttft_ms:5%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	thirty, two := 30.0, 2.0
 	for _, tt := range []struct {
 		name     string
 		verdicts []gate.Verdict // per evaluation
 		max      int
 		runs     int
 		decided  bool
+		clear    bool // the fail is 30% past a 5% limit with 2% noise
 	}{
-		{"decided at once", []gate.Verdict{gate.Pass}, 10, 1, true},
+		{"decided at once", []gate.Verdict{gate.Pass}, 10, 1, true, false},
 		// A fail stops the session from the fourth run on.
-		{"a fail is confirmed on four runs", []gate.Verdict{gate.Fail, gate.Fail, gate.Fail, gate.Fail}, 10, 4, true},
-		{"a fail on the fifth run stops", []gate.Verdict{gate.Inconclusive, gate.Inconclusive, gate.Inconclusive, gate.Inconclusive, gate.Fail}, 10, 5, true},
-		{"a fail on the last run of the budget stands", []gate.Verdict{gate.Inconclusive, gate.Fail}, 2, 2, true},
-		{"a fail that does not hold", []gate.Verdict{gate.Inconclusive, gate.Fail, gate.Pass}, 10, 3, true},
-		{"budget spent", []gate.Verdict{gate.Inconclusive, gate.Inconclusive, gate.Inconclusive}, 3, 3, false},
+		{"a fail is confirmed on four runs", []gate.Verdict{gate.Fail, gate.Fail, gate.Fail, gate.Fail}, 10, 4, true, false},
+		{"a fail on the fifth run stops", []gate.Verdict{gate.Inconclusive, gate.Inconclusive, gate.Inconclusive, gate.Inconclusive, gate.Fail}, 10, 5, true, false},
+		{"a fail on the last run of the budget stands", []gate.Verdict{gate.Inconclusive, gate.Fail}, 2, 2, true, false},
+		{"a clear fail stops on two runs", []gate.Verdict{gate.Fail, gate.Fail}, 10, 2, true, true},
+		{"a fail that does not hold", []gate.Verdict{gate.Inconclusive, gate.Fail, gate.Pass}, 10, 3, true, false},
+		{"budget spent", []gate.Verdict{gate.Inconclusive, gate.Inconclusive, gate.Inconclusive}, 3, 3, false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			measured := 0
 			a := &Adaptive{
 				Max:     tt.max,
+				Rules:   []gate.Rule{rule},
 				Measure: func(context.Context, int) error { measured++; return nil },
 				Evaluate: func(context.Context) (*gate.Report, error) {
 					v := tt.verdicts[measured-1]
-					return &gate.Report{Verdict: v, Checks: []gate.CheckResult{{Benchmark: "s", Metric: "m", Verdict: v}}}, nil
+					c := gate.CheckResult{Benchmark: "s", Metric: "m", Verdict: v, Rule: rule.String(), Origin: rule.Origin,
+						Samples: gate.SampleCounts{Baseline: 20, Current: measured}}
+					if tt.clear {
+						// 30% worse with 2% noise a run: far past the 5% limit.
+						c.Metric, c.Change, c.Noise = rule.Metric, &thirty, &two
+					}
+					return &gate.Report{Verdict: v, Checks: []gate.CheckResult{c}}, nil
 				},
 			}
 			res, err := a.Run(context.Background())
