@@ -246,7 +246,7 @@ func TestRealNoiseQuality(t *testing.T) {
 		// The false-alarm bounds are the design's; the detection floors
 		// guard today's rates (see the package documentation for why
 		// two-level series keep them low).
-		{1, 1.5, 25, 15},
+		{1, 1.5, 30, 15},
 		{5, 1.0, 40, 12},
 	} {
 		all, per := realNoiseExperiment(t, series, tc.repeats)

@@ -215,20 +215,12 @@ func (c *checker) bandCheck(rc *relCheck) {
 	cr.Samples.Baseline = primary.n
 	cr.Noise = num(100 * math.Expm1(sigma))
 
-	// Heavy tails: when the window itself holds results beyond the band
-	// in the bad direction, one or two runs at head must be far beyond the
-	// largest of them (tailFactor times as far off) to fail; short of
-	// that, they may be the same kind of outlier, and three runs (their
-	// median) decide.
-	tail, outliers := math.Inf(-1), 0
+	// Heavy tails: one or two runs at head are weighed against the
+	// outliers the window itself shows in the bad direction (tailModel).
+	var tm tailModel
 	if len(rc.hv) < 3 {
 		unit := sigma * math.Sqrt(1+robust.MedianVar(b.segN))
-		for _, r := range tailResiduals(lx, starts) {
-			if w := rc.worseBy(r); w > zCritical*unit {
-				outliers++
-				tail = math.Max(tail, w)
-			}
-		}
+		tm = newTailModel(rc, tailResiduals(lx, longSegments(starts, len(lx))), unit)
 	}
 
 	lh := math.Log(rc.cur)
@@ -246,12 +238,11 @@ func (c *checker) bandCheck(rc *relCheck) {
 		worse, better := rc.beyond(rc.cur / ref.raw)
 		o := outcome{z: z, ref: ref}
 		switch {
-		case worse && z > zCritical && (outliers == 0 || d > tailFactor*tail):
+		case worse && z > zCritical && tm.p(d) < tailAlpha:
 			o.v = Fail
 		case worse && z > zCritical:
 			o.v = Inconclusive
-			o.reason = fmt.Sprintf("the base branch's own window holds %s beyond its noise band in the same direction (the largest %s), so one run short of %s cannot tell a change from such an outlier; three runs decide (perfgate run --repeat 3)",
-				plural(outliers, "single result", "single results"), fmtChange(num(100*math.Expm1(tail))), fmtChange(num(100*math.Expm1(tailFactor*tail))))
+			o.reason = tm.reason(d)
 			cr.RunsToDecide = 3
 		case worse:
 			o.v = Inconclusive

@@ -16,7 +16,6 @@ import (
 const (
 	alpha         = 0.01 // one-sided significance level of the shift test of repeated runs
 	minRepeats    = 3    // runs needed on each side for the shift test
-	tailFactor    = 8    // with outliers in the window, one run fails only this many times further off
 	minRefSegment = 5    // a last segment shorter than this is not trusted alone as main's level
 	minWindow     = 5    // measured commits needed for a noise band
 	zCritical     = 2.75 // robust z beyond which a change is outside the noise band (tuned on the quality experiment)
