@@ -35,7 +35,10 @@ func TestRunRepeatAuto(t *testing.T) {
 		decided bool
 	}{
 		{"unchanged: one run decides", []float64{100.2, 100, 100, 100, 100}, "5", 1, "pass", true},
-		{"a regression fails on four runs", []float64{130, 131, 129, 130, 130}, "5", 4, "fail", true},
+		// A regression far past the limit is clear on two runs; one near
+		// the limit is confirmed on four.
+		{"a clear regression fails on two runs", []float64{130, 131, 129, 130, 130}, "5", 2, "fail", true},
+		{"a regression near the limit fails on four runs", []float64{105.8, 106.2, 106, 106, 106}, "5", 4, "fail", true},
 		// One slow first run is not a regression: the next run clears it.
 		{"one unlucky run", []float64{107, 100.1, 99.9, 100, 100}, "5", 2, "pass", true},
 		{"budget", []float64{130, 131, 129}, "2", 2, "fail", true},
