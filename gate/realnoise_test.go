@@ -271,3 +271,44 @@ func TestRealNoiseQuality(t *testing.T) {
 		}
 	}
 }
+
+// TestRealNoiseAfterStep: right after a real step on main (the series'
+// marked steps), an unchanged head is judged against main's new level: the
+// step alarms once, at the commit that made it, not again one to six
+// commits later when the new level is barely in the window. The history is
+// everything before the head, across earlier steps.
+func TestRealNoiseAfterStep(t *testing.T) {
+	series := loadRealNoise(t)
+	if testing.Short() {
+		t.Skip("the real-noise experiment takes a while; run without -short")
+	}
+	var after rnTally
+	for off := 1; off <= 6; off++ {
+		var tl rnTally
+		for _, s := range series {
+			cfg := DefaultConfig()
+			rule, err := ParseRuleFlag("value:5%:" + map[bool]string{true: "higher", false: "lower"}[s.Direction == "higher"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Rules = []Rule{rule}
+			for _, st := range s.Steps {
+				k := st + off
+				if st < 10 || k >= len(s.Values) {
+					continue
+				}
+				tr := realTrial{head: []float64{s.Values[k]}}
+				for i := max(0, k-60); i < k; i++ {
+					tr.history = append(tr.history, []float64{s.Values[i]})
+				}
+				v := verdictOf(t, s, tr, cfg).Verdict
+				tl.add(v)
+				after.add(v)
+			}
+		}
+		t.Logf("unchanged head %d commit(s) after a real step: fails %.1f%%, inconclusive %.1f%% (%d heads)", off, tl.pct(tl.fail), tl.pct(tl.inc), tl.n)
+	}
+	if got := after.pct(after.fail); got > 1.5 {
+		t.Errorf("unchanged heads 1-6 commits after a real step fail %.2f%% of %d, want at most 1.5%%", got, after.n)
+	}
+}
