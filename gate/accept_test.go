@@ -198,3 +198,29 @@ func mustRule(t *testing.T, s string) Rule {
 	}
 	return r
 }
+
+// history shows the changes accepted on the commits it covers, in every
+// format (golden), and only those of its benchmark and metric.
+func TestGoldenTrendAccepted(t *testing.T) {
+	f, step, tip, _ := stepRepo(t, 3, 130)
+	accs := []Acceptance{
+		acceptedStep(step),
+		{Commit: step, Benchmark: "serving", Metric: "output_throughput", Reason: "other metric", By: "x", Time: fakeEpoch},
+		{Commit: step, Benchmark: "other", Metric: "mean_ttft_ms", Reason: "other benchmark", By: "x", Time: fakeEpoch},
+	}
+	accs[0].Reason = "new default [#12](http://x) <i>"
+	tr, err := ReadTrend(context.Background(), f, f, TrendOptions{From: tip, Ref: "main", Benchmark: "serving", Metric: "mean_ttft_ms", Limit: 8, Accepted: accs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Accepted) != 1 || tr.Accepted[0].Commit != step {
+		t.Fatalf("accepted %+v, want the one of serving mean_ttft_ms", tr.Accepted)
+	}
+	for _, format := range []string{"text", "markdown", "json"} {
+		var b bytes.Buffer
+		if err := Write(&b, tr, format, false); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "trend-accepted."+map[string]string{"text": "txt", "markdown": "md", "json": "json"}[format], b.Bytes())
+	}
+}

@@ -196,8 +196,8 @@ func TestWatchRecoveredAndAccepted(t *testing.T) {
 
 type acceptAt struct{ commit, metric string }
 
-func (a acceptAt) Accepted(_, m, c string) (string, bool) {
-	if m == a.metric && c == a.commit {
+func (a acceptAt) Accepted(s Series, c string) (string, bool) {
+	if s.Metric == a.metric && c == a.commit {
 		return "intended", true
 	}
 	return "", false
