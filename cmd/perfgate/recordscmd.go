@@ -57,6 +57,23 @@ func readRecords(s *store.Store) (history, error) {
 	return h, nil
 }
 
+// markInvalidated sets the Invalid reason of the runs invalidated on
+// record, for the commands that read runs without the gate (bisect).
+func markInvalidated(s *store.Store, runs map[string][]store.Run) error {
+	h, err := readRecords(s)
+	if err != nil || len(h.invalid) == 0 {
+		return err
+	}
+	for _, rs := range runs {
+		for i := range rs {
+			if why, ok := h.invalid[rs[i].ID]; ok && rs[i].Invalid == "" {
+				rs[i].Invalid = why
+			}
+		}
+	}
+	return nil
+}
+
 // acceptances adapts the recorded acceptances to watch.Accepted.
 type acceptances []gate.Acceptance
 
