@@ -243,3 +243,31 @@ func TestRunsFilters(t *testing.T) {
 		t.Errorf("empty runs -o json: %q", stdout)
 	}
 }
+
+// TestRunsGolden: the text and JSON listings of a fixed history (imported
+// with ids and times), with a dirty run and one invalidated on record.
+func TestRunsGolden(t *testing.T) {
+	repo := gitRepo(t)
+	setUser(t, repo)
+	c1 := commit(t, repo, "one", map[string]string{"a": "1"})
+	c2 := commit(t, repo, "two", map[string]string{"a": "2"})
+	line := func(id, commit, bench, tm, extra string) string {
+		return `{"id":"` + id + `","commit":"` + commit + `","benchmark":"` + bench + `","time":"` + tm + `","metrics":{"mean_ttft_ms":100},"labels":{"model":"m"},"source":{"format":"generic-json","file":"r.json"}` + extra + "}\n"
+	}
+	dump := line(strings.Repeat("1", 32), c1, "serving", "2026-01-02T03:04:05Z", `,"testbed":"ci-a100"`) +
+		line(strings.Repeat("2", 32), c2, "serving", "2026-01-03T03:04:05Z", `,"testbed":"ci-a100"`) +
+		line(strings.Repeat("3", 32), c2, "batch", "2026-01-04T03:04:05Z", `,"dirty":true`)
+	if _, stderr, code := runCLI(t, dump, "--repo", repo, "import", "-"); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "invalidate", strings.Repeat("1", 8), "--reason", "runner was throttled"); code != 0 {
+		t.Fatalf("invalidate: exit %d\n%s", code, stderr)
+	}
+	for _, o := range []string{"text", "json"} {
+		stdout, stderr, code := runCLI(t, "", "--repo", repo, "runs", "-o", o)
+		if code != 0 {
+			t.Fatalf("runs -o %s: exit %d\n%s", o, code, stderr)
+		}
+		golden(t, "runs."+o, stdout) // git's fixed dates and identity make the commit ids stable
+	}
+}

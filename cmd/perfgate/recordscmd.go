@@ -445,6 +445,7 @@ func runsCommand(e *env) *cli.Command {
 				}
 				enc := json.NewEncoder(e.stdout)
 				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
 				return enc.Encode(map[string]any{"runs": rows})
 			}
 			if len(rows) == 0 {
@@ -455,6 +456,9 @@ func runsCommand(e *env) *cli.Command {
 			fmt.Fprintln(tw, "ID\tCOMMIT\tBENCHMARK\tTESTBED\tTIME\tFLAGS")
 			for _, r := range rows {
 				flags := strings.Join(r.Flags, ",")
+				if flags == "" {
+					flags = "-"
+				}
 				if r.Invalid != "" {
 					flags += " (" + r.Invalid + ")"
 				}
