@@ -328,7 +328,7 @@ func checkCommand(e *env) *cli.Command {
 			rulesFileFlag(),
 			ruleFlag(""),
 			&cli.BoolFlag{Name: "require-baseline", Usage: "a check with no baseline fails instead of passing as new (require_baseline: true in the rules file)"},
-			&cli.StringFlag{Name: "accept-label", Usage: "pull request `LABEL` that accepts its performance changes: when the pull request carries it (read from the Actions event; outside Actions, giving it is enough), failing checks show \"accepted by ...\" and do not fail"},
+			&cli.StringFlag{Name: "accept-label", Usage: "pull request `LABEL` that accepts its performance changes: when the pull request carries it (in Actions read from the pull request event, and nothing is accepted on other events; outside Actions, giving it is enough), failing checks show \"accepted by ...\" and do not fail"},
 			&cli.StringFlag{Name: "site-url", EnvVars: []string{"PERFGATE_SITE_URL"}, Usage: "`URL` where perfgate site publishes the history: the markdown report links each check that did not pass to its chart (site_url in the rules file)"},
 		}, append(reportFlags(), githubFlags()...)...),
 		Action: func(c *cli.Context) error {

@@ -116,6 +116,15 @@ func TestAcceptAndInvalidateSurviveSync(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, `does not carry the label "perf-accepted"`) {
 		t.Errorf("label absent from the pull request: exit %d\n%s", code, stderr)
 	}
+	// In Actions on a push, the flag accepts nothing.
+	os.WriteFile(event, []byte(`{"after":"`+strings.Repeat("a", 40)+`"}`), 0o644)
+	t.Setenv("GITHUB_ACTIONS", "true")
+	t.Setenv("GITHUB_EVENT_NAME", "push")
+	_, stderr, code = runCLI(t, "", "--repo", dev, "check", "--rule", "mean_ttft_ms:5%", "--accept-label", "perf-accepted", "--github=false")
+	if code != 1 || !strings.Contains(stderr, "names no pull request's labels") {
+		t.Errorf("label on a push: exit %d\n%s", code, stderr)
+	}
+	t.Setenv("GITHUB_ACTIONS", "")
 	t.Setenv("GITHUB_EVENT_PATH", "")
 	// history shows the accepted change.
 	stdout, _, code = runCLI(t, "", "--repo", dev, "history", "--name", "serving", "--metric", "mean_ttft_ms", "--branch", "origin/main")

@@ -474,9 +474,9 @@ func runsCommand(e *env) *cli.Command {
 }
 
 // labelAcceptance is the acceptance of a pull request by label (check
-// --accept-label): in GitHub Actions on a pull_request event, only when the
-// pull request carries the label; elsewhere the workflow or the user
-// passing the label is the decision. nil when nothing is accepted.
+// --accept-label): in GitHub Actions only when the event's pull request
+// carries the label (on other events nothing is accepted); outside Actions
+// the user passing the label is the decision. nil when nothing is accepted.
 func labelAcceptance(c *cli.Context, e *env, repo *gitrepo.Repo, head string) (*gate.Acceptance, error) {
 	label := strings.TrimSpace(c.String("accept-label"))
 	if label == "" {
@@ -486,8 +486,14 @@ func labelAcceptance(c *cli.Context, e *env, repo *gitrepo.Repo, head string) (*
 	if err != nil {
 		return nil, envError(fmt.Errorf("--accept-label: cannot read the pull request's labels: %s", ghEnv.Redact(err.Error())))
 	}
-	if ghEnv.PRLabels != nil && !slices.Contains(ghEnv.PRLabels, label) {
+	switch {
+	case ghEnv.PRLabels != nil && !slices.Contains(ghEnv.PRLabels, label):
 		fmt.Fprintf(e.stderr, "perfgate: pull request #%d does not carry the label %q: nothing is accepted by label\n", ghEnv.PR, label)
+		return nil, nil
+	case ghEnv.PRLabels == nil && ghEnv.Actions:
+		// A workflow that passes the flag on every event accepts nothing
+		// on a push: only a pull request's own label accepts.
+		fmt.Fprintf(e.stderr, "perfgate: --accept-label %q: this %s event names no pull request's labels: nothing is accepted by label\n", label, ghEnv.EventName)
 		return nil, nil
 	}
 	by, err := whoAmI(e, repo)
