@@ -30,6 +30,10 @@ type CheckOptions struct {
 	// MaxWalk bounds the first-parent commits read when results are
 	// sparse (default 5000).
 	MaxWalk int
+	// Accepted are the changes recorded as intended (perfgate accept, and
+	// a pull request accepted by label: an Acceptance at Head with no
+	// benchmark or metric). See the package comment, "Accepted changes".
+	Accepted []Acceptance
 }
 
 // series is one benchmark under one set of identity labels.
@@ -70,6 +74,9 @@ type checker struct {
 	noBaseline string
 
 	headTestbeds, headLegacy map[string]bool // see noteHeadTestbeds
+
+	accepted []Acceptance
+	walkIdx  map[string]int // commit -> walker index, made when asked
 }
 
 // Check gates a commit: for every series of the head results and every
@@ -84,7 +91,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
-	c := &checker{cfg: cfg, rules: cfg.Rules, id: newIdentity(cfg.IgnoreLabels), headSHA: opts.Head}
+	c := &checker{cfg: cfg, rules: cfg.Rules, id: newIdentity(cfg.IgnoreLabels), headSHA: opts.Head, accepted: opts.Accepted}
 	rep := &Report{
 		Head:    opts.Head,
 		BaseRef: opts.BaseRef,
@@ -228,7 +235,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	}
 	for i := range rep.Checks {
 		// The window's values are kept for the checks a reader will chart.
-		if v := rep.Checks[i].Verdict; v != Fail && v != Inconclusive && v != Improved {
+		if v := rep.Checks[i].Verdict; v != Fail && v != Inconclusive && v != Improved && v != Accepted {
 			rep.Checks[i].History = nil
 		}
 	}
@@ -313,6 +320,8 @@ func (rep *Report) settle(cfg *Config) {
 			if cfg.MissingFails {
 				rep.Verdict = Fail
 			}
+		case Accepted:
+			rep.Summary.Accepted++
 		}
 	}
 	if rep.Verdict == Pass && rep.Summary.Inconclusive > 0 {
@@ -554,8 +563,12 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		}
 		cur := robust.Median(hv)
 		cr.Current = num(cur)
+		headAcc := c.headAcceptance(sr.bench, r.Metric)
 		if r.Bound != Regression {
 			c.absolute(&cr, r, cur)
+			if headAcc != nil {
+				accept(&cr, headAcc)
+			}
 			out = append(out, cr)
 			continue
 		}
@@ -573,7 +586,31 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 			out = append(out, cr)
 			continue
 		}
-		c.relative(&cr, r, sr, hv, bv)
+		rsr := sr
+		if acc, idx := c.cutAcceptance(sr.bench, r.Metric); acc != nil {
+			cut, ok := cutWindow(sr, idx)
+			a := *acc
+			cr.CutAt = &a
+			if !ok {
+				// Every result of the window predates the accepted change:
+				// the old level is no reference, and there is no new one.
+				cr.Verdict = New
+				cr.Reason = fmt.Sprintf("no result of this series since the change %s accepted at %s (%s); the baseline %s predates it, so nothing is compared: measure the base branch",
+					r.Metric, shortSHA(acc.Commit), acc.Text(), shortSHA(baseSHA))
+				if headAcc != nil {
+					accept(&cr, headAcc)
+				}
+				out = append(out, cr)
+				continue
+			}
+			rsr = cut
+			c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s %s: window cut at %s, a change %s; older results are not the reference",
+				seriesName(sr.bench, sr.labels), r.Metric, shortSHA(acc.Commit), acc.Text()))
+		}
+		c.relative(&cr, r, rsr, hv, bv)
+		if headAcc != nil {
+			accept(&cr, headAcc)
+		}
 		out = append(out, cr)
 	}
 	return out

@@ -47,6 +47,7 @@ func (r *Report) headline() string {
 	}
 	add(s.Inconclusive, "inconclusive")
 	add(s.Improved, "improved")
+	add(s.Accepted, "accepted")
 	add(s.New, "new")
 	if r.Verdict != Fail {
 		add(s.Missing, "missing (missing: warn)")
@@ -288,6 +289,7 @@ var mdVerdict = map[Verdict]string{
 	Fail:         "❌ fail",
 	Inconclusive: "⚠️ inconclusive",
 	Improved:     "🟢 improved",
+	Accepted:     "☑️ accepted",
 	New:          "🆕 new",
 	Missing:      "❓ missing",
 }
@@ -372,6 +374,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n</details>\n\n")
 	}
 
+	for i, c := range r.Checks {
+		if c.Verdict == Accepted && c.Accepted != nil {
+			fmt.Fprintf(&b, "☑️ %s · %s: %s.  \n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)), mdtext.Escape(c.Accepted.Text()))
+		}
+	}
+	if r.Summary.Accepted > 0 {
+		b.WriteString("\n")
+	}
 	b.WriteString(r.siteLinks(names, notPass))
 
 	// Details: why, statistics, notes.

@@ -87,7 +87,27 @@
 // improvement. An invalid result never becomes a baseline or enters a
 // window, and invalid candidates do not extend the search: after twice the
 // window's measured commits of a series, valid or not, the window is what
-// they gave.
+// they gave. A run invalidated on record (perfgate invalidate) reaches gate
+// as a Sample with Invalid set and is treated the same.
+//
+// # Accepted changes
+//
+// CheckOptions.Accepted lists the changes recorded as intended (perfgate
+// accept: a benchmark, a metric, a commit, a reason and who). For a
+// series' metric, the newest acceptance at a walked first-parent commit
+// that may be a baseline cuts the window there: only the accepted commit
+// and the commits after it are the reference (CheckResult.CutAt, and a
+// note), so a later pull request is compared with the new level, neither
+// blamed for the step nor excused by it. When the baseline itself predates
+// the accepted commit (no result since), the check is new: there is no
+// reference level. An acceptance at head's own commit (a pull request
+// accepted before merge; one with no benchmark or metric, as
+// --accept-label passes, covers all of them) turns a failing or
+// inconclusive check of that metric into verdict accepted, with
+// CheckResult.Accepted and a reason "accepted by WHO: reason"; an accepted
+// check does not fail the report. Validity failures are never accepted.
+// ReadTrend lists the acceptances of its benchmark and metric on the
+// commits it shows.
 //
 // # Statistics
 //

@@ -148,7 +148,7 @@ func verdictColor(v Verdict, missingFails bool) string {
 		return ansiGreen
 	case Inconclusive:
 		return ansiYellow
-	case New:
+	case New, Accepted:
 		return ansiCyan
 	case Missing:
 		if missingFails {

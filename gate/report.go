@@ -15,6 +15,7 @@ const (
 	Fail         Verdict = "fail"
 	Inconclusive Verdict = "inconclusive" // worse than the threshold, but within measured noise
 	Improved     Verdict = "improved"     // better than the threshold, with the same evidence
+	Accepted     Verdict = "accepted"     // would fail (or be inconclusive), but the change was accepted (perfgate accept, --accept-label)
 	New          Verdict = "new"          // no baseline to compare with
 	Missing      Verdict = "missing"      // in the baseline, absent now
 )
@@ -85,6 +86,7 @@ type Summary struct {
 	Fail         int `json:"fail"`
 	Inconclusive int `json:"inconclusive"`
 	Improved     int `json:"improved"`
+	Accepted     int `json:"accepted"`
 	New          int `json:"new"`
 	Missing      int `json:"missing"`
 }
@@ -118,6 +120,10 @@ type CheckResult struct {
 	// RunsToDecide, for an inconclusive check, is about how many runs a
 	// side would decide it; 0 when more runs cannot (see Reason).
 	RunsToDecide int `json:"runs_to_decide,omitempty"`
+	// Accepted is the acceptance that turned this check's failure into
+	// verdict accepted; CutAt the accepted change its window was cut at.
+	Accepted *Acceptance `json:"accepted,omitempty"`
+	CutAt    *Acceptance `json:"cut_at,omitempty"`
 
 	limit  float64
 	worse  bool // beyond the threshold in the bad direction

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/perfgate/perfgate/internal/jsontext"
 )
@@ -100,7 +101,7 @@ func writeReportJSON(w io.Writer, r *Report) error {
 	for _, f := range [...]struct {
 		k string
 		v int
-	}{{"checks", s.Checks}, {"pass", s.Pass}, {"fail", s.Fail}, {"inconclusive", s.Inconclusive}, {"improved", s.Improved}, {"new", s.New}, {"missing", s.Missing}} {
+	}{{"checks", s.Checks}, {"pass", s.Pass}, {"fail", s.Fail}, {"inconclusive", s.Inconclusive}, {"improved", s.Improved}, {"accepted", s.Accepted}, {"new", s.New}, {"missing", s.Missing}} {
 		j.key(f.k)
 		j.int(f.v)
 	}
@@ -257,6 +258,36 @@ func (j *jsonWriter) check(c *CheckResult) {
 		j.key("runs_to_decide")
 		j.int(c.RunsToDecide)
 	}
+	if c.Accepted != nil {
+		j.key("accepted")
+		j.acceptance(c.Accepted)
+	}
+	if c.CutAt != nil {
+		j.key("cut_at")
+		j.acceptance(c.CutAt)
+	}
+	j.close('}')
+}
+
+// acceptance writes an Acceptance as encoding/json would.
+func (j *jsonWriter) acceptance(a *Acceptance) {
+	j.open('{')
+	j.key("commit")
+	j.str(a.Commit)
+	if a.Benchmark != "" {
+		j.key("benchmark")
+		j.str(a.Benchmark)
+	}
+	if a.Metric != "" {
+		j.key("metric")
+		j.str(a.Metric)
+	}
+	j.key("reason")
+	j.str(a.Reason)
+	j.key("by")
+	j.str(a.By)
+	j.key("time")
+	j.str(a.Time.Format(time.RFC3339Nano))
 	j.close('}')
 }
 

@@ -35,7 +35,7 @@ var Methods = []string{MethodShift, MethodMannWhitney, MethodNoiseBand, MethodRe
 var InconclusivePolicies = []string{InconclusivePass, InconclusiveWarn, InconclusiveFail}
 
 // Verdicts lists the verdicts of a check.
-var Verdicts = []Verdict{Pass, Fail, Inconclusive, Improved, New, Missing}
+var Verdicts = []Verdict{Pass, Fail, Inconclusive, Improved, Accepted, New, Missing}
 
 // ReadReport reads a report written by WriteJSON, so that a later step
 // (perfgate publish) can render it again as markdown. The report is
@@ -149,6 +149,22 @@ func (v *validator) check(at string, c *CheckResult) {
 	for i, p := range c.History {
 		v.commit(fmt.Sprintf("%s.history[%d].commit", at, i), p.Commit, false)
 	}
+	v.acceptance(at+".accepted", c.Accepted)
+	v.acceptance(at+".cut_at", c.CutAt)
+	if v.err == nil && (c.Verdict == Accepted) != (c.Accepted != nil) {
+		v.fail("%s: verdict accepted goes with an \"accepted\" record, and only it", at)
+	}
+}
+
+func (v *validator) acceptance(at string, a *Acceptance) {
+	if a == nil {
+		return
+	}
+	v.commit(at+".commit", a.Commit, false)
+	v.name(at+".benchmark", a.Benchmark)
+	v.name(at+".metric", a.Metric)
+	v.name(at+".by", a.By)
+	v.text(at+".reason", a.Reason)
 }
 
 // validator keeps the first error of a report's checks.
@@ -213,6 +229,8 @@ func (s *Summary) add(v Verdict) {
 		s.Inconclusive++
 	case Improved:
 		s.Improved++
+	case Accepted:
+		s.Accepted++
 	case New:
 		s.New++
 	case Missing:

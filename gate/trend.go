@@ -31,6 +31,9 @@ type TrendOptions struct {
 	// IgnoreLabels are labels that do not identify a series, beyond
 	// DescriptiveLabels.
 	IgnoreLabels []string
+	// Accepted are the recorded acceptances; the trend lists those of its
+	// benchmark and metric on the commits it covers.
+	Accepted []Acceptance
 }
 
 // Trend is a metric over commits, one series per set of identity labels.
@@ -42,6 +45,9 @@ type Trend struct {
 	Label     string        `json:"label"`
 	Direction string        `json:"direction"`
 	Series    []TrendSeries `json:"series"`
+	// Accepted are the changes of this metric accepted on the commits
+	// shown (perfgate accept), newest first.
+	Accepted []Acceptance `json:"accepted,omitempty"`
 }
 
 // TrendSeries is the metric of one series, oldest commit first.
@@ -145,6 +151,11 @@ func ReadTrend(ctx context.Context, g Graph, h History, opts TrendOptions) (*Tre
 	for _, c := range w.commits {
 		if count >= limit {
 			break
+		}
+		for _, a := range opts.Accepted {
+			if a.Commit == c.SHA && a.matches(opts.Benchmark, name) {
+				tr.Accepted = append(tr.Accepted, a)
+			}
 		}
 		runs := map[string][]*Sample{}
 		var order []string
@@ -345,6 +356,12 @@ func (t *Trend) WriteText(w io.Writer, color bool) error {
 			}
 		}
 	}
+	if len(t.Accepted) > 0 {
+		b.WriteString("\n")
+		for _, a := range t.Accepted {
+			fmt.Fprintf(&b, "%s  change at %s %s\n", paint(color, ansiCyan, "accepted"), shortSHA(a.Commit), a.Text())
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -390,6 +407,12 @@ func (t *Trend) WriteMarkdown(w io.Writer) error {
 				ch = "invalid: " + mdtext.Escape(p.Invalid)
 			}
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", shortSHA(p.Commit), fmtDate(p.Time), fmtNum(p.Value), ch, mdtext.Escape(oneLine(p.Subject, 80)))
+		}
+	}
+	if len(t.Accepted) > 0 {
+		b.WriteString("\n")
+		for _, a := range t.Accepted {
+			fmt.Fprintf(&b, "☑️ Change at %s %s.  \n", mdtext.Code(shortSHA(a.Commit)), mdtext.Escape(a.Text()))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

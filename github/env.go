@@ -35,6 +35,12 @@ type Env struct {
 	// triggered this one (pull_request, push, ...).
 	TriggerEvent string
 
+	// PRLabels are the pull request's labels on pull_request events (nil
+	// when the event payload carries none).
+	PRLabels []string
+	// Actor is GITHUB_ACTOR: who triggered the workflow run.
+	Actor string
+
 	RunURL      string // the workflow run's page, for links
 	StepSummary string // GITHUB_STEP_SUMMARY
 	OutputFile  string // GITHUB_OUTPUT
@@ -109,6 +115,7 @@ func FromEnv(getenv func(string) string) (*Env, error) {
 	if id := getenv("GITHUB_RUN_ID"); id != "" && e.Owner != "" {
 		e.RunURL = fmt.Sprintf("%s/%s/%s/actions/runs/%s", e.ServerURL, e.Owner, e.Repo, id)
 	}
+	e.Actor = getenv("GITHUB_ACTOR")
 	if p := getenv("GITHUB_EVENT_PATH"); p != "" {
 		if err := e.readEvent(p); err != nil {
 			return e, err
@@ -159,6 +166,9 @@ type pullJSON struct {
 	Base struct {
 		Ref string `json:"ref"`
 	} `json:"base"`
+	Labels []struct {
+		Name string `json:"name"`
+	} `json:"labels"`
 }
 
 type repoJSON struct {
@@ -193,6 +203,10 @@ func (e *Env) readEvent(path string) error {
 		}
 		if pr.Base.Ref != "" {
 			e.BaseRef = pr.Base.Ref
+		}
+		e.PRLabels = []string{}
+		for _, l := range pr.Labels {
+			e.PRLabels = append(e.PRLabels, l.Name)
 		}
 	case ev.WorkflowRun != nil:
 		wr := ev.WorkflowRun

@@ -26,6 +26,7 @@ const (
 	packsDir   = "packs"
 	runsDir    = "runs"       // format 1
 	atticDir   = "unreadable" // format 1's runs/ when it held files that are no runs
+	recordsDir = "records"    // records/<name>.jsonl: accepted changes, invalidated runs
 
 	levels = 3 // log/0 .. log/2
 	// packMax bounds a file perfgate writes (unless one run is larger).
@@ -51,8 +52,9 @@ var (
 
 // Kinds of files on the branch, by where they live.
 const (
-	kindLegacy = -1     // runs/<xx>/<id>.json, format 1
-	kindPack   = levels // packs/<period>/<name>.jsonl; log/<k>/ is kind k
+	kindLegacy  = -1     // runs/<xx>/<id>.json, format 1
+	kindPack    = levels // packs/<period>/<name>.jsonl; log/<k>/ is kind k
+	kindRecords = -2     // records/<name>.jsonl
 )
 
 // branchFile is one file of runs on the branch.
@@ -72,8 +74,9 @@ type branchState struct {
 	files   []branchFile
 	byPath  map[string]plumbing.Hash
 	trees   map[string][]object.TreeEntry
-	junk    []string // "path: why", files and directories that are not perfgate's
-	atticOK bool     // format 1's runs/ held only run files
+	junk    []string     // "path: why", files and directories that are not perfgate's
+	records []branchFile // records/<name>.jsonl
+	atticOK bool         // format 1's runs/ held only run files
 }
 
 // list reads the layout of the branch at tip: trees only, never the
@@ -111,6 +114,10 @@ func (s *syncer) list(tip plumbing.Hash) (*branchState, error) {
 		case e.Name == packsDir && e.Mode == filemode.Dir:
 			hasPacks = true
 		case e.Name == atticDir && e.Mode == filemode.Dir:
+		case e.Name == recordsDir && e.Mode == filemode.Dir:
+			if err := s.listRecords(st, e.Hash); err != nil {
+				return nil, err
+			}
 		default:
 			st.junk = append(st.junk, show(e.Name)+": not part of a perfgate history (left alone)")
 		}
@@ -199,6 +206,24 @@ func (s *syncer) listDirs(st *branchState, top string, kindOf func(sub string) (
 			}
 			st.add(branchFile{path: p, dir: dir, name: f.Name, hash: f.Hash, kind: kind})
 		}
+	}
+	return nil
+}
+
+// listRecords lists records/<name>.jsonl; anything else there is junk.
+func (s *syncer) listRecords(st *branchState, h plumbing.Hash) error {
+	t, err := s.tree(h, recordsDir)
+	if err != nil {
+		return err
+	}
+	st.trees[recordsDir] = t.Entries
+	for _, f := range t.Entries {
+		p := recordsDir + "/" + f.Name
+		if !strings.HasSuffix(f.Name, ".jsonl") || !isRegular(f.Mode) {
+			st.junk = append(st.junk, show(p)+": not a .jsonl file (left alone)")
+			continue
+		}
+		st.records = append(st.records, branchFile{path: p, dir: recordsDir, name: f.Name, hash: f.Hash, kind: kindRecords})
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ type plan struct {
 
 // build makes the commit that adds runs to the branch at state.tip,
 // migrating a format 1 branch and merging full levels on the way.
-func (s *syncer) build(state *branchState, runs []store.Run) (_ *objects, _ plumbing.Hash, files int, warnings []string, _ error) {
+func (s *syncer) build(state *branchState, runs []store.Run, recs []store.Record) (_ *objects, _ plumbing.Hash, files int, warnings []string, _ error) {
 	p := &plan{
 		s: s, state: state, o: &objects{st: memory.NewStorage()},
 		period: s.opts.Now().UTC().Format("2006-01"),
@@ -76,6 +76,9 @@ func (s *syncer) build(state *branchState, runs []store.Run) (_ *objects, _ plum
 		lines[i] = store.AppendJSON(nil, &runs[i])
 	}
 	if err := p.write(lines, 0); err != nil {
+		return fail(err)
+	}
+	if err := p.writeRecords(recs); err != nil {
 		return fail(err)
 	}
 	if err := p.migrate(); err != nil {

@@ -14,6 +14,8 @@
 //	log/0/<name>.jsonl          recent runs, one file per push
 //	log/1/, log/2/              merges of 16 files of the level below
 //	packs/<YYYY-MM>/<name>.jsonl  older runs, in files of at most 16 MiB
+//	records/<name>.jsonl        accepted changes and invalidated runs
+//	                            (store.Record lines), one file per push that had any
 //
 // Every file holds runs as lines of the JSONL interchange
 // (store.AppendJSON, with each run's testbed and environment, so a clone
@@ -28,6 +30,14 @@
 // a few dozen small files and one pack per 16 MiB of runs. A file that
 // holds anything but valid runs is never merged nor deleted. A commit
 // never drops a run: every run of a file it removes is in a file it adds.
+//
+// Records (perfgate accept, perfgate invalidate) are few: every sync reads
+// every file of records/, validating each line with store.ParseRecord
+// (untrusted input: a bad line is skipped with its file and line), imports
+// the records the store lacks and pushes, in one new file, the store's
+// records the branch lacks. Records are immutable and never removed. A
+// perfgate from before records lists records/ as a directory it does not
+// know and leaves it alone.
 //
 // Reading the branch validates every path: anything that is not a
 // .jsonl file where the layout puts one (a stray file, a symlink, a

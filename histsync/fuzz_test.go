@@ -114,6 +114,9 @@ func FuzzBranch(f *testing.F) {
 		[]byte("2\n\xff"+lines[0]+"\n"+lines[1]+"\xff"+lines[1]+"\nnot json\xff"+lines[2]+"\xff"+lines[0]))
 	f.Add("FORMAT\nlog/0/a.jsonl@l\nlog/0\npacks/2026-13/x.jsonl@m", []byte("2\xff"+lines[0]))
 	f.Add("FORMAT", []byte("9"))
+	rec := store.Record{Kind: store.RecordAccept, Commit: strings.Repeat("a", 40), Benchmark: "serving", Metric: "mean_ttft_ms", Reason: "intended", By: "ci", Time: time.Unix(1.6e9, 0).UTC()}
+	rec.ID = store.RecordID(rec)
+	f.Add("FORMAT\nlog/0/a.jsonl\nrecords/r.jsonl\nrecords/x\nrecords/s.jsonl@l", []byte("2\xff"+lines[0]+"\xff"+string(store.AppendRecordJSON(nil, &rec))+"\nnot a record\n{\"v\":2}\xffx\xffy"))
 	f.Add("runs/"+id(1)[:2]+"/"+id(1)+".json/x", []byte(lines[1]))
 	f.Fuzz(func(t *testing.T, paths string, body []byte) {
 		if len(paths) > 4096 || len(body) > 1<<20 {
@@ -146,8 +149,14 @@ func FuzzBranch(f *testing.F) {
 		if err != nil {
 			return
 		}
+		beforeRecs, _, err := s.readRecords(state, &res)
+		if err != nil {
+			return
+		}
 		runs, _ := testRuns("new", strings.Repeat("b", 40), 1)
-		objs, commit, _, _, err := s.build(state, runs)
+		newRec := store.Record{Kind: store.RecordInvalidate, Commit: runs[0].Commit, Run: runs[0].ID, Reason: "fuzz", By: "t", Time: time.Unix(1.7e9, 0).UTC()}
+		newRec.ID = store.RecordID(newRec)
+		objs, commit, _, _, err := s.build(state, runs, []store.Record{newRec})
 		if err != nil {
 			return
 		}
@@ -169,6 +178,15 @@ func FuzzBranch(f *testing.F) {
 		sort.Strings(lost)
 		if len(lost) > 0 || !ids[runs[0].ID] {
 			t.Fatalf("the rewritten branch lost runs %v (or the new one)", lost)
+		}
+		_, recIDs, err := s.readRecords(after, &res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range append(beforeRecs, newRec) {
+			if !recIDs[r.ID] {
+				t.Fatalf("the rewritten branch lost record %s", r.ID)
+			}
 		}
 	})
 }

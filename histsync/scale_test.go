@@ -91,7 +91,7 @@ func newScaleFixture(b *testing.B) *scaleFixture {
 		if err != nil {
 			b.Fatal(err)
 		}
-		objs, commit, _, _, err := s.build(state, runs)
+		objs, commit, _, _, err := s.build(state, runs, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -57,6 +57,9 @@ type Result struct {
 	Attempts       int    // pushes tried (more than one when others pushed first)
 	Dirty          int    // dirty runs that were not pushed
 	Format         int    // the branch's format after the sync (0: no branch)
+	// RecordsPulled and RecordsPushed count the records (accepted
+	// changes, invalidated runs) imported and added to the branch.
+	RecordsPulled, RecordsPushed int
 	// Skipped lists files and lines of the branch that are no runs (the
 	// first 50 of SkippedTotal), as "path[:line]: why".
 	Skipped      []string
@@ -220,6 +223,7 @@ type prepared struct {
 	m    mark
 	runs []store.Run
 	seqs [][2]uint64
+	recs []store.Record // records the branch lacks
 }
 
 // prepare pulls the branch's new runs into st and reads the runs to push;
@@ -264,6 +268,10 @@ func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState,
 			return nil, err
 		}
 	}
+	recs, err := s.syncRecords(st, state, res)
+	if err != nil {
+		return nil, err
+	}
 	if opts.NoPush {
 		return nil, nil
 	}
@@ -291,13 +299,13 @@ func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState,
 			runs, res.Dirty = append(runs, rs...), res.Dirty+dirty
 		}
 	}
-	if len(runs) == 0 && (state.format == FormatVersion || state.format == 0) {
+	if len(runs) == 0 && len(recs) == 0 && (state.format == FormatVersion || state.format == 0) {
 		for _, g := range seqs {
 			m.addRange(g[0], g[1])
 		}
 		return nil, s.saveMark(st, m)
 	}
-	return &prepared{m: m, runs: runs, seqs: seqs}, nil
+	return &prepared{m: m, runs: runs, seqs: seqs, recs: recs}, nil
 }
 
 // pushPrepared builds the commit of p's runs and pushes it with the
@@ -305,7 +313,7 @@ func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState,
 // false when another runner pushed first.
 func (s *syncer) pushPrepared(ctx context.Context, open Opener, tip plumbing.Hash, state *branchState, p *prepared, res *Result, attempt int) (done bool, err error) {
 	opts, m, runs, seqs := s.opts, p.m, p.runs, p.seqs
-	objs, commit, files, warnings, err := s.build(state, runs)
+	objs, commit, files, warnings, err := s.build(state, runs, p.recs)
 	if err != nil {
 		return false, err
 	}
@@ -323,6 +331,10 @@ func (s *syncer) pushPrepared(ctx context.Context, open Opener, tip plumbing.Has
 			opts.Log("warning: %s", w)
 		}
 		res.Tip, res.Pushed, res.Format, res.Files = commit.String(), len(runs), FormatVersion, files
+		res.RecordsPushed = len(p.recs)
+		if len(p.recs) > 0 {
+			opts.Log("pushed %d record%s (accepted changes, invalidated runs)", len(p.recs), plural(len(p.recs)))
+		}
 		for _, g := range seqs {
 			m.addRange(g[0], g[1])
 		}

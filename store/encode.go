@@ -23,8 +23,11 @@ var (
 	bucketCommit = []byte("by_commit") // commit key + 16-byte run id -> be32 seq
 	bucketBench  = []byte("by_bench")  // be32 benchmark string id + commit key + be32 seq -> nil
 	bucketTime   = []byte("by_time")   // be64 time + be32 seq -> nil
+	bucketRecord = []byte("record")    // 16-byte record id -> record JSON line (schema v2, record.go)
 
 	v1Buckets = [][]byte{bucketMeta, bucketStr, bucketStrID, bucketRun, bucketCommit, bucketBench, bucketTime}
+	// allBuckets are the buckets of the current schema.
+	allBuckets = append(append([][]byte(nil), v1Buckets...), bucketRecord)
 
 	metaSchema = []byte("schema")
 	metaRuns   = []byte("runs")

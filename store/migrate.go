@@ -13,11 +13,21 @@ import (
 //	v0  the prototype's layout: one bucket "runs", key the run id, value the
 //	    run's JSONL line; no meta bucket, no indexes.
 //	v1  this package's layout (see the package doc).
+//	v2  adds bucket "record": accepted changes and invalidated runs
+//	    (record.go). A perfgate that knows only v1 refuses the file (it
+//	    would use invalidated runs as baselines).
 //
 // migrations[v] upgrades a history from schema v to v+1 within the write
 // transaction that opened it; a failed migration changes nothing.
 var migrations = []func(tx *bolt.Tx, d *dict) error{
 	0: migrateV0,
+	1: migrateV1,
+}
+
+// migrateV1 adds the record bucket of schema v2.
+func migrateV1(tx *bolt.Tx, _ *dict) error {
+	_, err := tx.CreateBucketIfNotExists(bucketRecord)
+	return err
 }
 
 // bucketLegacyRuns is the only bucket of schema v0.
@@ -39,7 +49,7 @@ func (s *Store) migrateTx(from int) error {
 			return err
 		}
 		if v < 0 {
-			return createV1(tx)
+			return createLatest(tx)
 		}
 		for ; v < SchemaVersion; v++ {
 			if err := migrations[v](tx, newDict()); err != nil {
@@ -54,9 +64,9 @@ func (s *Store) migrateTx(from int) error {
 	})
 }
 
-// createV1 makes the buckets of schema v1 in an empty file.
-func createV1(tx *bolt.Tx) error {
-	for _, name := range v1Buckets {
+// createLatest makes the buckets of the current schema in an empty file.
+func createLatest(tx *bolt.Tx) error {
+	for _, name := range allBuckets {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return fmt.Errorf("create bucket %q: %w", name, err)
 		}
@@ -71,7 +81,12 @@ func createV1(tx *bolt.Tx) error {
 // migrateV0 re-stores every run of the v0 bucket in the v1 layout, keeping
 // ids, and drops the v0 bucket.
 func migrateV0(tx *bolt.Tx, d *dict) error {
-	if err := createV1(tx); err != nil {
+	for _, name := range v1Buckets {
+		if _, err := tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("create bucket %q: %w", name, err)
+		}
+	}
+	if err := tx.Bucket(bucketMeta).Put(metaRuns, binary.AppendUvarint(nil, 0)); err != nil {
 		return err
 	}
 	t, err := newTxn(tx, d)

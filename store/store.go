@@ -20,8 +20,9 @@
 //	by_bench   benchmark + commit + seq          (ByBenchmark, Commits, Benchmarks)
 //	by_time    time + seq                        (Each, Export: time order, --since)
 //
-// Bucket "meta" holds the schema version and the run count. Opening an
-// older schema migrates it in one write transaction (see migrate.go);
+// Schema v2 adds bucket "record": the accepted changes and invalidated
+// runs (see Record), keyed by record id. Bucket "meta" holds the schema
+// version and the run count. Opening an older schema migrates it in one write transaction (see migrate.go);
 // opening a newer one fails and says to upgrade perfgate.
 //
 // # Identity
@@ -82,7 +83,7 @@ import (
 
 const (
 	// SchemaVersion is the layout this package reads and writes.
-	SchemaVersion = 1
+	SchemaVersion = 2
 	// DefaultTimeout is how long Open waits for the file lock when
 	// Options.Timeout is zero.
 	DefaultTimeout = 10 * time.Second

@@ -59,7 +59,7 @@ func (c *Change) rangeText() string {
 func (c *Change) status() string {
 	switch {
 	case c.Accepted != "":
-		return c.Kind + ", accepted: " + c.Accepted
+		return c.Kind + ", accepted"
 	case c.Open:
 		return "OPEN " + c.Kind
 	case c.Kind == Regression:
@@ -87,6 +87,9 @@ func (r *Report) WriteText(w io.Writer, _ bool) error {
 	}
 	for _, c := range r.Changes {
 		fmt.Fprintf(&b, "\n%s  %s  %s\n", strings.ToUpper(c.status()), c.Name(), c.Metric)
+		if c.Accepted != "" {
+			fmt.Fprintf(&b, "  %s\n", c.Accepted)
+		}
 		fmt.Fprintf(&b, "  at %s\n", c.rangeText())
 		fmt.Fprintf(&b, "  %s; smallest change reported %g%% (%s)\n", c.summary(), c.Threshold, c.Rule)
 		if c.Bisect != "" {
@@ -118,6 +121,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				fmtVal(c.Before), fmtVal(c.After), c.ChangePct, c.NoiseUnits, c.Confidence)
 		}
 		b.WriteString("\n")
+		for _, c := range r.Changes {
+			if c.Accepted != "" {
+				fmt.Fprintf(&b, "☑️ %s %s at %s: %s.  \n", mdtext.Escape(c.Name()), mdtext.Code(c.Metric), mdtext.Code(shortSHA(c.FirstBad)), mdtext.Escape(c.Accepted))
+			}
+		}
 		for _, c := range r.Changes {
 			if c.Bisect != "" {
 				fmt.Fprintf(&b, "To narrow %s %s:\n\n%s\n\n", mdtext.Escape(c.Name()), mdtext.Code(c.Metric), fence(c.Bisect))

@@ -19,13 +19,16 @@ import (
 )
 
 // Accepted tells which changes were recorded as intended (perfgate
-// accept, a later addition): a change whose first commit at the new level
-// is accepted for its series and metric is reported as accepted, never as
-// an open regression. Nil means none is.
+// accept): a change is accepted when an acceptance for its series'
+// benchmark and metric is recorded at a commit of its range (after the
+// last commit at the old level, up to the first at the new one). It is
+// then reported as accepted, never as an open regression, and its issue
+// is closed. Nil means none is.
 type Accepted interface {
-	// Accepted returns the reason recorded for the change of metric in
-	// the series (SeriesKey) at commit, and whether there is one.
-	Accepted(seriesKey, metric, commit string) (reason string, ok bool)
+	// Accepted returns the text of the acceptance recorded for the
+	// series' metric at commit ("accepted by WHO: reason"), and whether
+	// there is one.
+	Accepted(s Series, commit string) (text string, ok bool)
 }
 
 // Options say what to watch.
@@ -424,8 +427,10 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 			ch.Kind = Improvement
 		}
 		if c.opts.Accepted != nil {
-			if reason, ok := c.opts.Accepted.Accepted(tr.key, tr.Metric, ch.FirstBad); ok {
-				ch.Accepted = reason
+			for i := tr.idx[from-1] + 1; i <= tr.idx[st.At]; i++ {
+				if text, ok := c.opts.Accepted.Accepted(tr.Series, sha(i)); ok {
+					ch.Accepted = text
+				}
 			}
 		}
 		if ch.Kind == Regression && ch.Accepted == "" {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/perfgate/perfgate/gate"
+	"github.com/perfgate/perfgate/internal/goldenfile"
 )
 
 // fakeRepo is a first-parent chain c0 (oldest) .. c{n-1} (tip) with
@@ -185,20 +188,35 @@ func TestWatchRecoveredAndAccepted(t *testing.T) {
 		if c.Open {
 			t.Errorf("open %+v", c)
 		}
-		if c.Metric == "mean_tpot_ms" && c.Accepted != "intended" {
+		if c.Metric == "mean_tpot_ms" && !strings.HasSuffix(c.Accepted, "intended *new default*") {
 			t.Errorf("accepted change %+v", c)
 		}
 	}
 	if len(rep.Alerts()) != 0 {
 		t.Errorf("alerts %+v", rep.Alerts())
 	}
+	// Every format says the change was accepted, and by whom (golden).
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"accepted.txt", func(w io.Writer) error { return rep.WriteText(w, false) }},
+		{"accepted.md", rep.WriteMarkdown},
+		{"accepted.json", rep.WriteJSON},
+	} {
+		var b bytes.Buffer
+		if err := f.write(&b); err != nil {
+			t.Fatal(err)
+		}
+		goldenfile.Check(t, filepath.Join("testdata", f.name), b.Bytes())
+	}
 }
 
 type acceptAt struct{ commit, metric string }
 
-func (a acceptAt) Accepted(_, m, c string) (string, bool) {
-	if m == a.metric && c == a.commit {
-		return "intended", true
+func (a acceptAt) Accepted(s Series, c string) (string, bool) {
+	if s.Metric == a.metric && c == a.commit {
+		return "accepted by Ada <ada@example.com>: intended *new default*", true
 	}
 	return "", false
 }

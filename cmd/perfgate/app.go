@@ -202,7 +202,7 @@ func commands(e *env) []*cli.Command {
 	return out
 }
 
-var helpOrder = []string{"parse", "ingest", "run", "check", "ab", "compare", "history", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish"}
+var helpOrder = []string{"parse", "ingest", "run", "check", "ab", "compare", "history", "watch", "accept", "runs", "invalidate", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish"}
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

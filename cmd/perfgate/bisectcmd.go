@@ -358,6 +358,9 @@ func loadStored(c *cli.Context, repo *gitrepo.Repo, sp runner.Target, shas []str
 		return map[int][]float64{}, nil
 	}
 	runs, err := s.ByBenchmark(sp.Name, shas)
+	if err == nil {
+		err = markInvalidated(s, runs)
+	}
 	var benches []string
 	if err == nil && required && len(runs) == 0 {
 		benches, err = s.Benchmarks()

@@ -213,6 +213,9 @@ func historyShape(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, 
 		}
 	}
 	runs, err := s.ByBenchmark(sp.Name, outside)
+	if err == nil {
+		err = markInvalidated(s, runs)
+	}
 	if err != nil {
 		return nil
 	}

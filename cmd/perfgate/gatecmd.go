@@ -45,7 +45,13 @@ func (g graph) FirstParents(from string, n int) ([]gate.Commit, error) {
 }
 
 // history adapts the store to gate.History; a missing history is empty.
-type history struct{ s *store.Store }
+// Its records apply: an invalidated run reads as invalid (never a
+// baseline nor in a window), and accepted are the recorded acceptances.
+type history struct {
+	s        *store.Store
+	invalid  map[string]string // run id -> why it was invalidated
+	accepted []gate.Acceptance
+}
 
 func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
 	if h.s == nil {
@@ -62,15 +68,19 @@ func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
 		}
 		ss := make([]gate.Sample, len(rs))
 		for i, r := range rs {
-			ss[i] = toSample(r)
+			ss[i] = h.toSample(r)
 		}
 		out[c] = ss
 	}
 	return out, nil
 }
 
-func toSample(r store.Run) gate.Sample {
-	return gate.Sample{Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: r.Invalid, Testbed: r.Testbed}
+func (h history) toSample(r store.Run) gate.Sample {
+	invalid := r.Invalid
+	if why, ok := h.invalid[r.ID]; ok && invalid == "" {
+		invalid = why
+	}
+	return gate.Sample{Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed}
 }
 
 // gateError maps gate failures: bad rules and missing results are bad
@@ -293,10 +303,15 @@ func withHistory(c *cli.Context, repo *gitrepo.Repo, fn func(history) error) err
 	if err != nil {
 		return err
 	}
-	if s != nil {
-		defer s.Close()
+	if s == nil {
+		return fn(history{})
 	}
-	return fn(history{s})
+	defer s.Close()
+	h, err := readRecords(s)
+	if err != nil {
+		return storeError(err)
+	}
+	return fn(h)
 }
 
 func checkCommand(e *env) *cli.Command {
@@ -313,6 +328,7 @@ func checkCommand(e *env) *cli.Command {
 			rulesFileFlag(),
 			ruleFlag(""),
 			&cli.BoolFlag{Name: "require-baseline", Usage: "a check with no baseline fails instead of passing as new (require_baseline: true in the rules file)"},
+			&cli.StringFlag{Name: "accept-label", Usage: "pull request `LABEL` that accepts its performance changes: when the pull request carries it (in Actions read from the pull request event, and nothing is accepted on other events; outside Actions, giving it is enough), failing checks show \"accepted by ...\" and do not fail"},
 			&cli.StringFlag{Name: "site-url", EnvVars: []string{"PERFGATE_SITE_URL"}, Usage: "`URL` where perfgate site publishes the history: the markdown report links each check that did not pass to its chart (site_url in the rules file)"},
 		}, append(reportFlags(), githubFlags()...)...),
 		Action: func(c *cli.Context) error {
@@ -369,7 +385,12 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 	}
 	var rep *gate.Report
 	err = withHistory(c, repo, func(h history) error {
-		opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg}
+		opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg, Accepted: h.accepted}
+		if la, err := labelAcceptance(c, e, repo, head); err != nil {
+			return err
+		} else if la != nil {
+			opts.Accepted = append(append([]gate.Acceptance(nil), opts.Accepted...), *la)
+		}
 		if checkTree {
 			samples, err := workingTreeSamples(c, e, repo, h, head)
 			if err != nil {
@@ -488,7 +509,7 @@ func historyCommand(e *env) *cli.Command {
 				var terr error
 				tr, terr = gate.ReadTrend(c.Context, graph{r: repo, info: true}, h, gate.TrendOptions{
 					From: from, Ref: shortRef(ref, c.String("branch")), Benchmark: c.String("name"),
-					Metric: c.String("metric"), Labels: labels, Limit: c.Int("limit"), IgnoreLabels: cfg.IgnoreLabels,
+					Metric: c.String("metric"), Labels: labels, Limit: c.Int("limit"), IgnoreLabels: cfg.IgnoreLabels, Accepted: h.accepted,
 				})
 				return terr
 			})
@@ -540,7 +561,7 @@ func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, h
 	}
 	out := make([]gate.Sample, len(match))
 	for i, r := range match {
-		out[i] = toSample(r)
+		out[i] = h.toSample(r)
 	}
 	msg := fmt.Sprintf("perfgate: checking %d run(s) of the working tree as it is now (uncommitted changes) against %s", len(out), repo.Short(head))
 	if other > 0 {

@@ -139,6 +139,7 @@ func statusTitle(rep *gate.Report) string {
 	} else {
 		title = fmt.Sprintf("%d checks passed", s.Checks)
 		add(s.Improved, "improved")
+		add(s.Accepted, "accepted")
 		add(s.Inconclusive, "inconclusive")
 		add(s.New, "new")
 		if len(parts) > 0 {

@@ -378,3 +378,36 @@ func TestPublishRefusesHostileReport(t *testing.T) {
 		t.Errorf("--sha: exit %d\n%s", code, stderr)
 	}
 }
+
+// A pull request that carries the accept label: the sticky comment says
+// who accepted the change and why instead of a failure (golden), the
+// status is a success and the job passes.
+func TestCheckAcceptedByLabelComment(t *testing.T) {
+	t.Setenv("PERFGATE_TESTBED", "ci-runner") // the golden names no machine's CPU
+	repo, head := regressedRepo(t)
+	var comment string
+	srv := githubtest.New(t, secretToken,
+		githubtest.Call{Method: "GET", Path: "/repos/o/r/issues/1/comments", Body: []any{}},
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/issues/1/comments", Body: githubtest.Comment(7, "x"),
+			Check: func(t testing.TB, _ *http.Request, body []byte) {
+				comment = fmt.Sprint(githubtest.DecodeBody(t, body)["body"])
+			}},
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/statuses/" + head,
+			Check: func(t testing.TB, _ *http.Request, body []byte) {
+				if m := githubtest.DecodeBody(t, body); m["state"] != "success" || !strings.Contains(fmt.Sprint(m["description"]), "1 accepted") {
+					t.Errorf("status %v", m)
+				}
+			}},
+	)
+	event := `{"pull_request": {"number": 1, "head": {"sha": "` + head + `", "ref": "feature", "repo": {"full_name": "o/r"}}, "base": {"ref": "main"}, "labels": [{"name": "bug"}, {"name": "perf-accepted"}]}}`
+	actionsEnv(t, srv, "pull_request", event)
+	t.Setenv("GITHUB_ACTOR", "octocat")
+	_, stderr, code := runCLI(t, "", "--repo", repo, "check", "--rule", "mean_ttft_ms:3%", "--gate-id", "serving", "--accept-label", "perf-accepted")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (accepted)\n%s", code, stderr)
+	}
+	if !strings.Contains(comment, "☑️ `serving` · Mean TTFT (ms): accepted by octocat: pull request label \"perf-accepted\"") {
+		t.Errorf("comment:\n%s", comment)
+	}
+	golden(t, "check-accepted-comment.md", comment)
+}

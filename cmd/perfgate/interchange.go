@@ -77,6 +77,10 @@ func exportCommand(e *env) *cli.Command {
 				return envError(fmt.Errorf("export: write failed: %v", err))
 			}
 			fmt.Fprintf(e.stderr, "perfgate: exported %d runs\n", n)
+			if recs, err := s.Records(); err == nil && len(recs) > 0 {
+				// Said, not silently dropped: the interchange holds runs only.
+				fmt.Fprintf(e.stderr, "perfgate: note: the %d records of the history (accepted changes, invalidated runs) are not part of an export; perfgate sync shares them\n", len(recs))
+			}
 			return nil
 		},
 	}

@@ -145,7 +145,7 @@ func writeSync(e *env, out string, res *histsync.Result) error {
 			"remote": res.Remote, "branch": res.Branch, "url": res.URL, "tip": res.Tip,
 			"format": res.Format, "files_on_branch": res.Files, "pulled": res.Pulled, "pushed": res.Pushed,
 			"attempts": res.Attempts, "dirty_not_pushed": res.Dirty, "skipped": skipped, "skipped_total": res.SkippedTotal,
-			"warnings": warnings,
+			"warnings": warnings, "records_pulled": res.RecordsPulled, "records_pushed": res.RecordsPushed,
 		})
 	}
 	where := "the branch does not exist yet"
@@ -154,6 +154,9 @@ func writeSync(e *env, out string, res *histsync.Result) error {
 	}
 	fmt.Fprintf(e.stdout, "synced with %s %s (%s): pulled %s, pushed %s; %s\n",
 		res.Remote, res.Branch, res.URL, nRuns(res.Pulled), nRuns(res.Pushed), where)
+	if res.RecordsPulled > 0 || res.RecordsPushed > 0 {
+		fmt.Fprintf(e.stdout, "records (accepted changes, invalidated runs): pulled %d, pushed %d\n", res.RecordsPulled, res.RecordsPushed)
+	}
 	if res.Attempts > 1 {
 		fmt.Fprintf(e.stdout, "other runners pushed first: pushed on attempt %d\n", res.Attempts)
 	}

@@ -135,3 +135,55 @@ func TestWatchIssuesForbidden(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
 	}
 }
+
+// Accepting the step of an open regression reports it as accepted, and
+// the next watch comments on its issue and closes it; the missing
+// series' issue stays.
+func TestWatchAcceptedClosesIssue(t *testing.T) {
+	repo, shas := watchRepo(t)
+	setUser(t, repo)
+	srv := githubtest.New(t, secretToken)
+	list := githubtest.Call{Method: "GET", Path: "/repos/o/r/issues", Query: map[string]string{"state": "open", "labels": "perf"}, Body: []any{}}
+	bodies := map[int]string{}
+	capture := func(n int) func(testing.TB, *http.Request, []byte) {
+		return func(t testing.TB, r *http.Request, body []byte) {
+			bodies[n] = githubtest.DecodeBody(t, body)["body"].(string)
+		}
+	}
+	srv.Expect(list,
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/issues", Body: map[string]any{"number": 7}, Check: capture(7)},
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/issues", Body: map[string]any{"number": 8}, Check: capture(8)},
+	)
+	actionsEnv(t, srv, "schedule", "{}")
+	t.Setenv("GITHUB_ACTOR", "")
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "watch", "--issue-label", "perf"); code != 1 || !strings.Contains(stderr, "opened #7") {
+		t.Fatalf("run 1: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "accept", "--benchmark", "serving", "--metric", "mean_ttft_ms", "--commit", shas[18], "--reason", "new default"); code != 0 {
+		t.Fatalf("accept: exit %d\n%s", code, stderr)
+	}
+	issue := func(n int) map[string]any {
+		return map[string]any{"number": n, "body": bodies[n], "title": "t", "user": map[string]any{"login": githubtest.Bot}}
+	}
+	open := list
+	open.Body = []any{issue(7), issue(8)}
+	srv.Expect(open, githubtest.User(""),
+		githubtest.Call{Method: "PATCH", Path: "/repos/o/r/issues/8", Body: issue(8)}, // the missing series: its title is refreshed
+		githubtest.Call{Method: "POST", Path: "/repos/o/r/issues/7/comments", Body: githubtest.Comment(1, "x"),
+			Check: func(t testing.TB, r *http.Request, body []byte) {
+				if m := githubtest.DecodeBody(t, body); !strings.Contains(m["body"].(string), "accepted") {
+					t.Errorf("closing comment %v", m)
+				}
+			}},
+		githubtest.Call{Method: "PATCH", Path: "/repos/o/r/issues/7", Body: issue(7),
+			Check: func(t testing.TB, r *http.Request, body []byte) {
+				if m := githubtest.DecodeBody(t, body); m["state"] != "closed" {
+					t.Errorf("close %v", m)
+				}
+			}},
+	)
+	out, stderr, code := runCLI(t, "", "--repo", repo, "watch", "--issue-label", "perf")
+	if code != 1 || !strings.Contains(stderr, "closed #7") || !strings.Contains(out, "accepted by Ada <ada@example.com>: new default") {
+		t.Errorf("run 2: exit %d (1: the missing series)\n%s\n%s", code, out, stderr)
+	}
+}

@@ -78,6 +78,9 @@ func watchCommand(e *env) *cli.Command {
 			}
 			var rep *watch.Report
 			err = withHistory(c, repo, func(h history) error {
+				if len(h.accepted) > 0 {
+					opts.Accepted = acceptances(h.accepted)
+				}
 				var werr error
 				rep, werr = watch.Watch(c.Context, graph{r: repo, info: !opts.Since.IsZero() || !opts.Until.IsZero()}, h, opts)
 				return werr

@@ -1,0 +1,505 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfgate/perfgate/gate"
+	"github.com/perfgate/perfgate/github"
+	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/internal/suggest"
+	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/store"
+	"github.com/perfgate/perfgate/watch"
+)
+
+// accept, invalidate and runs: the history's records (store.Record).
+
+func init() {
+	commandSet = append(commandSet, acceptCommand, invalidateCommand, runsCommand)
+	examples["accept"] = `
+perfgate accept --benchmark serving --metric mean_ttft_ms --commit 1a2b3c4 --reason "trade TTFT for throughput (#123)"
+perfgate accept --benchmark serving --metric "Mean TTFT" --reason "new default"   # HEAD, e.g. a pull request before merge`
+	examples["invalidate"] = `
+perfgate runs --commit HEAD                      # find the run's id
+perfgate invalidate 3fa2c1d0 --reason "runner was throttled"`
+	examples["runs"] = `
+perfgate runs --benchmark 'serving-*' --since 2026-01-01
+perfgate runs --commit HEAD -o json`
+}
+
+// readRecords reads the history's records into the gate adapter: the
+// reasons runs were invalidated, and the accepted changes.
+func readRecords(s *store.Store) (history, error) {
+	h := history{s: s}
+	recs, err := s.Records()
+	if err != nil {
+		return h, err
+	}
+	for _, r := range recs {
+		switch r.Kind {
+		case store.RecordInvalidate:
+			if h.invalid == nil {
+				h.invalid = map[string]string{}
+			}
+			h.invalid[r.Run] = fmt.Sprintf("invalidated by %s: %s", r.By, r.Reason)
+		case store.RecordAccept:
+			h.accepted = append(h.accepted, gate.Acceptance{Commit: r.Commit, Benchmark: r.Benchmark, Metric: r.Metric, Reason: r.Reason, By: r.By, Time: r.Time})
+		}
+	}
+	return h, nil
+}
+
+// markInvalidated sets the Invalid reason of the runs invalidated on
+// record, for the commands that read runs without the gate (bisect).
+func markInvalidated(s *store.Store, runs map[string][]store.Run) error {
+	h, err := readRecords(s)
+	if err != nil || len(h.invalid) == 0 {
+		return err
+	}
+	for _, rs := range runs {
+		for i := range rs {
+			if why, ok := h.invalid[rs[i].ID]; ok && rs[i].Invalid == "" {
+				rs[i].Invalid = why
+			}
+		}
+	}
+	return nil
+}
+
+// acceptances adapts the recorded acceptances to watch.Accepted.
+type acceptances []gate.Acceptance
+
+func (a acceptances) Accepted(s watch.Series, commit string) (string, bool) {
+	for i := len(a) - 1; i >= 0; i-- { // the newest decision wins
+		x := &a[i]
+		if x.Commit == commit && x.Benchmark == s.Benchmark && x.Metric == s.Metric {
+			return x.Text(), true
+		}
+	}
+	return "", false
+}
+
+// whoAmI names who records a decision: $GITHUB_ACTOR in GitHub Actions,
+// else the git identity (user.name <user.email>).
+func whoAmI(e *env, repo *gitrepo.Repo) (string, error) {
+	if a := strings.TrimSpace(e.getenv("GITHUB_ACTOR")); a != "" {
+		return a, nil
+	}
+	if repo != nil {
+		name, email := repo.User()
+		switch {
+		case name != "" && email != "":
+			return fmt.Sprintf("%s <%s>", name, email), nil
+		case name != "":
+			return name, nil
+		case email != "":
+			return email, nil
+		}
+	}
+	return "", usageErrorf("who is deciding? perfgate records the git identity: set it with git config user.name \"Your Name\" and git config user.email you@example.com (in GitHub Actions, GITHUB_ACTOR is used)")
+}
+
+// reasonFlag is --reason, required by accept and invalidate.
+func reasonFlag(what string) cli.Flag {
+	return &cli.StringFlag{Name: "reason", Usage: "why " + what + " (`TEXT`, one line; shown in reports and PR comments)"}
+}
+
+func checkReason(c *cli.Context, example string) (string, error) {
+	r := strings.TrimSpace(c.String("reason"))
+	if r == "" {
+		return "", usageErrorf("%s: --reason is required: say why, e.g. --reason %q", c.Command.Name, example)
+	}
+	return r, nil
+}
+
+func acceptCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "accept",
+		Usage: "record that a change of a benchmark's metric at a commit was intended: from there on its new level is the reference",
+		Description: "The record is stored in the history and shared by perfgate sync. check cuts the window of that\n" +
+			"benchmark's metric at the commit (first-parent: earlier results are no reference), so later pull\n" +
+			"requests are neither blamed nor excused by the change; a pull request whose head is accepted passes\n" +
+			"that metric as \"accepted by WHO: reason\"; watch reports a change at the commit as accepted and closes\n" +
+			"its issue. Who: $GITHUB_ACTOR in GitHub Actions, else git's user.name and user.email.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "benchmark", Usage: "benchmark `NAME` (as stored; perfgate runs lists them)"},
+			&cli.StringFlag{Name: "metric", Usage: "`METRIC`, by canonical name or label (e.g. mean_ttft_ms, \"Mean TTFT\")"},
+			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit whose change is accepted (any `REV`)"},
+			reasonFlag("the change is intended"),
+			outputFlag("text", "json"),
+		},
+		Action: func(c *cli.Context) error {
+			out, err := checkOutput(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			if c.NArg() > 0 {
+				return usageErrorf("accept takes no arguments (got %q); name the change with --benchmark, --metric and --commit", c.Args().First())
+			}
+			bench := strings.TrimSpace(c.String("benchmark"))
+			if bench == "" {
+				return usageErrorf("accept: --benchmark is required, e.g. --benchmark serving (perfgate runs lists the benchmarks)")
+			}
+			if c.String("metric") == "" {
+				return usageErrorf("accept: --metric is required, e.g. --metric mean_ttft_ms")
+			}
+			reason, err := checkReason(c, "trade TTFT for throughput (#123)")
+			if err != nil {
+				return err
+			}
+			repo, err := openRepo(c)
+			if err != nil {
+				return err
+			}
+			defer repo.Close()
+			commit, err := repo.Resolve(c.String("commit"))
+			if err != nil {
+				return gitError(fmt.Errorf("--commit: %w", err))
+			}
+			by, err := whoAmI(e, repo)
+			if err != nil {
+				return err
+			}
+			st, err := openStore(c, repo, false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			benches, err := st.Benchmarks()
+			if err != nil {
+				return storeError(err)
+			}
+			if !slices.Contains(benches, bench) {
+				hint := "the history has no benchmark yet: ingest or sync first"
+				if len(benches) > 0 {
+					hint = "the history has: " + strings.Join(benches, ", ")
+					if s := suggest.Closest(bench, benches); s != "" {
+						hint = fmt.Sprintf("did you mean %q? %s", s, hint)
+					}
+				}
+				return usageErrorf("--benchmark %q: no such benchmark in the history %s; %s", bench, displayPath(st.Path()), hint)
+			}
+			name, err := acceptedMetric(st, bench, c.String("metric"))
+			if err != nil {
+				return err
+			}
+			rec := store.Record{Kind: store.RecordAccept, Commit: commit, Benchmark: bench, Metric: name, Reason: reason, By: by}
+			recs := []store.Record{rec}
+			if _, err := st.PutRecords(recs); err != nil {
+				return storeError(err)
+			}
+			rec = recs[0]
+			if out == "json" {
+				return writeRecordJSON(e, rec)
+			}
+			fmt.Fprintf(e.stdout, "accepted %s of %s at %s, by %s: %s\n", name, bench, repo.Short(commit), by, reason)
+			fmt.Fprintln(e.stderr, "perfgate: recorded in the history; perfgate sync shares it")
+			return nil
+		},
+	}
+}
+
+// acceptedMetric resolves --metric: a metric perfgate knows, or a name a
+// run of the benchmark has.
+func acceptedMetric(st *store.Store, bench, m string) (string, error) {
+	if in, ok := metric.Lookup(m); ok {
+		return in.Name, nil
+	}
+	found := false
+	err := st.Each(store.Filter{Benchmark: bench}, func(r store.Run) error {
+		if _, ok := r.Metrics[m]; ok {
+			found = true
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		return "", storeError(err)
+	}
+	if found {
+		return m, nil
+	}
+	hint := ""
+	if s := metric.Suggest(m); s != "" {
+		hint = fmt.Sprintf("; did you mean %q?", s)
+	}
+	return "", usageErrorf("--metric %q is not a known metric nor one benchmark %s has%s (perfgate parse FILE lists a result's metrics)", m, bench, hint)
+}
+
+var errStop = fmt.Errorf("stop")
+
+func writeRecordJSON(e *env, recs ...store.Record) error {
+	var b []byte
+	for i := range recs {
+		b = append(store.AppendRecordJSON(b, &recs[i]), '\n')
+	}
+	_, err := e.stdout.Write(b)
+	return err
+}
+
+func invalidateCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "invalidate",
+		Usage:     "mark runs invalid on record: they stay in the history but are never a baseline or part of a window again",
+		ArgsUsage: "RUN_ID...",
+		Description: "Each RUN_ID is a run's id as perfgate runs prints it (or a unique prefix of 4 or more hex digits).\n" +
+			"Nothing is deleted: the invalidation is a record of its own, with who and why, shared by perfgate sync.\n" +
+			"Who: $GITHUB_ACTOR in GitHub Actions, else git's user.name and user.email.",
+		Flags: []cli.Flag{
+			reasonFlag("the runs are invalid"),
+			outputFlag("text", "json"),
+		},
+		Action: func(c *cli.Context) error {
+			out, err := checkOutput(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			if c.NArg() == 0 {
+				return usageErrorf("invalidate: give the ids of the runs, e.g. perfgate invalidate 3fa2c1d0 --reason \"runner was throttled\" (perfgate runs lists them)")
+			}
+			reason, err := checkReason(c, "runner was throttled")
+			if err != nil {
+				return err
+			}
+			repo, rerr := openRepo(c)
+			if rerr != nil && c.String("db") == "" {
+				return rerr
+			}
+			if repo != nil {
+				defer repo.Close()
+			}
+			by, err := whoAmI(e, repo)
+			if err != nil {
+				return err
+			}
+			st, err := openStore(c, repo, false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			h, err := readRecords(st)
+			if err != nil {
+				return storeError(err)
+			}
+			// Every id is resolved before anything is written: all or none.
+			var recs []store.Record
+			seen := map[string]bool{}
+			for _, arg := range c.Args().Slice() {
+				keys, err := st.FindRuns(strings.TrimSpace(arg))
+				if err != nil {
+					return usageErrorf("%q is not a run id: give the id perfgate runs prints (32 hex digits, or a unique prefix of 4 or more)", arg)
+				}
+				switch {
+				case len(keys) == 0:
+					return usageErrorf("no run %q in the history %s: perfgate runs lists the stored runs and their ids", arg, displayPath(st.Path()))
+				case len(keys) > 1:
+					var ids []string
+					for _, k := range keys[:min(len(keys), 5)] {
+						ids = append(ids, k.ID)
+					}
+					return usageErrorf("run id prefix %q is ambiguous: it matches %s%s; give more digits", arg, strings.Join(ids, ", "), map[bool]string{true: ", ...", false: ""}[len(keys) > 5])
+				}
+				k := keys[0]
+				if seen[k.ID] {
+					continue
+				}
+				seen[k.ID] = true
+				if why, ok := h.invalid[k.ID]; ok {
+					fmt.Fprintf(e.stderr, "perfgate: run %s is already invalid (%s); not recorded again\n", k.ID, why)
+					continue
+				}
+				recs = append(recs, store.Record{Kind: store.RecordInvalidate, Commit: k.Commit, Run: k.ID, Reason: reason, By: by})
+			}
+			if len(recs) > 0 {
+				if _, err := st.PutRecords(recs); err != nil {
+					return storeError(err)
+				}
+			}
+			if out == "json" {
+				return writeRecordJSON(e, recs...)
+			}
+			for _, r := range recs {
+				fmt.Fprintf(e.stdout, "invalidated run %s (commit %s), by %s: %s\n", r.Run, r.Commit[:12], by, reason)
+			}
+			if len(recs) > 0 {
+				fmt.Fprintln(e.stderr, "perfgate: recorded in the history (the runs stay); perfgate sync shares it")
+			}
+			return nil
+		},
+	}
+}
+
+// runRow is one line of perfgate runs.
+type runRow struct {
+	ID        string            `json:"id"`
+	Commit    string            `json:"commit"`
+	Benchmark string            `json:"benchmark"`
+	Testbed   string            `json:"testbed"`
+	Time      time.Time         `json:"time"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Flags     []string          `json:"flags"`
+	Invalid   string            `json:"invalid,omitempty"`
+}
+
+func runsCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "runs",
+		Usage: "list the stored runs: id, commit, benchmark, testbed, time, flags (dirty, invalid)",
+		Description: "Oldest first. FLAGS: dirty (measured on uncommitted changes, never pushed nor a baseline),\n" +
+			"invalid (its own results were invalid, or perfgate invalidate marked it; never a baseline).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "benchmark", Usage: "only benchmarks matching `GLOB`, e.g. 'serving-*'"},
+			&cli.StringFlag{Name: "commit", Usage: "only runs of this commit (any `REV`)"},
+			&cli.StringFlag{Name: "since", Usage: "only runs stored at or after `DATE` (YYYY-MM-DD or RFC 3339)"},
+			&cli.StringFlag{Name: "until", Usage: "only runs stored up to `DATE` (YYYY-MM-DD: the whole day, or RFC 3339)"},
+			&cli.StringFlag{Name: "testbed", Usage: "only runs measured on testbed `NAME` (a glob)"},
+			outputFlag("text", "json"),
+		},
+		Action: func(c *cli.Context) error {
+			out, err := checkOutput(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			if c.NArg() > 0 {
+				return usageErrorf("runs takes no arguments (got %q); filter with --benchmark, --commit, --since, --until, --testbed", c.Args().First())
+			}
+			var f store.Filter
+			for _, fl := range []struct {
+				name string
+				dst  *time.Time
+				end  bool
+			}{{"since", &f.Since, false}, {"until", &f.Until, true}} {
+				if v := c.String(fl.name); v != "" {
+					t, ok := parseDate(v, fl.end)
+					if !ok {
+						return usageErrorf("--%s %q is not a date: use YYYY-MM-DD or RFC 3339 (2026-01-02T15:04:05Z)", fl.name, v)
+					}
+					if fl.end {
+						t = t.Add(time.Nanosecond) // Filter.Until excludes
+					}
+					*fl.dst = t
+				}
+			}
+			glob := c.String("benchmark")
+			if _, err := path.Match(glob, ""); err != nil {
+				return usageErrorf("--benchmark %q is not a valid glob (path.Match syntax: *, ?, [a-z])", glob)
+			}
+			tb := c.String("testbed")
+			if _, err := path.Match(tb, ""); err != nil {
+				return usageErrorf("--testbed %q is not a valid glob (path.Match syntax: *, ?, [a-z])", tb)
+			}
+			repo, rerr := openRepo(c)
+			if rerr != nil && (c.String("db") == "" || c.String("commit") != "") {
+				return rerr
+			}
+			if repo != nil {
+				defer repo.Close()
+			}
+			if rev := c.String("commit"); rev != "" {
+				if f.Commit, err = repo.Resolve(rev); err != nil {
+					return gitError(fmt.Errorf("--commit: %w", err))
+				}
+			}
+			var rows []runRow
+			err = withHistory(c, repo, func(h history) error {
+				if h.s == nil {
+					return nil
+				}
+				return h.s.Each(f, func(r store.Run) error {
+					if glob != "" {
+						if ok, _ := path.Match(glob, r.Benchmark); !ok {
+							return nil
+						}
+					}
+					if tb != "" {
+						if ok, _ := path.Match(tb, r.Testbed); !ok {
+							return nil
+						}
+					}
+					row := runRow{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Testbed: r.Testbed, Time: r.Time.UTC(), Labels: r.Labels, Flags: []string{}}
+					if r.Dirty {
+						row.Flags = append(row.Flags, "dirty")
+					}
+					if s := h.toSample(r); s.Invalid != "" {
+						row.Flags = append(row.Flags, "invalid")
+						row.Invalid = s.Invalid
+					}
+					rows = append(rows, row)
+					return nil
+				})
+			})
+			if err != nil {
+				return storeError(err)
+			}
+			if out == "json" {
+				if rows == nil {
+					rows = []runRow{}
+				}
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				return enc.Encode(map[string]any{"runs": rows})
+			}
+			if len(rows) == 0 {
+				fmt.Fprintln(e.stderr, "perfgate: no run matches (perfgate runs without filters lists them all)")
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tCOMMIT\tBENCHMARK\tTESTBED\tTIME\tFLAGS")
+			for _, r := range rows {
+				flags := strings.Join(r.Flags, ",")
+				if flags == "" {
+					flags = "-"
+				}
+				if r.Invalid != "" {
+					flags += " (" + r.Invalid + ")"
+				}
+				tbName := r.Testbed
+				if tbName == "" {
+					tbName = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Commit[:12], r.Benchmark, tbName, r.Time.Format(time.RFC3339), flags)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// labelAcceptance is the acceptance of a pull request by label (check
+// --accept-label): in GitHub Actions only when the event's pull request
+// carries the label (on other events nothing is accepted); outside Actions
+// the user passing the label is the decision. nil when nothing is accepted.
+func labelAcceptance(c *cli.Context, e *env, repo *gitrepo.Repo, head string) (*gate.Acceptance, error) {
+	label := strings.TrimSpace(c.String("accept-label"))
+	if label == "" {
+		return nil, nil
+	}
+	ghEnv, err := github.FromEnv(e.getenv)
+	if err != nil {
+		return nil, envError(fmt.Errorf("--accept-label: cannot read the pull request's labels: %s", ghEnv.Redact(err.Error())))
+	}
+	switch {
+	case ghEnv.PRLabels != nil && !slices.Contains(ghEnv.PRLabels, label):
+		fmt.Fprintf(e.stderr, "perfgate: pull request #%d does not carry the label %q: nothing is accepted by label\n", ghEnv.PR, label)
+		return nil, nil
+	case ghEnv.PRLabels == nil && ghEnv.Actions:
+		// A workflow that passes the flag on every event accepts nothing
+		// on a push: only a pull request's own label accepts.
+		fmt.Fprintf(e.stderr, "perfgate: --accept-label %q: this %s event names no pull request's labels: nothing is accepted by label\n", label, ghEnv.EventName)
+		return nil, nil
+	}
+	by, err := whoAmI(e, repo)
+	if err != nil {
+		by = "unknown"
+	}
+	fmt.Fprintf(e.stderr, "perfgate: label %q accepts the changes of %s (by %s)\n", label, repo.Short(head), by)
+	return &gate.Acceptance{Commit: head, Reason: fmt.Sprintf("pull request label %q", label), By: by, Time: time.Now().UTC()}, nil
+}
