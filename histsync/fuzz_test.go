@@ -142,7 +142,7 @@ func FuzzBranch(f *testing.F) {
 			return // a format error: refused, not a panic
 		}
 		var res Result
-		before, err := s.pull(st, state, nil, true, &res)
+		before, err := s.pull(st, state, nil, true, false, &res)
 		if err != nil {
 			return
 		}

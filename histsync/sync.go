@@ -246,7 +246,9 @@ func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState,
 	before := last // runs up to here may need a push; later ones came from the branch
 	if !opts.NoPull {
 		res.Skipped, res.SkippedTotal = nil, 0
-		ids, err := s.pull(st, state, base, !hasBase, res)
+		// The ids of the branch's runs tell which runs stored before
+		// need a push; a store that held none needs no such list.
+		ids, err := s.pull(st, state, base, !hasBase && last > 0, last == 0, res)
 		if err != nil {
 			return nil, err
 		}

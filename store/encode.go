@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -43,6 +44,9 @@ const (
 
 	maxInternArg = 256 // longer command arguments are stored inline
 )
+
+// errFresh: a string is not in the dictionary (intern with lookupOnly).
+var errFresh = errors.New("string not interned yet")
 
 // corruptf reports damage found in the file (not bad input).
 func corruptf(format string, args ...any) error {
@@ -93,9 +97,15 @@ type txn struct {
 	// Write transactions only.
 	pending map[string]uint32 // strings interned by this transaction
 	pnames  map[uint32]string
-	arena   []byte // keys and values must stay valid until commit
-	scratch []byte
-	added   int // runs added minus runs deleted, for the meta counter
+	cache   map[string]uint32 // committed entries this transaction used
+	rec     []byte            // encodeNew's record
+	// lookupOnly makes intern fail with errFresh instead of adding a
+	// string (encodeNew's first try).
+	lookupOnly bool
+	fresh      []string // internAll's scratch
+	arena      []byte   // keys and values must stay valid until commit
+	scratch    []byte
+	added      int // runs added minus runs deleted, for the meta counter
 }
 
 func newTxn(tx *bolt.Tx, d *dict) (*txn, error) {
@@ -115,6 +125,7 @@ func newTxn(tx *bolt.Tx, d *dict) (*txn, error) {
 	if tx.Writable() {
 		t.pending = map[string]uint32{}
 		t.pnames = map[uint32]string{}
+		t.cache = map[string]uint32{}
 		// Runs and times are appended in key order: pack their pages.
 		t.run.FillPercent = 1.0
 		t.byTime.FillPercent = 0.9
@@ -147,7 +158,7 @@ func (t *txn) intern(s string) (uint32, error) {
 	if id, ok := t.pending[s]; ok {
 		return id, nil
 	}
-	if id, ok := t.d.id(s); ok {
+	if id, ok := t.cachedID(s); ok {
 		return id, nil
 	}
 	if v := t.str.Get([]byte(s)); v != nil {
@@ -160,6 +171,9 @@ func (t *txn) intern(s string) (uint32, error) {
 	}
 	if !t.tx.Writable() {
 		return 0, nil // unknown string: nothing refers to it
+	}
+	if t.lookupOnly {
+		return 0, errFresh
 	}
 	seq, err := t.str.NextSequence()
 	if err != nil {
@@ -189,46 +203,76 @@ func (t *txn) intern(s string) (uint32, error) {
 // (250,000 metrics: 57 s). In sorted order each new key lands after the
 // previous one, and storing a run is linear in its size.
 func (t *txn) internAll(runs []Run) error {
-	var fresh []string
-	seen := map[string]bool{}
-	add := func(s string) {
-		if s == "" || seen[s] {
-			return
-		}
-		seen[s] = true
-		if _, ok := t.pending[s]; ok {
-			return
-		}
-		if _, ok := t.d.id(s); ok {
-			return
-		}
-		fresh = append(fresh, s)
-	}
+	fresh := t.fresh[:0]
 	for i := range runs {
-		r := &runs[i]
-		add(r.Benchmark)
-		add(r.Source.Format)
-		add(r.Source.File)
-		for k, v := range r.Labels {
-			add(k)
-			add(v)
-		}
-		for name := range r.Metrics {
-			add(name)
-		}
-		for _, a := range r.Command {
-			if len(a) <= maxInternArg {
-				add(a)
-			}
-		}
+		fresh = t.appendFresh(fresh, &runs[i])
+	}
+	return t.internFresh(fresh)
+}
+
+// internFresh interns fresh (sorted and deduplicated first).
+func (t *txn) internFresh(fresh []string) error {
+	if len(fresh) == 0 {
+		return nil
 	}
 	slices.Sort(fresh)
+	fresh = slices.Compact(fresh)
 	for _, s := range fresh {
 		if _, err := t.intern(s); err != nil {
 			return err
 		}
 	}
+	t.fresh = fresh[:0]
 	return nil
+}
+
+// appendFresh appends the strings of r the dictionary lacks (repeats
+// included) to fresh.
+func (t *txn) appendFresh(fresh []string, r *Run) []string {
+	add := func(s string) {
+		if s != "" && !t.interned(s) {
+			fresh = append(fresh, s)
+		}
+	}
+	add(r.Benchmark)
+	add(r.Source.Format)
+	add(r.Source.File)
+	for k, v := range r.Labels {
+		add(k)
+		add(v)
+	}
+	for name := range r.Metrics {
+		add(name)
+	}
+	for _, a := range r.Command {
+		if len(a) <= maxInternArg {
+			add(a)
+		}
+	}
+	return fresh
+}
+
+// interned reports whether s has an id already (in this transaction, or
+// committed and cached).
+func (t *txn) interned(s string) bool {
+	if _, ok := t.pending[s]; ok {
+		return true
+	}
+	_, ok := t.cachedID(s)
+	return ok
+}
+
+// cachedID looks s up in the committed dictionary's cache, through the
+// transaction's own copy of the entries it used (no lock).
+func (t *txn) cachedID(s string) (uint32, bool) {
+	if id, ok := t.cache[s]; ok {
+		return id, true
+	}
+	id, ok := t.d.id(s)
+	if ok && t.cache != nil {
+		t.cache[s] = id
+	}
+	return id, ok
 }
 
 // lookupID returns the id of s without adding it; ok is false when s was
