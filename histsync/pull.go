@@ -10,6 +10,9 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/perfgate/perfgate/store"
 )
@@ -24,12 +27,23 @@ func (e *tooBigError) Error() string {
 	return fmt.Sprintf("%.1f MiB, more than the %d MiB sync reads from a file of the branch; split it into smaller .jsonl files", float64(e.size)/(1<<20), e.limit>>20)
 }
 
-// blob reads a blob of at most limit bytes.
+// largeBlob is the size from which blob streams a blob from its pack.
+const largeBlob = 256 << 10
+
+// blob reads a blob of at most limit bytes. A large one (a file of runs)
+// is read straight from its pack into one buffer of its size: go-git's
+// object store would copy it into a growing buffer and hash it to cache
+// it, which costs more than inflating it.
 func (s *syncer) blob(h plumbing.Hash, limit int64) ([]byte, error) {
 	var obj plumbing.EncodedObject
 	var err error
 	if s.pending != nil {
 		obj, err = s.pending.st.EncodedObject(plumbing.BlobObject, h) // written by the commit being built
+	}
+	if obj == nil {
+		if p := s.packReader(); p != nil {
+			obj, err = p.EncodedObject(plumbing.BlobObject, h)
+		}
 	}
 	if obj == nil {
 		obj, err = s.repo.Storer.EncodedObject(plumbing.BlobObject, h)
@@ -45,7 +59,25 @@ func (s *syncer) blob(h plumbing.Hash, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, limit))
+	data := make([]byte, obj.Size())
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	return data, nil
+}
+
+// packReader is an object store of the repository's files that streams
+// blobs of largeBlob bytes or more from their packs; nil when the
+// repository is not on disk.
+func (s *syncer) packReader() storer.EncodedObjectStorer {
+	if s.packs == nil {
+		fs, ok := s.repo.Storer.(*filesystem.Storage)
+		if !ok {
+			return nil
+		}
+		s.packs = filesystem.NewStorageWithOptions(fs.Filesystem(), cache.NewObjectLRU(cache.MiByte), filesystem.Options{LargeObjectThreshold: largeBlob})
+	}
+	return s.packs
 }
 
 // skip records a file or line left out.

@@ -12,6 +12,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/perfgate/perfgate/store"
@@ -109,7 +110,10 @@ type syncer struct {
 	// pending holds the objects of the commit being built, which blob
 	// also reads.
 	pending *objects
-	mu      sync.Mutex // guards the Result while a pull reads and stores at once
+	// packs reads large blobs straight from the packs (see blob); nil
+	// until first used, and again after a fetch.
+	packs storer.EncodedObjectStorer
+	mu    sync.Mutex // guards the Result while a pull reads and stores at once
 }
 
 // Sync pulls the data branch's runs into st and pushes st's runs to it;
@@ -376,6 +380,7 @@ func (s *syncer) fetch(ctx context.Context) (plumbing.Hash, error) {
 	default:
 		return plumbing.ZeroHash, s.transportError("fetch from", err)
 	}
+	s.packs = nil // it lists the packs once: not the one just fetched
 	ref, err := s.repo.Reference(s.track, true)
 	if err != nil {
 		return plumbing.ZeroHash, remoteErrorf("fetched %s %s but cannot read %s: %v", s.opts.Remote, s.opts.Branch, s.track, err)

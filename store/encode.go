@@ -671,6 +671,14 @@ func decimal(v float64) (m int64, e int, ok bool) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, 0, false
 	}
+	if m, e, ok := fewDecimals(v); ok {
+		return m, e, true
+	}
+	return shortestDecimal(v)
+}
+
+// shortestDecimal is decimal by way of strconv's shortest formatting.
+func shortestDecimal(v float64) (m int64, e int, ok bool) {
 	var buf [32]byte
 	s := strconv.AppendFloat(buf[:0], v, 'e', -1, 64) // -d.ddddde±dd
 	i, neg := 0, false
@@ -701,6 +709,26 @@ func decimal(v float64) (m int64, e int, ok bool) {
 		m = -m
 	}
 	return m, e, true
+}
+
+// fewDecimals is decimal for a value with at most 4 decimals, most
+// measured values, without formatting it: the fewest decimals p for which
+// v×10^p rounded to an integer reads back as v exactly.
+func fewDecimals(v float64) (m int64, e int, ok bool) {
+	for p := 0; p <= 4; p++ {
+		f := math.Round(v * pow10[p])
+		if math.Abs(f) >= 1<<53 {
+			return 0, 0, false
+		}
+		if m = int64(f); m != 0 && fromDecimal(m, -p) == v {
+			e = -p
+			for m%10 == 0 {
+				m, e = m/10, e+1
+			}
+			return m, e, true
+		}
+	}
+	return 0, 0, false
 }
 
 var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
