@@ -126,8 +126,9 @@ func keyOf(l []byte) (store.RunKey, bool) {
 // run is stored already are recognised by their key and not decoded);
 // the caller's goroutine takes the chunks in the order they were read,
 // reports bad lines with their file and line, and stores the runs in
-// batches. A chunk is at most importBatch lines, and at most window
-// chunks are in flight, which bounds the memory a pull takes.
+// batches. A chunk is at most importBatch lines or chunkBytes, and at
+// most flightMiB of lines (and a few chunks) are in flight, which bounds
+// the memory a pull takes.
 type importer struct {
 	s       *syncer
 	st      *store.Store
@@ -139,6 +140,7 @@ type importer struct {
 	work    chan *chunk // to the decoders
 	ordered chan *chunk // to the store, in reading order
 	stop    chan struct{}
+	mib     chan struct{} // a token per MiB of lines in flight
 
 	pending []store.Valid // decoded runs for the next write
 	from    []line        // where each came from (without its data)
@@ -149,6 +151,7 @@ type chunk struct {
 	notes []string // files skipped before these lines, as "path: why"
 	lines []line
 	size  int
+	mib   int // tokens of im.mib it holds
 
 	runs    []store.Valid
 	from    []int      // the line of each run
@@ -167,6 +170,7 @@ type lineNote struct {
 const (
 	importBatch = 2000 // runs per write transaction: bbolt's nodes grow within one, so larger ones cost more per run
 	chunkBytes  = 4 << 20
+	flightMiB   = 64 // MiB of lines in flight (a chunk of one larger line goes alone)
 )
 
 var errStopped = errors.New("stopped")
@@ -205,6 +209,13 @@ func (im *importer) send() error {
 		return nil
 	}
 	im.cur = nil
+	for c.mib = 0; c.mib < min(max(c.size>>20, 1), cap(im.mib)); c.mib++ {
+		select {
+		case im.mib <- struct{}{}:
+		case <-im.stop:
+			return errStopped
+		}
+	}
 	for _, ch := range []chan *chunk{im.ordered, im.work} {
 		select {
 		case ch <- c:
@@ -259,6 +270,11 @@ func (im *importer) decode(c *chunk, p *store.Parser) {
 // them when a batch is full; it returns how many runs were new.
 func (im *importer) take(c *chunk) (int, error) {
 	<-c.done
+	defer func() {
+		for range c.mib {
+			<-im.mib
+		}
+	}()
 	if c.err != nil {
 		return 0, c.err
 	}
@@ -364,7 +380,8 @@ func (s *syncer) pull(st *store.Store, state *branchState, base map[string]plumb
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	workers := min(max(runtime.GOMAXPROCS(0), 1), 8)
 	im := &importer{s: s, st: st, res: res, fresh: fresh, warned: map[string]bool{},
-		work: make(chan *chunk, workers), ordered: make(chan *chunk, 2*workers+2), stop: make(chan struct{})}
+		work: make(chan *chunk, workers), ordered: make(chan *chunk, 2*workers+2), stop: make(chan struct{}),
+		mib: make(chan struct{}, flightMiB)}
 	if collect {
 		im.ids = map[string]bool{}
 	}
