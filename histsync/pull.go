@@ -27,8 +27,9 @@ func (e *tooBigError) Error() string {
 	return fmt.Sprintf("%.1f MiB, more than the %d MiB sync reads from a file of the branch; split it into smaller .jsonl files", float64(e.size)/(1<<20), e.limit>>20)
 }
 
-// largeBlob is the size from which blob streams a blob from its pack.
-const largeBlob = 256 << 10
+// largeBlob is the size from which blob streams a blob from its pack (a
+// variable for tests).
+var largeBlob int64 = 256 << 10
 
 // blob reads a blob of at most limit bytes. A large one (a file of runs)
 // is read straight from its pack into one buffer of its size: go-git's
