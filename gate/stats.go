@@ -31,7 +31,12 @@ func diffSigma(x []float64) float64 {
 	if len(x) < 3 {
 		return 0
 	}
-	d := make([]float64, len(x)-1)
+	var buf [64]float64 // windows up to 65 values need no allocation
+	d := buf[:0]
+	if len(x)-1 > len(buf) {
+		d = make([]float64, 0, len(x)-1)
+	}
+	d = d[:len(x)-1]
 	for i := range d {
 		d[i] = math.Abs(x[i+1] - x[i])
 	}
@@ -65,12 +70,13 @@ func changePointsScale(x []float64) (starts []int, scale float64, known bool) {
 	if sigma == 0 || math.IsNaN(sigma) || math.IsInf(sigma, 0) {
 		return []int{0}, 0, false
 	}
-	starts = segmentWith(x, sigma)
+	var memo splitMemo
+	starts = memo.segment(x, sigma)
 	s := pooledScale(segments(x, starts))
 	if s <= 0 {
 		return starts, s, true
 	}
-	again := segmentWith(x, s)
+	again := memo.segment(x, s)
 	if slices.Equal(again, starts) {
 		return starts, s, true
 	}
@@ -91,7 +97,59 @@ func segments(x []float64, starts []int) [][]float64 {
 }
 
 func segmentWith(x []float64, sigma float64) []int {
+	var memo splitMemo
+	return memo.segment(x, sigma)
+}
+
+// splitMemo remembers, for one x, the best split of each range and the
+// shift statistic there, which do not depend on the noise: the second
+// segmentation of changePointsScale (with the noise measured within the
+// segments) only compares them with the new threshold.
+type splitMemo struct {
+	x     []float64
+	known []split
+}
+
+// split is the best split k of x[a:b]: the difference of the two sides'
+// medians and the root of their variances' factors.
+type split struct {
+	a, b, k  int
+	diff, sd float64
+}
+
+// segment is segmentWith.
+func (m *splitMemo) segment(x []float64, sigma float64) []int {
+	if len(m.x) != len(x) || (len(x) > 0 && &m.x[0] != &x[0]) {
+		m.x, m.known = x, m.known[:0]
+	}
 	var cuts []int
+	var rec func(a, b int)
+	rec = func(a, b int) {
+		if b-a < 2*minSegment || len(cuts) >= maxCutsPerWin {
+			return
+		}
+		sp := m.best(a, b)
+		se := sigma * sp.sd
+		if sp.diff/se <= cpThreshold {
+			return
+		}
+		cuts = append(cuts, sp.k)
+		rec(a, sp.k)
+		rec(sp.k, b)
+	}
+	rec(0, len(x))
+	sort.Ints(cuts)
+	return append([]int{0}, cuts...)
+}
+
+// best returns the best split of x[a:b], computed once.
+func (m *splitMemo) best(a, b int) split {
+	for _, sp := range m.known {
+		if sp.a == a && sp.b == b {
+			return sp
+		}
+	}
+	x := m.x
 	// The cost of every split point comes from two running sorted copies
 	// (the left part growing, the right part growing from the end), not a
 	// sort per candidate: the same medians and sums as absDev, O(n²) in all.
@@ -101,41 +159,29 @@ func segmentWith(x []float64, sigma float64) []int {
 		scratch = make([]float64, 2*len(x)+1)
 	}
 	sorted, costR := scratch[:0:len(x)], scratch[len(x):]
-	var split func(a, b int)
-	split = func(a, b int) {
-		if b-a < 2*minSegment || len(cuts) >= maxCutsPerWin {
-			return
+	for k := b - 1; k >= a+minSegment; k-- {
+		sorted = insertSorted(sorted, x[k])
+		if k <= b-minSegment {
+			costR[k] = absDevFrom(x[k:b], sorted)
 		}
-		sorted = sorted[:0]
-		for k := b - 1; k >= a+minSegment; k-- {
-			sorted = insertSorted(sorted, x[k])
-			if k <= b-minSegment {
-				costR[k] = absDevFrom(x[k:b], sorted)
-			}
-		}
-		sorted = sorted[:0]
-		bestCost, bestK := math.Inf(1), -1
-		for k := a + 1; k <= b-minSegment; k++ {
-			sorted = insertSorted(sorted, x[k-1])
-			if k < a+minSegment {
-				continue
-			}
-			if c := absDevFrom(x[a:k], sorted) + costR[k]; c < bestCost {
-				bestCost, bestK = c, k
-			}
-		}
-		l, r := x[a:bestK], x[bestK:b]
-		se := sigma * math.Sqrt(robust.MedianVar(len(l))+robust.MedianVar(len(r)))
-		if math.Abs(robust.Median(l)-robust.Median(r))/se <= cpThreshold {
-			return
-		}
-		cuts = append(cuts, bestK)
-		split(a, bestK)
-		split(bestK, b)
 	}
-	split(0, len(x))
-	sort.Ints(cuts)
-	return append([]int{0}, cuts...)
+	sorted = sorted[:0]
+	bestCost, bestK := math.Inf(1), -1
+	for k := a + 1; k <= b-minSegment; k++ {
+		sorted = insertSorted(sorted, x[k-1])
+		if k < a+minSegment {
+			continue
+		}
+		if c := absDevFrom(x[a:k], sorted) + costR[k]; c < bestCost {
+			bestCost, bestK = c, k
+		}
+	}
+	l, r := x[a:bestK], x[bestK:b]
+	sp := split{a: a, b: b, k: bestK,
+		diff: math.Abs(robust.Median(l) - robust.Median(r)),
+		sd:   math.Sqrt(robust.MedianVar(len(l)) + robust.MedianVar(len(r)))}
+	m.known = append(m.known, sp)
+	return sp
 }
 
 // insertSorted inserts v into s, kept in slices.Sort's order.
@@ -200,7 +246,7 @@ func pooledScale(segs [][]float64) float64 {
 	for _, s := range segs {
 		pairs += len(s) * (len(s) - 1) / 2
 	}
-	var buf [256]float64 // the pairs of a default window of 20 fit
+	var buf [1024]float64 // the pairs of a window of 40 (the site's change-point windows) fit
 	d := buf[:0]
 	if pairs > len(buf) {
 		d = make([]float64, 0, pairs)
@@ -225,7 +271,9 @@ func pooledScale(segs [][]float64) float64 {
 	if i+1 < len(d) {
 		next := d[i+1]
 		for _, v := range d[i+2:] {
-			next = math.Min(next, v)
+			if v < next { // distances: no NaN, no -0, so math.Min's result
+				next = v
+			}
 		}
 		q += (pos - float64(i)) * (next - q)
 	}

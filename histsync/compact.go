@@ -174,9 +174,9 @@ func (p *plan) write(lines [][]byte, min int) error {
 // readRuns reads the run lines of a file and their ids; ok is false when
 // a line is not a valid run (such a file is never merged or moved).
 func (p *plan) readRuns(f branchFile) (lines [][]byte, ids []string, ok bool, err error) {
-	var discard Result
 	ok = true
-	err = p.s.readLines(f, &discard, func(l line) error {
+	skipped := func(string) error { ok = false; return nil }
+	err = p.s.readLines(f, skipped, func(l line) error {
 		id := ""
 		if k, kok := keyOf(l.data); kok {
 			id = k.ID
@@ -190,9 +190,6 @@ func (p *plan) readRuns(f branchFile) (lines [][]byte, ids []string, ok bool, er
 		ids = append(ids, id)
 		return nil
 	})
-	if discard.SkippedTotal > 0 {
-		ok = false
-	}
 	return lines, ids, ok, err
 }
 

@@ -78,6 +78,17 @@
 // branch with the whole store once. A run stored by perfgate import that
 // is on the branch already may be pushed again; merges drop the repeat.
 //
+// A pull reads the files in path order on one goroutine, decodes and
+// validates their lines on a pool of GOMAXPROCS goroutines (each line
+// once: the store takes the validated runs as they are, store.MergeValid)
+// and stores them in the order read, in write transactions of 2,000 runs,
+// with at most a few chunks of 2,000 lines in flight. The first sync of
+// an empty history (a fresh clone) looks no line up in the store and
+// turns off the sync to disk after each transaction, syncing the file
+// once at the end (store.Bulk): a crash of the process keeps every
+// transaction committed, and the mark is written only after the pull, so
+// the next sync finishes it.
+//
 // Runs measured on a working tree with uncommitted changes (dirty runs)
 // are never pushed: their commit does not describe the code they measured.
 //

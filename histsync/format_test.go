@@ -196,6 +196,46 @@ func TestSyncCompaction(t *testing.T) {
 	}
 }
 
+// TestSyncPullsDeltas: a fresh clone reads files of runs that the remote
+// keeps as deltas of one another (as git servers do after a gc), through
+// the pack reader of large blobs.
+func TestSyncPullsDeltas(t *testing.T) {
+	defer func(l int64) { largeBlob = l }(largeBlob)
+	largeBlob = 512
+	w := newWorld(t)
+	a := w.clone("a")
+	var want []string
+	for i := 0; i < 6; i++ {
+		want = append(want, a.put(t, fmt.Sprint("bench-", i), w.code[i%len(w.code)], 20, false)...)
+		a.sync(t, Options{})
+	}
+	runGit(t, w.bare, "repack", "-q", "-a", "-d", "-f", "--window=50", "--depth=50")
+	if v := runGit(t, w.bare, "count-objects", "-v"); !strings.Contains(v, "in-pack") {
+		t.Fatalf("no pack: %s", v)
+	}
+	deltas := 0
+	for _, idx := range strings.Fields(runGit(t, w.bare, "rev-parse", "--git-path", "objects/pack")) {
+		files, _ := filepath.Glob(filepath.Join(w.bare, idx, "*.idx"))
+		for _, f := range files {
+			for _, l := range strings.Split(runGit(t, w.bare, "verify-pack", "-v", f), "\n") {
+				if fs := strings.Fields(l); len(fs) == 7 && fs[1] == "blob" {
+					deltas++
+				}
+			}
+		}
+	}
+	if deltas == 0 {
+		t.Fatal("the remote's pack holds no deltified blob: the test tests nothing")
+	}
+	c := w.clone("c")
+	if res := c.sync(t, Options{NoPush: true}); res.Pulled != len(want) || res.SkippedTotal != 0 {
+		t.Fatalf("fresh clone: %+v, want %d runs pulled", res, len(want))
+	}
+	if got, all := c.ids(t), sortedUnion(want); !equal(got, all) {
+		t.Errorf("fresh clone has %d runs, want %d", len(got), len(all))
+	}
+}
+
 // TestSyncReadsOnlyWhatIsNew: after the first sync, a sync reads the
 // files added since (not the whole branch) and pushes the runs stored
 // since (not a comparison of the whole store with the branch).

@@ -145,7 +145,8 @@ func FuzzBranch(f *testing.F) {
 			return // a format error: refused, not a panic
 		}
 		var res Result
-		before, err := s.pull(st, state, nil, true, &res)
+		fresh := len(body)%2 == 0 // the store is empty: both ways of pulling apply
+		before, err := s.pull(st, state, nil, true, fresh, &res)
 		if err != nil {
 			return
 		}

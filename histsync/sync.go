@@ -12,6 +12,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/perfgate/perfgate/store"
@@ -112,7 +113,10 @@ type syncer struct {
 	// pending holds the objects of the commit being built, which blob
 	// also reads.
 	pending *objects
-	mu      sync.Mutex // guards the Result while a pull reads and stores at once
+	// packs reads large blobs straight from the packs (see blob); nil
+	// until first used, and again after a fetch.
+	packs storer.EncodedObjectStorer
+	mu    sync.Mutex // guards the Result while a pull reads and stores at once
 }
 
 // Sync pulls the data branch's runs into st and pushes st's runs to it;
@@ -250,7 +254,9 @@ func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState,
 	before := last // runs up to here may need a push; later ones came from the branch
 	if !opts.NoPull {
 		res.Skipped, res.SkippedTotal = nil, 0
-		ids, err := s.pull(st, state, base, !hasBase, res)
+		// The ids of the branch's runs tell which runs stored before
+		// need a push; a store that held none needs no such list.
+		ids, err := s.pull(st, state, base, !hasBase && last > 0, last == 0, res)
 		if err != nil {
 			return nil, err
 		}
@@ -386,6 +392,7 @@ func (s *syncer) fetch(ctx context.Context) (plumbing.Hash, error) {
 	default:
 		return plumbing.ZeroHash, s.transportError("fetch from", err)
 	}
+	s.packs = nil // it lists the packs once: not the one just fetched
 	ref, err := s.repo.Reference(s.track, true)
 	if err != nil {
 		return plumbing.ZeroHash, remoteErrorf("fetched %s %s but cannot read %s: %v", s.opts.Remote, s.opts.Branch, s.track, err)

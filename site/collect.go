@@ -126,12 +126,12 @@ func addSample(bySeries map[string]*series, id gate.SeriesIdentity, s *gate.Samp
 		flag = flagInvalid
 	}
 	for name, v := range s.Metrics {
-		seen[name] = true
-		if want != nil && !want[name] {
-			continue
-		}
 		c := sr.charts[name]
 		if c == nil {
+			seen[name] = true // once a chart has it, seen has it
+			if want != nil && !want[name] {
+				continue
+			}
 			c = &chart{metric: name}
 			sr.charts[name] = c
 		}

@@ -97,13 +97,13 @@ func writeCharts(dir string, m *model, opts Options, sum *Summary) ([][]byte, er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf bytes.Buffer
-			var n Summary
+			var buf []byte // one file at a time, reused
 			for i := range next {
 				j := jobs[i]
-				buf.Reset()
-				out[i] = chartFile(&buf, j.s, j.c, j.file, opts)
-				errs[i] = writeData(filepath.Join(dir, "data", "s", j.s.id, j.file+".js"), "s/"+j.s.id+"/"+j.file, buf.Bytes(), &n)
+				buf = dataHead(buf[:0], "s/"+j.s.id+"/"+j.file)
+				buf, out[i] = chartFile(buf, j.s, j.c, j.file, opts)
+				buf = append(buf, dataTail...)
+				errs[i] = os.WriteFile(filepath.Join(dir, "data", "s", j.s.id, j.file+".js"), buf, 0o644)
 			}
 		}()
 	}
@@ -147,16 +147,20 @@ func writeData(file, key string, data []byte, sum *Summary) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	b.Grow(len(data) + len(key) + 32)
-	b.WriteString("perfgateData(")
-	b.Write(jstr(key))
-	b.WriteString(",")
-	b.Write(data)
-	b.WriteString(");\n")
+	b := dataHead(make([]byte, 0, len(data)+len(key)+32), key)
+	b = append(append(b, data...), dataTail...)
 	sum.Files++
-	return os.WriteFile(file, b.Bytes(), 0o644)
+	return os.WriteFile(file, b, 0o644)
 }
+
+// dataHead and dataTail wrap a data file's JSON.
+func dataHead(b []byte, key string) []byte {
+	b = append(b, "perfgateData("...)
+	b = append(b, jstr(key)...)
+	return append(b, ',')
+}
+
+const dataTail = ");\n"
 
 // jstr is a JSON string, safe inside a script (encoding/json escapes <, >,
 // & and the line separators JavaScript does not allow in strings).
@@ -186,7 +190,13 @@ type medians struct {
 }
 
 func medianLine(c *chart) medians {
-	var m medians
+	commits := 0 // runs are in commit order
+	for i := range c.x {
+		if i == 0 || c.x[i] != c.x[i-1] {
+			commits++
+		}
+	}
+	m := medians{x: make([]int32, 0, commits), y: make([]float64, 0, commits), n: make([]int32, 0, commits)}
 	var scratch []float64
 	for i := 0; i < len(c.x); {
 		j := i
@@ -289,15 +299,15 @@ func change(now, then float64) float64 {
 	return 100 * (now/then - 1)
 }
 
-// chartFile writes one chart's data into b and returns its overview row.
-func chartFile(b *bytes.Buffer, s *series, c *chart, file string, opts Options) summary {
+// chartFile appends one chart's data to buf and returns its overview row.
+func chartFile(buf []byte, s *series, c *chart, file string, opts Options) ([]byte, summary) {
 	info := metric.Get(c.metric)
 	med := medianLine(c)
 	bd := latestBand(med, opts.Window)
 	cps := changePoints(med, opts.Window)
 	flag := flagOf(bd, info.Direction)
 
-	buf := make([]byte, 0, 64+len(c.y)*24)
+	buf = slices.Grow(buf, 64+len(c.y)*24)
 	buf = append(buf, `{"series":`...)
 	buf = append(buf, jstr(s.id)...)
 	buf = append(buf, `,"file":`...)
@@ -348,8 +358,7 @@ func chartFile(b *bytes.Buffer, s *series, c *chart, file string, opts Options) 
 	buf = append(buf, ",\"cps\":"...)
 	buf = ints(buf, cps)
 	buf = append(buf, '}')
-	b.Write(buf)
-	return summary{row: overviewRow(s, c, file, info, med, flag, opts), flag: flag, runs: len(c.y)}
+	return buf, summary{row: overviewRow(s, c, file, info, med, flag, opts), flag: flag, runs: len(c.y)}
 }
 
 func bandJSON(buf []byte, bd band) []byte {

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -46,6 +47,9 @@ const (
 
 	maxInternArg = 256 // longer command arguments are stored inline
 )
+
+// errFresh: a string is not in the dictionary (intern with lookupOnly).
+var errFresh = errors.New("string not interned yet")
 
 // corruptf reports damage found in the file (not bad input).
 func corruptf(format string, args ...any) error {
@@ -96,9 +100,15 @@ type txn struct {
 	// Write transactions only.
 	pending map[string]uint32 // strings interned by this transaction
 	pnames  map[uint32]string
-	arena   []byte // keys and values must stay valid until commit
-	scratch []byte
-	added   int // runs added minus runs deleted, for the meta counter
+	cache   map[string]uint32 // committed entries this transaction used
+	rec     []byte            // encodeNew's record
+	// lookupOnly makes intern fail with errFresh instead of adding a
+	// string (encodeNew's first try).
+	lookupOnly bool
+	fresh      []string // internAll's scratch
+	arena      []byte   // keys and values must stay valid until commit
+	scratch    []byte
+	added      int // runs added minus runs deleted, for the meta counter
 }
 
 func newTxn(tx *bolt.Tx, d *dict) (*txn, error) {
@@ -118,6 +128,7 @@ func newTxn(tx *bolt.Tx, d *dict) (*txn, error) {
 	if tx.Writable() {
 		t.pending = map[string]uint32{}
 		t.pnames = map[uint32]string{}
+		t.cache = map[string]uint32{}
 		// Runs and times are appended in key order: pack their pages.
 		t.run.FillPercent = 1.0
 		t.byTime.FillPercent = 0.9
@@ -150,7 +161,7 @@ func (t *txn) intern(s string) (uint32, error) {
 	if id, ok := t.pending[s]; ok {
 		return id, nil
 	}
-	if id, ok := t.d.id(s); ok {
+	if id, ok := t.cachedID(s); ok {
 		return id, nil
 	}
 	if v := t.str.Get([]byte(s)); v != nil {
@@ -163,6 +174,9 @@ func (t *txn) intern(s string) (uint32, error) {
 	}
 	if !t.tx.Writable() {
 		return 0, nil // unknown string: nothing refers to it
+	}
+	if t.lookupOnly {
+		return 0, errFresh
 	}
 	seq, err := t.str.NextSequence()
 	if err != nil {
@@ -192,46 +206,76 @@ func (t *txn) intern(s string) (uint32, error) {
 // (250,000 metrics: 57 s). In sorted order each new key lands after the
 // previous one, and storing a run is linear in its size.
 func (t *txn) internAll(runs []Run) error {
-	var fresh []string
-	seen := map[string]bool{}
-	add := func(s string) {
-		if s == "" || seen[s] {
-			return
-		}
-		seen[s] = true
-		if _, ok := t.pending[s]; ok {
-			return
-		}
-		if _, ok := t.d.id(s); ok {
-			return
-		}
-		fresh = append(fresh, s)
-	}
+	fresh := t.fresh[:0]
 	for i := range runs {
-		r := &runs[i]
-		add(r.Benchmark)
-		add(r.Source.Format)
-		add(r.Source.File)
-		for k, v := range r.Labels {
-			add(k)
-			add(v)
-		}
-		for name := range r.Metrics {
-			add(name)
-		}
-		for _, a := range r.Command {
-			if len(a) <= maxInternArg {
-				add(a)
-			}
-		}
+		fresh = t.appendFresh(fresh, &runs[i])
+	}
+	return t.internFresh(fresh)
+}
+
+// internFresh interns fresh (sorted and deduplicated first).
+func (t *txn) internFresh(fresh []string) error {
+	if len(fresh) == 0 {
+		return nil
 	}
 	slices.Sort(fresh)
+	fresh = slices.Compact(fresh)
 	for _, s := range fresh {
 		if _, err := t.intern(s); err != nil {
 			return err
 		}
 	}
+	t.fresh = fresh[:0]
 	return nil
+}
+
+// appendFresh appends the strings of r the dictionary lacks (repeats
+// included) to fresh.
+func (t *txn) appendFresh(fresh []string, r *Run) []string {
+	add := func(s string) {
+		if s != "" && !t.interned(s) {
+			fresh = append(fresh, s)
+		}
+	}
+	add(r.Benchmark)
+	add(r.Source.Format)
+	add(r.Source.File)
+	for k, v := range r.Labels {
+		add(k)
+		add(v)
+	}
+	for name := range r.Metrics {
+		add(name)
+	}
+	for _, a := range r.Command {
+		if len(a) <= maxInternArg {
+			add(a)
+		}
+	}
+	return fresh
+}
+
+// interned reports whether s has an id already (in this transaction, or
+// committed and cached).
+func (t *txn) interned(s string) bool {
+	if _, ok := t.pending[s]; ok {
+		return true
+	}
+	_, ok := t.cachedID(s)
+	return ok
+}
+
+// cachedID looks s up in the committed dictionary's cache, through the
+// transaction's own copy of the entries it used (no lock).
+func (t *txn) cachedID(s string) (uint32, bool) {
+	if id, ok := t.cache[s]; ok {
+		return id, true
+	}
+	id, ok := t.d.id(s)
+	if ok && t.cache != nil {
+		t.cache[s] = id
+	}
+	return id, ok
 }
 
 // lookupID returns the id of s without adding it; ok is false when s was
@@ -630,6 +674,14 @@ func decimal(v float64) (m int64, e int, ok bool) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, 0, false
 	}
+	if m, e, ok := fewDecimals(v); ok {
+		return m, e, true
+	}
+	return shortestDecimal(v)
+}
+
+// shortestDecimal is decimal by way of strconv's shortest formatting.
+func shortestDecimal(v float64) (m int64, e int, ok bool) {
 	var buf [32]byte
 	s := strconv.AppendFloat(buf[:0], v, 'e', -1, 64) // -d.ddddde±dd
 	i, neg := 0, false
@@ -660,6 +712,26 @@ func decimal(v float64) (m int64, e int, ok bool) {
 		m = -m
 	}
 	return m, e, true
+}
+
+// fewDecimals is decimal for a value with at most 4 decimals, most
+// measured values, without formatting it: the fewest decimals p for which
+// v×10^p rounded to an integer reads back as v exactly.
+func fewDecimals(v float64) (m int64, e int, ok bool) {
+	for p := 0; p <= 4; p++ {
+		f := math.Round(v * pow10[p])
+		if math.Abs(f) >= 1<<53 {
+			return 0, 0, false
+		}
+		if m = int64(f); m != 0 && fromDecimal(m, -p) == v {
+			e = -p
+			for m%10 == 0 {
+				m, e = m/10, e+1
+			}
+			return m, e, true
+		}
+	}
+	return 0, 0, false
 }
 
 var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,

@@ -11,12 +11,12 @@ import (
 // faster than encoding/json; ok is false for anything else, which the
 // caller then decodes the general way. A history branch holds millions
 // of such lines.
-func fastLine(line []byte) (r Run, ok bool) {
-	p := fastParser{b: line}
+func fastLine(line []byte, names map[string]string) (r Run, ok bool) {
+	p := fastParser{b: line, names: names}
 	var id, commit, bench, ts string
 	ok = p.lit(`{"id":`) && p.str(&id) &&
 		p.lit(`,"commit":`) && p.str(&commit) &&
-		p.lit(`,"benchmark":`) && p.str(&bench) &&
+		p.lit(`,"benchmark":`) && p.name(&bench) &&
 		p.lit(`,"time":`) && p.str(&ts) &&
 		p.lit(`,"metrics":{`)
 	if !ok {
@@ -26,11 +26,11 @@ func fastLine(line []byte) (r Run, ok bool) {
 	if err != nil {
 		return Run{}, false
 	}
-	r = Run{ID: id, Commit: commit, Benchmark: bench, Time: t.UTC(), Metrics: map[string]float64{}, Labels: map[string]string{}}
+	r = Run{ID: id, Commit: commit, Benchmark: bench, Time: t.UTC(), Metrics: make(map[string]float64, p.entries())}
 	for first := true; !p.lit("}"); first = false {
 		var k string
 		var v float64
-		if (!first && !p.lit(",")) || !p.str(&k) || !p.lit(":") || !p.num(&v) {
+		if (!first && !p.lit(",")) || !p.name(&k) || !p.lit(":") || !p.num(&v) {
 			return Run{}, false
 		}
 		r.Metrics[k] = v
@@ -38,14 +38,15 @@ func fastLine(line []byte) (r Run, ok bool) {
 	if !p.lit(`,"labels":{`) {
 		return Run{}, false
 	}
+	r.Labels = make(map[string]string, p.entries())
 	for first := true; !p.lit("}"); first = false {
 		var k, v string
-		if (!first && !p.lit(",")) || !p.str(&k) || !p.lit(":") || !p.str(&v) {
+		if (!first && !p.lit(",")) || !p.name(&k) || !p.lit(":") || !p.name(&v) {
 			return Run{}, false
 		}
 		r.Labels[k] = v
 	}
-	if !p.lit(`,"source":{"format":`) || !p.str(&r.Source.Format) || !p.lit(`,"file":`) || !p.str(&r.Source.File) {
+	if !p.lit(`,"source":{"format":`) || !p.name(&r.Source.Format) || !p.lit(`,"file":`) || !p.name(&r.Source.File) {
 		return Run{}, false
 	}
 	if p.lit(`,"line":`) && !p.int(&r.Source.Line) {
@@ -60,14 +61,14 @@ func fastLine(line []byte) (r Run, ok bool) {
 	if p.lit(`,"invalid":`) && !p.str(&r.Invalid) {
 		return Run{}, false
 	}
-	if p.lit(`,"testbed":`) && !p.str(&r.Testbed) {
+	if p.lit(`,"testbed":`) && !p.name(&r.Testbed) {
 		return Run{}, false
 	}
 	if p.lit(`,"env":{`) {
 		r.Env = map[string]string{}
 		for first := true; !p.lit("}"); first = false {
 			var k, v string
-			if (!first && !p.lit(",")) || !p.str(&k) || !p.lit(":") || !p.str(&v) {
+			if (!first && !p.lit(",")) || !p.name(&k) || !p.lit(":") || !p.name(&v) {
 				return Run{}, false
 			}
 			r.Env[k] = v
@@ -86,8 +87,47 @@ func fastLine(line []byte) (r Run, ok bool) {
 }
 
 type fastParser struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	names map[string]string // when not nil, the names read so far, shared
+}
+
+// maxNames bounds a Parser's names: a file of unique names grows it no
+// further.
+const maxNames = 1 << 14
+
+// name reads a string that is a name (benchmark, metric, label, format,
+// file, testbed): the lines of a history repeat them, so one copy is
+// kept of each.
+func (p *fastParser) name(dst *string) bool {
+	if p.names == nil {
+		return p.str(dst)
+	}
+	start := p.i
+	if !p.str(nil) {
+		return false
+	}
+	raw := p.b[start+1 : p.i-1]
+	if s, ok := p.names[string(raw)]; ok { // no allocation to look up
+		*dst = s
+		return true
+	}
+	*dst = string(raw)
+	if len(p.names) < maxNames {
+		p.names[*dst] = *dst
+	}
+	return true
+}
+
+// entries estimates the entries of the object whose '{' was just read,
+// a size for its map (a key holding ',' or '}' only makes it wrong).
+func (p *fastParser) entries() int {
+	rest := p.b[p.i:]
+	end := bytes.IndexByte(rest, '}')
+	if end <= 0 {
+		return 0
+	}
+	return bytes.Count(rest[:end], []byte{','}) + 1
 }
 
 func (p *fastParser) lit(s string) bool {
@@ -113,7 +153,9 @@ func (p *fastParser) str(dst *string) bool {
 			return false
 		}
 	}
-	*dst = string(s)
+	if dst != nil {
+		*dst = string(s)
+	}
 	p.i += end + 2
 	return true
 }

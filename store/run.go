@@ -228,8 +228,8 @@ func validate(r *Run) error {
 		if err := checkName("label key", k); err != nil {
 			return err
 		}
-		if err := checkName(fmt.Sprintf("label %q", k), v); err != nil {
-			return err
+		if !nameOK(v) {
+			return checkName(fmt.Sprintf("label %q", k), v)
 		}
 	}
 	if err := checkName("source format", r.Source.Format); err != nil {
@@ -267,8 +267,8 @@ func validate(r *Run) error {
 		if err := checkName("environment key", k); err != nil {
 			return err
 		}
-		if err := checkName(fmt.Sprintf("environment %q", k), v); err != nil {
-			return err
+		if !nameOK(v) {
+			return checkName(fmt.Sprintf("environment %q", k), v)
 		}
 	}
 	if r.Tree != "" && (!r.Dirty || !isLowerHex(r.Tree) || len(r.Tree) > 128) {
@@ -285,6 +285,10 @@ func validate(r *Run) error {
 	}
 	return nil
 }
+
+// nameOK reports whether checkName accepts s, without naming it: the
+// name of a label's value is formatted only for the error.
+func nameOK(s string) bool { return len(s) <= maxNameLen && utf8.ValidString(s) }
 
 func checkName(what, s string) error {
 	if len(s) > maxNameLen {

@@ -47,7 +47,9 @@
 // in batches (DefaultBatchSize runs), so memory stays bounded and a
 // process killed mid-import leaves every committed batch; an import that
 // meets a bad line deletes the runs its earlier batches added before it
-// returns the error, so bad input stores nothing.
+// returns the error, so bad input stores nothing. Bulk (a first sync of
+// an empty history) syncs the file to disk once at its end rather than
+// after every transaction.
 //
 // bbolt locks the file for as long as it is open: exclusively for a
 // writer, shared for readers. Open waits at most Options.Timeout for the
@@ -437,10 +439,7 @@ func (t *txn) put(r *Run) (bool, uint64, error) {
 	}
 	commitKey := t.keep(key)
 	seqKey := t.keep(appendSeq(nil, seq))
-	if err := t.internAll([]Run{*r}); err != nil {
-		return false, 0, err
-	}
-	rec, bench, err := t.encodeRun(nil, r)
+	rec, bench, err := t.encodeNew(r)
 	if err != nil {
 		return false, 0, err
 	}
@@ -464,6 +463,27 @@ func (t *txn) put(r *Run) (bool, uint64, error) {
 	}
 	t.added++
 	return true, seq, nil
+}
+
+// encodeNew encodes a run to store, interning the strings the dictionary
+// lacks in sorted order first (see internAll). Most runs repeat known
+// strings: the first try only looks them up. The record is valid until
+// the next call.
+func (t *txn) encodeNew(r *Run) ([]byte, uint32, error) {
+	t.lookupOnly = true
+	rec, bench, err := t.encodeRun(t.rec[:0], r)
+	t.lookupOnly = false
+	if err == errFresh {
+		if err := t.internFresh(t.appendFresh(t.fresh[:0], r)); err != nil {
+			return nil, 0, err
+		}
+		rec, bench, err = t.encodeRun(t.rec[:0], r)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	t.rec = rec
+	return rec, bench, nil
 }
 
 // deleteSeq removes the run with sequence number seq and its index entries.

@@ -397,6 +397,25 @@ func TestDecimalEncoding(t *testing.T) {
 	}
 }
 
+// TestFewDecimals: the fast path gives the decimal strconv's shortest
+// formatting gives.
+func TestFewDecimals(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 200000 {
+		v := float64(r.Int64N(1e12)-5e11) / math.Pow(10, float64(i%6))
+		if i%7 == 0 {
+			v = r.NormFloat64() * 1000
+		}
+		m, e, ok := fewDecimals(v)
+		if !ok {
+			continue
+		}
+		if m2, e2, _ := shortestDecimal(v); m != m2 || e != e2 {
+			t.Fatalf("%v: fewDecimals %de%d, strconv %de%d", v, m, e, m2, e2)
+		}
+	}
+}
+
 func TestDecodeDamagedRecord(t *testing.T) {
 	s := openTest(t, Options{})
 	in := []Run{mkRun(1, "serving", 100)}

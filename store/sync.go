@@ -17,24 +17,54 @@ const metaMarkPrefix = "mark:"
 // derives the run's id when the line has none. unknown names (quoted) the
 // first field this version does not know, which is ignored.
 func ParseLine(line []byte) (r Run, unknown string, err error) {
-	if r, ok := fastLine(line); ok && validate(&r) == nil {
-		if r.ID == "" {
-			r.ID = ContentID(r)
+	p, unknown, err := ParseValid(line)
+	return p.run, unknown, err
+}
+
+// Valid is a run that ParseValid decoded and validated, with its id:
+// MergeValid stores it without checking it again. The zero Valid is no
+// run.
+type Valid struct{ run Run }
+
+// ID returns the run's id.
+func (v *Valid) ID() string { return v.run.ID }
+
+// Run returns the run. Its maps are the Valid's own: change a copy.
+func (v *Valid) Run() Run { return v.run }
+
+// ParseValid is ParseLine for MergeValid.
+func ParseValid(line []byte) (v Valid, unknown string, err error) {
+	return parseValid(line, nil)
+}
+
+// Parser parses many lines, keeping one copy of each name (benchmark,
+// metric, label, ...) they repeat. It is not safe for concurrent use.
+type Parser struct{ names map[string]string }
+
+// ParseValid is ParseValid of the package, with the parser's names.
+func (p *Parser) ParseValid(line []byte) (v Valid, unknown string, err error) {
+	if p.names == nil {
+		p.names = map[string]string{}
+	}
+	return parseValid(line, p.names)
+}
+
+func parseValid(line []byte, names map[string]string) (v Valid, unknown string, err error) {
+	r, ok := fastLine(line, names)
+	if !ok || validate(&r) != nil {
+		var d lineDecoder
+		r, unknown, err = d.decode(line)
+		if err == nil {
+			err = validate(&r)
 		}
-		return r, "", nil
-	}
-	var d lineDecoder
-	r, unknown, err = d.decode(line)
-	if err == nil {
-		err = validate(&r)
-	}
-	if err != nil {
-		return Run{}, unknown, err
+		if err != nil {
+			return Valid{}, unknown, err
+		}
 	}
 	if r.ID == "" {
 		r.ID = ContentID(r)
 	}
-	return r, unknown, nil
+	return Valid{run: r}, unknown, nil
 }
 
 // LastSeq returns the sequence number of the last run ever stored (0 when
@@ -123,13 +153,22 @@ func (s *Store) Merge(runs []Run, bad func(i int, err error)) (added int, err er
 		return 0, fmt.Errorf("write to history %s: %w", s.path, ErrReadOnly)
 	}
 	now := s.now()
-	ok := make([]bool, len(runs))
+	valid := make([]Valid, len(runs))
 	for i := range runs {
 		if err := prepare(&runs[i], now); err != nil {
 			bad(i, err)
 			continue
 		}
-		ok[i] = true
+		valid[i].run = runs[i]
+	}
+	return s.MergeValid(valid, bad)
+}
+
+// MergeValid is Merge for runs ParseValid checked already (a zero Valid
+// is skipped): a pull of a history branch validates each line once.
+func (s *Store) MergeValid(runs []Valid, bad func(i int, err error)) (added int, err error) {
+	if s.readOnly {
+		return 0, fmt.Errorf("write to history %s: %w", s.path, ErrReadOnly)
 	}
 	var rejected []int
 	var rejectedErr []error
@@ -139,10 +178,10 @@ func (s *Store) Merge(runs []Run, bad func(i int, err error)) (added int, err er
 	err = s.update(func(t *txn) error {
 		added, rejected, rejectedErr = 0, rejected[:0], rejectedErr[:0]
 		for i := range runs {
-			if !ok[i] {
+			if runs[i].run.ID == "" {
 				continue
 			}
-			stored, _, err := t.put(&runs[i])
+			stored, _, err := t.put(&runs[i].run)
 			if isBadInput(err) {
 				rejected, rejectedErr = append(rejected, i), append(rejectedErr, err)
 				continue
@@ -166,3 +205,23 @@ func (s *Store) Merge(runs []Run, bad func(i int, err error)) (added int, err er
 }
 
 func isBadInput(err error) bool { return err != nil && errors.Is(err, ErrBadInput) }
+
+// Bulk runs fn, a large import into a history that holds no run (a first
+// sync), with the sync to disk after each write transaction off, and then
+// syncs the file once. A crash of the process keeps every committed
+// write (the operating system has them); only a crash of the machine
+// could damage the file, which then fails with ErrDamaged, and it holds
+// nothing that is not on the branch it came from. fn must be the only
+// writer meanwhile.
+func (s *Store) Bulk(fn func() error) error {
+	if s.readOnly {
+		return fmt.Errorf("write to history %s: %w", s.path, ErrReadOnly)
+	}
+	s.db.NoSync = true
+	err := fn()
+	s.db.NoSync = false
+	if serr := guard(s.path, s.db.Sync); err == nil && serr != nil {
+		err = fmt.Errorf("history %s: %w", s.path, serr)
+	}
+	return err
+}

@@ -87,10 +87,14 @@ func FuzzFastLine(f *testing.F) {
 	f.Add(string(AppendJSON(nil, &r)))
 	f.Add(`{"id":"run-1","commit":"` + sha(2) + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{},"labels":{},"source":{"format":"","file":""},"env":{}}`)
 	f.Add(`{"id":"","commit":"` + sha(2) + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{"x":-0.5e-7,"y":1E+3},"labels":{},"source":{"format":"","file":"","line":12}}`)
+	names := map[string]string{} // shared across inputs, as a Parser's
 	f.Fuzz(func(t *testing.T, line string) {
-		fast, ok := fastLine([]byte(line))
+		fast, ok := fastLine([]byte(line), nil)
 		if !ok || validate(&fast) != nil {
 			return
+		}
+		if named, _ := fastLine([]byte(line), names); fmt.Sprint(named) != fmt.Sprint(fast) {
+			t.Fatalf("with names %v\nwithout %v", named, fast)
 		}
 		var d lineDecoder
 		slow, _, err := d.decode([]byte(line))

@@ -79,3 +79,13 @@ func TestSelectKth(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectKthNaN: a NaN (no caller passes one) ends the selection.
+func TestSelectKthNaN(t *testing.T) {
+	nan := math.NaN()
+	for _, xs := range [][]float64{{nan, nan, nan}, {1, nan, 2, nan, 0}, {nan, 3, 1}} {
+		for k := range xs {
+			SelectKth(append([]float64(nil), xs...), k)
+		}
+	}
+}
