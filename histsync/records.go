@@ -26,7 +26,11 @@ func (s *syncer) readRecords(state *branchState, res *Result) ([]store.Record, m
 	files := append([]branchFile(nil), state.records...)
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	for _, f := range files {
-		err := s.readLines(f, res, func(l line) error {
+		skipped := func(msg string) error {
+			s.skip(res, "%s", msg)
+			return nil
+		}
+		err := s.readLines(f, skipped, func(l line) error {
 			r, err := store.ParseRecord(l.data)
 			if err != nil {
 				s.skip(res, "%s:%d: %v", show(l.path), l.n, err)
