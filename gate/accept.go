@@ -24,6 +24,10 @@ func (a *Acceptance) matches(bench, metricName string) bool {
 	return (a.Benchmark == "" || a.Benchmark == bench) && (a.Metric == "" || a.Metric == metricName)
 }
 
+// Covers reports whether the acceptance covers a benchmark's metric
+// (canonical name).
+func (a *Acceptance) Covers(bench, metricName string) bool { return a.matches(bench, metricName) }
+
 // Text is "accepted by BY: REASON", as reports show it.
 func (a *Acceptance) Text() string {
 	by := a.By

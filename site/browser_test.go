@@ -17,6 +17,8 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/perfgate/perfgate/gate"
 )
 
 // The site is tested in a real browser: headless Chromium (Debian's
@@ -124,7 +126,11 @@ func TestBrowserOverviewAndChart(t *testing.T) {
 	sh := shape{commits: 150, benches: 3, metrics: 4, reps: 3}
 	commits, h := genHistory(sh)
 	dir := t.TempDir()
-	sum, err := Generate(context.Background(), commits, h, dir, Options{Ref: "main", Title: "perfgate demo: main", Forge: ParseRemote("https://github.com/perfgate/demo.git")})
+	// bench-0's mean TTFT steps up at three quarters (accepted there, with
+	// a reason that is markup), and again at the last commit.
+	step := len(commits) * 3 / 4
+	acc := []gate.Acceptance{{Commit: commits[step].SHA, Benchmark: "bench-0", Metric: "mean_ttft_ms", By: "ana", Reason: `new default <img src=x onerror="document.title='owned'">`}}
+	sum, err := Generate(context.Background(), commits, h, dir, Options{Ref: "main", Title: "perfgate demo: main", Forge: ParseRemote("https://github.com/perfgate/demo.git"), Accepted: acc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +186,15 @@ func TestBrowserOverviewAndChart(t *testing.T) {
 	}
 	if dst := os.Getenv("PERFGATE_SITE_SCREENSHOTS"); dst != "" {
 		screenshot(t, ctx, filepath.Join(dst, "site-chart.png"))
+	}
+
+	// Hovering the accepted commit says who accepted it and why, as text.
+	eval(t, ctx, fmt.Sprintf(`(() => { const p = perfgateChart.xy(%d), r = document.getElementById("canvas").getBoundingClientRect(); return {X: p.x, Y: p.y, Left: r.left, Top: r.top}; })()`, step), &at)
+	must(t, ctx, "hover accepted", chromedp.MouseEvent("mouseMoved", at.Left+at.X, at.Top+at.Y), chromedp.Sleep(100*time.Millisecond))
+	var imgs int
+	eval(t, ctx, `document.querySelectorAll("#tip img").length`, &imgs)
+	if tip := text(t, ctx, "tip"); !strings.Contains(tip, "accepted by ana: "+acc[0].Reason) || imgs != 0 {
+		t.Errorf("hover on the accepted commit shows %q (%d img elements), want %q as text", tip, imgs, acc[0].Text())
 	}
 
 	// Zooming redraws a narrower view.

@@ -9,7 +9,8 @@
 //	index.html, app.js, style.css   the viewer, embedded in the binary (go:embed)
 //	data/index.js                   the overview: one row per series and metric
 //	data/commits.js                 the walked commits: id, subject, author date
-//	data/s/SERIES/METRIC.js         one chart: every run, medians, band, change points
+//	data/s/SERIES/METRIC.js         one chart: every run, medians, band, change points,
+//	                                accepted changes
 //	perfgate-site.json              what was generated (and the marker that lets
 //	                                a later run replace the directory's contents)
 //
@@ -25,7 +26,9 @@
 // bands. The band is the gate's noise band (gate.NoiseBand) of the
 // Window medians before the latest commit: the band the latest commit was
 // judged against; a latest median beyond it in the worse direction flags
-// the row as a regression. Change points are the gate's (gate.ChangePoints)
+// the row as a regression. Accepted changes (Options.Accepted) are marked
+// at their commit with who accepted them and why, and the band starts
+// there, so an accepted step is not flagged. Change points are the gate's (gate.ChangePoints)
 // over windows of 2×Window medians overlapping by a quarter, so the cost grows
 // linearly with the history.
 //
@@ -85,6 +88,11 @@ type Options struct {
 	Window       int   // the gate's baseline window; default gate's 20
 	Ago          int   // "N commits ago"; default DefaultAgo
 	Forge        Forge // where commits link to
+	// Accepted are the recorded acceptances (perfgate accept): each is
+	// marked on the charts of the benchmark and metric it covers, and the
+	// band of the latest commit starts at the newest of them, as the
+	// gate's window does.
+	Accepted []gate.Acceptance
 }
 
 // Summary says what Generate wrote.

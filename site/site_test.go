@@ -3,11 +3,13 @@ package site
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/internal/goldenfile"
 )
 
@@ -30,7 +32,10 @@ func generate(t testing.TB, sh shape, opts Options) (string, *Summary) {
 
 // TestGolden holds the generated data files to golden files.
 func TestGolden(t *testing.T) {
-	dir, sum := generate(t, shape{commits: 40, benches: 2, metrics: 2, reps: 2}, Options{})
+	// bench-0's mean TTFT steps up 30% at commit 30: accepted there.
+	commits, _ := genHistory(shape{commits: 40, benches: 2, metrics: 2, reps: 2})
+	acc := []gate.Acceptance{{Commit: commits[30].SHA, Benchmark: "bench-0", Metric: "mean_ttft_ms", By: "ana", Reason: "new <b>default</b> @team"}}
+	dir, sum := generate(t, shape{commits: 40, benches: 2, metrics: 2, reps: 2}, Options{Accepted: acc})
 	if sum.Series != 3 || sum.Charts != 6 {
 		t.Errorf("summary %+v: want 3 series and 6 charts", sum)
 	}
@@ -58,6 +63,59 @@ func TestGenerateFlagsRegression(t *testing.T) {
 	// The +30% step at three quarters is a change point.
 	if strings.Contains(string(data), `"cps":[]`) {
 		t.Errorf("no change point found in %s", data[len(data)-200:])
+	}
+}
+
+// TestGenerateAccepted: an acceptance is marked on the charts it covers
+// only, and the latest commit's band starts there: a step accepted at the
+// latest commit is not flagged; the latest commit's own regression past an
+// accepted step still is, against the accepted level. An acceptance at a
+// commit the walk does not hold is not drawn.
+func TestGenerateAccepted(t *testing.T) {
+	sh := shape{commits: 60, benches: 1, metrics: 2, reps: 3}
+	commits, _ := genHistory(sh)
+	step, last := len(commits)*3/4, len(commits)-1 // genHistory's +30% step, then +50% at the last commit
+	measured := step                               // the first commit at or after the step with runs (genHistory skips i%7 == 3)
+	if measured%7 == 3 {
+		measured++
+	}
+	acc := func(at int, metric string) []gate.Acceptance {
+		return []gate.Acceptance{{Commit: commits[at].SHA, Benchmark: "bench-0", Metric: metric, By: "ana", Reason: "trade TTFT for throughput"}}
+	}
+	for _, tt := range []struct {
+		name      string
+		acc       []gate.Acceptance
+		flagged   int
+		marked    int    // commit index of the mark, -1 none
+		bandStart string // the band's "from", when it must start at the acceptance
+	}{
+		{"none", nil, 1, -1, ""},
+		{"at the latest commit", acc(last, "mean_ttft_ms"), 0, last, ""},
+		{"every metric of the benchmark", acc(last, ""), 0, last, ""},
+		{"at the step: the latest regression is judged from there", acc(step, "mean_ttft_ms"), 1, step, fmt.Sprintf(`"band":{"from":%d,`, measured)},
+		{"another metric", acc(last, "output_throughput"), 1, -1, ""},
+		{"off the walked history", []gate.Acceptance{{Commit: strings.Repeat("e", 40), Benchmark: "bench-0", Metric: "mean_ttft_ms", By: "ana", Reason: "x"}}, 1, -1, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, sum := generate(t, sh, Options{Accepted: tt.acc})
+			if sum.Flagged != tt.flagged {
+				t.Errorf("flagged %d charts, want %d", sum.Flagged, tt.flagged)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, "data", "s", "bench-0", "mean_ttft_ms.js"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tail := string(data[max(0, len(data)-400):])
+			if tt.marked < 0 && !strings.Contains(tail, `"acc":[]`) {
+				t.Errorf("marked, want no mark: %s", tail)
+			}
+			if want := fmt.Sprintf(`"acc":[{"x":%d,"text":"accepted by ana: trade TTFT for throughput"}]`, tt.marked); tt.marked >= 0 && !strings.Contains(tail, want) {
+				t.Errorf("want %s in %s", want, tail)
+			}
+			if tt.bandStart != "" && !strings.Contains(tail, tt.bandStart) {
+				t.Errorf("want %s in %s", tt.bandStart, tail)
+			}
+		})
 	}
 }
 

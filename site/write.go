@@ -37,7 +37,7 @@ func write(dir string, m *model, opts Options) (*Summary, error) {
 	if err := writeAssets(dir, sum); err != nil {
 		return nil, err
 	}
-	rows, err := writeCharts(dir, m, opts, sum)
+	rows, err := writeCharts(dir, m, acceptMarks(m.commits, opts.Accepted), opts, sum)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ type job struct {
 
 // writeCharts writes every chart's file, on as many goroutines as there
 // are processors, and returns the overview rows in series and metric order.
-func writeCharts(dir string, m *model, opts Options, sum *Summary) ([][]byte, error) {
+func writeCharts(dir string, m *model, acc []accMark, opts Options, sum *Summary) ([][]byte, error) {
 	var jobs []job
 	for _, s := range m.series {
 		if err := os.MkdirAll(filepath.Join(dir, "data", "s", s.id), 0o755); err != nil {
@@ -101,7 +101,7 @@ func writeCharts(dir string, m *model, opts Options, sum *Summary) ([][]byte, er
 			for i := range next {
 				j := jobs[i]
 				buf = dataHead(buf[:0], "s/"+j.s.id+"/"+j.file)
-				buf, out[i] = chartFile(buf, j.s, j.c, j.file, opts)
+				buf, out[i] = chartFile(buf, j.s, j.c, j.file, acc, opts)
 				buf = append(buf, dataTail...)
 				errs[i] = os.WriteFile(filepath.Join(dir, "data", "s", j.s.id, j.file+".js"), buf, 0o644)
 			}
@@ -231,12 +231,18 @@ type band struct {
 	latestOutside int // -1 below, +1 above, 0 inside
 }
 
-func latestBand(m medians, window int) band {
+func latestBand(m medians, window int, cut int32) band {
 	n := len(m.y)
 	if n < gate.MinBandWindow+1 {
 		return band{}
 	}
 	start := max(0, n-1-window)
+	for start < n && m.x[start] < cut {
+		start++ // the window starts at the newest accepted change
+	}
+	if n-1-start < gate.MinBandWindow {
+		return band{}
+	}
 	b, ok := gate.NoiseBand(m.y[start : n-1])
 	if !ok {
 		return band{}
@@ -300,10 +306,11 @@ func change(now, then float64) float64 {
 }
 
 // chartFile appends one chart's data to buf and returns its overview row.
-func chartFile(buf []byte, s *series, c *chart, file string, opts Options) ([]byte, summary) {
+func chartFile(buf []byte, s *series, c *chart, file string, acc []accMark, opts Options) ([]byte, summary) {
 	info := metric.Get(c.metric)
 	med := medianLine(c)
-	bd := latestBand(med, opts.Window)
+	marks, cut := chartMarks(acc, s.bench, c.metric)
+	bd := latestBand(med, opts.Window, cut)
 	cps := changePoints(med, opts.Window)
 	flag := flagOf(bd, info.Direction)
 
@@ -357,7 +364,18 @@ func chartFile(buf []byte, s *series, c *chart, file string, opts Options) ([]by
 	buf = bandJSON(buf, bd)
 	buf = append(buf, ",\"cps\":"...)
 	buf = ints(buf, cps)
-	buf = append(buf, '}')
+	buf = append(buf, ",\"acc\":["...)
+	for i, a := range marks {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `{"x":`...)
+		buf = strconv.AppendInt(buf, int64(a.x), 10)
+		buf = append(buf, `,"text":`...)
+		buf = append(buf, jstr(a.text)...)
+		buf = append(buf, '}')
+	}
+	buf = append(buf, "]}"...)
 	return buf, summary{row: overviewRow(s, c, file, info, med, flag, opts), flag: flag, runs: len(c.y)}
 }
 
@@ -524,4 +542,46 @@ func nonNil(m map[string]string) map[string]string {
 		return map[string]string{}
 	}
 	return m
+}
+
+// accMark is an acceptance at a walked commit.
+type accMark struct {
+	x    int32 // commit index
+	acc  *gate.Acceptance
+	text string
+}
+
+// acceptMarks places the acceptances on the walked commits, oldest first;
+// one at a commit off the walked history is not drawn.
+func acceptMarks(commits []gate.Commit, accepted []gate.Acceptance) []accMark {
+	if len(accepted) == 0 {
+		return nil
+	}
+	at := make(map[string]int32, len(commits))
+	for i, c := range commits {
+		at[c.SHA] = int32(i)
+	}
+	var out []accMark
+	for i := range accepted {
+		a := &accepted[i]
+		if x, ok := at[a.Commit]; ok {
+			out = append(out, accMark{x: x, acc: a, text: a.Text()})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b accMark) int { return int(a.x - b.x) })
+	return out
+}
+
+// chartMarks returns the acceptances that cover a chart and the commit
+// index of the newest (-1 when none).
+func chartMarks(acc []accMark, bench, metricName string) ([]accMark, int32) {
+	var out []accMark
+	cut := int32(-1)
+	for _, a := range acc {
+		if a.acc.Covers(bench, metricName) {
+			out = append(out, a)
+			cut = a.x
+		}
+	}
+	return out, cut
 }

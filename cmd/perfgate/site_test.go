@@ -48,6 +48,26 @@ func TestSite(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "index.html")); err != nil {
 		t.Error(err)
 	}
+	// An accepted change is marked on its chart.
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "accept", "--benchmark", "serving", "--metric", "Mean TTFT", "--commit", "HEAD~2", "--reason", "new scheduler default"); code != 0 {
+		t.Fatalf("accept: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "site", "--out", out, "--metric", "Mean TTFT"); code != 0 {
+		t.Fatalf("site after accept: exit %d: %s", code, stderr)
+	}
+	charts, err := filepath.Glob(filepath.Join(out, "data", "s", "*", "mean_ttft_ms.js"))
+	if err != nil || len(charts) != 2 {
+		t.Fatalf("charts %v, %v", charts, err)
+	}
+	for _, f := range charts {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `"acc":[{"x":5,"text":"accepted by `) || !strings.Contains(string(data), `: new scheduler default"}]`) {
+			t.Errorf("%s does not mark the accepted change at commit 5: %s", f, data[max(0, len(data)-200):])
+		}
+	}
 	// Again into the same directory: the site is replaced.
 	if _, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "site", "--out", out); code != 0 {
 		t.Fatalf("second site: exit %d: %s", code, stderr)

@@ -70,6 +70,7 @@ func siteCommand(e *env) *cli.Command {
 			var sum *site.Summary
 			err = withHistory(c, repo, func(h history) error {
 				var gerr error
+				opts.Accepted = h.accepted
 				sum, gerr = site.Generate(c.Context, commits, h, c.String("out"), opts)
 				return gerr
 			})

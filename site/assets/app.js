@@ -269,7 +269,11 @@
     // change points
     g.strokeStyle = cssVar("--cp"); g.lineWidth = 2; g.setLineDash([6, 4]);
     d.cps.forEach(function (c) { if (c >= C.x0 && c <= C.x1) { var x = X(c - 0.5); g.beginPath(); g.moveTo(x, M.t); g.lineTo(x, M.t + ph); g.stroke(); } });
-    g.setLineDash([]); g.lineWidth = 1;
+    g.setLineDash([]);
+    // accepted changes: where the gate's window starts anew
+    g.strokeStyle = cssVar("--acc");
+    (d.acc || []).forEach(function (a) { if (a.x >= C.x0 && a.x <= C.x1) { var x = X(a.x - 0.5); g.beginPath(); g.moveTo(x, M.t); g.lineTo(x, M.t + ph); g.stroke(); } });
+    g.lineWidth = 1;
     // hover line
     if (C.hover >= 0) { g.strokeStyle = muted; var hx = Math.round(X(C.hover)) + 0.5; g.beginPath(); g.moveTo(hx, M.t); g.lineTo(hx, M.t + ph); g.stroke(); }
     // runs: valid dots, invalid crosses, dirty squares
@@ -330,6 +334,7 @@
     tip.appendChild(el("div", {}, (med != null ? d.label + ": " + fmt(med) + (d.unit ? " " + d.unit : "") : "no valid run") + " \u00b7 N=" + n));
     if (bad) tip.appendChild(el("div", {}, bad + " invalid" + (why ? ": " + why : "")));
     if (dirty) tip.appendChild(el("div", {}, dirty + " dirty"));
+    (d.acc || []).forEach(function (a) { if (a.x === c) tip.appendChild(el("div", { class: "acc" }, a.text)); });
     tip.hidden = false;
     var pl = $("plot"), w = tip.offsetWidth, h = tip.offsetHeight;
     tip.style.left = Math.max(0, Math.min(pl.clientWidth - w, px + 12)) + "px";
