@@ -24,6 +24,7 @@ type shape struct {
 	core, mode, wild float64 // weights, summing to 1
 	shift            float64 // centre of the second mode, on the model's scale
 	spread           float64 // its own spread, added to the core's in quadrature
+	wildRuns         int     // residuals counted as wild runs
 }
 
 // Weights of the wild runs: wildPrior pseudo-runs of the wild kind among
@@ -40,6 +41,9 @@ const (
 	// minShapeRuns is how many residuals the shape needs before it is
 	// learned: fewer cannot tell a mode from the spread.
 	minShapeRuns = 5
+	// minModeRuns is how many residuals a single run beyond the bar needs
+	// around it to count as a second mode rather than a wild run.
+	minModeRuns = 12
 )
 
 // defaultShape is the shape before any residual is seen.
@@ -104,6 +108,11 @@ func fitShape(res []float64, sigma float64) shape {
 	}
 	sh := shape{}
 	sh.wild = (wildPrior + float64(len(other))) / (wildPseudo + wildPrior + float64(n))
+	if len(side) == 1 && len(other) == 0 && n < minModeRuns {
+		// One run beyond the bar among few: a wild run until another
+		// shows the mode (a short sample's shorth can be narrow by chance).
+		other, side = side, nil
+	}
 	if len(side) > 0 {
 		sort.Float64s(side)
 		sh.shift = robust.Median(side)
@@ -139,7 +148,7 @@ func (sh shape) logDensity(r, sigma float64) float64 {
 // irregular tells whether the runs showed noise beyond the Gaussian core:
 // a second mode, or more wild runs than the prior's.
 func (sh shape) irregular() bool {
-	return sh.mode > 0 || sh.wild > wildPrior/(wildPrior+wildPseudo)+1e-9
+	return sh.mode > 0 || sh.wildRuns > 0
 }
 
 // level is where a side's runs centre: the middle of their shortest half

@@ -282,6 +282,7 @@ func TestIssueScenarios(t *testing.T) {
 var (
 	scenarioSeed   = flag.Uint64("scenario-seed", 0, "first seed of BenchmarkIssueScenarios' trials")
 	scenarioTrials = flag.Int("scenario-trials", 100, "trials per scenario of BenchmarkIssueScenarios")
+	scenarioSets   = flag.Int("scenario-sets", 1, "seed sets of BenchmarkIssueScenarios, 100000 seeds apart")
 )
 
 // BenchmarkIssueScenarios prints issue 15's table: each scenario's
@@ -293,9 +294,15 @@ var (
 //	go test ./bisect -run '^$' -bench IssueScenarios -benchtime 1x -v
 //
 // -args -scenario-seed S -scenario-trials T replays other seeds (the
-// tests' are 0-99), to check that the figures are not the luck of those.
+// tests' are 0-99), to check that the figures are not the luck of those;
+// -scenario-sets K prints K tables, seed sets 100000 apart.
 func BenchmarkIssueScenarios(b *testing.B) {
-	trials, seed0 := *scenarioTrials, *scenarioSeed
+	for set := range *scenarioSets {
+		issueScenarioTable(b, *scenarioTrials, *scenarioSeed+uint64(set)*100000)
+	}
+}
+
+func issueScenarioTable(b *testing.B, trials int, seed0 uint64) {
 	rl := newReliability()
 	var rows []string
 	for _, sc := range issueScenarios {
@@ -316,6 +323,6 @@ func BenchmarkIssueScenarios(b *testing.B) {
 		rows = append(rows, fmt.Sprintf("| %s | %.0f%% / %.1f (max %d) / %d found, %d wrong | %s | %.0f%% / %.1f | %.0f%% / %.1f |",
 			sc.name, 100*st.right(), st.meanRuns(), st.maxRuns(), found, wrong, target, 100*c1.right, c1.runs, 100*c3.right, c3.runs))
 	}
-	b.Logf("\n| scenario (%d trials) | perfgate: right / mean runs / found at 95%% | issue's target | git bisect, 1 run a step | median of 3 a step |\n|---|---|---|---|---|\n%s\n\nreliability (every answer that names a commit):\n%s",
-		trials, strings.Join(rows, "\n"), rl)
+	b.Logf("\nseeds %d-%d\n| scenario (%d trials) | perfgate: right / mean runs / found at 95%% | issue's target | git bisect, 1 run a step | median of 3 a step |\n|---|---|---|---|---|\n%s\n\nreliability (every answer that names a commit):\n%s",
+		seed0, seed0+uint64(trials)-1, trials, strings.Join(rows, "\n"), rl)
 }
