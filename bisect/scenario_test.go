@@ -226,6 +226,18 @@ func (rl *reliability) addOutcome(o outcome) {
 	rl.add(o.stated, o.right)
 }
 
+// above returns how many answers were stated at p or more and how many of
+// them were right (p must be one of the bins' edges).
+func (rl *reliability) above(p float64) (n, right int) {
+	for i := range rl.n {
+		if rl.edges[i] >= p-1e-9 {
+			n += rl.n[i]
+			right += rl.hit[i]
+		}
+	}
+	return n, right
+}
+
 func (rl *reliability) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| stated | answers | mean stated | observed right |\n|---|--:|--:|--:|\n")

@@ -442,6 +442,13 @@ func (s *searcher) confirm(p *posterior, k int) int {
 	if i := s.disagreeing(p, g); i >= 0 {
 		return i
 	}
+	// A culprit next to an end whose level rests on that end's lone run:
+	// a wild run of the end would put every commit on the other side.
+	for _, i := range []int{g.lo, g.hi} {
+		if (i == 0 || i == s.smp.n) && len(s.smp.values[i]) < 2 {
+			return i
+		}
+	}
 	if !p.shape.irregular() {
 		return -1
 	}
