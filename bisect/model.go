@@ -317,9 +317,25 @@ func (s *sample) posterior() (*posterior, bool) {
 	res := p.residuals(hist)
 	p.shape = fitShape(res, p.noise.sigma)
 	p.shape.countHidden(p.ys, p.good, p.bad, p.noise.sigma, len(res))
+	p.shape.span = span(p.ys, p.noise.sigma)
 	p.build(false)
 	p.build(true)
 	return p, true
+}
+
+// span returns the width of the range the values cover, widened by two
+// noise standard deviations either side.
+func span(ys [][]float64, sigma float64) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, y := range ys {
+		for _, v := range y {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if hi < lo {
+		return 0
+	}
+	return hi - lo + 4*sigma
 }
 
 // residuals returns the deviations of the runs whose level is known from

@@ -208,10 +208,14 @@ func (r *Report) advice() string {
 // side classifies an evaluated commit for display. The named culprit is
 // "culprit": P(bad) of the first bad commit is the probability that the
 // change is at or before it, which can stay below 99% while the verdict
-// is confident, and "unsure" next to it read as a contradiction.
+// is confident, and "unsure" next to it read as a contradiction. For the
+// same reason, with a culprit found every commit before it is "good" and
+// every one after it "bad": P(bad) of a commit before it is at most one
+// minus the confidence, of one after it at least the confidence.
 func side(e Evaluation, n int, res *Result) string {
+	found := res.Verdict == Found && res.Culprit > 0
 	switch {
-	case e.Skip == "" && res.Verdict == Found && e.Index == res.Culprit && e.Index != n:
+	case e.Skip == "" && found && e.Index == res.Culprit && e.Index != n:
 		return "culprit"
 	case e.Skip != "":
 		return "skipped"
@@ -219,6 +223,10 @@ func side(e Evaluation, n int, res *Result) string {
 		return "good end"
 	case e.Index == n:
 		return "bad end"
+	case found && e.Index < res.Culprit:
+		return "good"
+	case found && e.Index > res.Culprit:
+		return "bad"
 	case e.PBad >= 0.99:
 		return "bad"
 	case e.PBad <= 0.01:
