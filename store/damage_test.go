@@ -14,7 +14,7 @@ import (
 )
 
 // damageStore returns the bytes of a real history made for the test (400
-// runs of 30 metrics over 40 commits, written in several transactions as
+// runs of 30 metrics over 40 commits and 40 records, written in several transactions as
 // CI would, so the file has branch, leaf, overflow and freed pages) and
 // its meta page.
 func damageStore(t testing.TB) ([]byte, boltMeta) {
@@ -35,6 +35,16 @@ func damageStore(t testing.TB) ([]byte, boltMeta) {
 			runs = append(runs, r)
 		}
 		mustPut(t, s, runs...)
+	}
+	// And the records of accepted changes and invalidated runs.
+	var recs []Record
+	for c := range 20 {
+		a := acceptRec()
+		a.Commit, a.Reason = sha(c), fmt.Sprintf("accepted change %d", c)
+		recs = append(recs, a, Record{Kind: RecordInvalidate, Commit: sha(c), Run: fmt.Sprintf("%032x", c), Reason: "runner was throttled", By: "ci", Time: t0})
+	}
+	if _, err := s.PutRecords(recs); err != nil {
+		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -96,6 +106,9 @@ func exercise(path string) error {
 	}
 	if err == nil {
 		_, err = s.ByBenchmark("serving-1", []string{sha(3), sha(39)})
+	}
+	if err == nil {
+		_, err = s.Records()
 	}
 	if cerr := s.Close(); err == nil {
 		err = cerr
