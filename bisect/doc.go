@@ -62,7 +62,7 @@
 //     side of the step that leans towards the other level (leanZ); a
 //     commit either side whose runs disagree beyond the noise (spreadZ);
 //     an end whose lone run the culprit next to it rests on; and, when the
-//     learned shape has a second mode or wild runs, the culprit and the
+//     learned shape has a second mode, the culprit and the
 //     commit before it until two runs each, each end until three.
 //  5. The search stops when one commit holds Confidence (0.95): Found; when
 //     the budget (MaxRuns, default 12 + 4 log2 n) is spent: OutOfRuns with
