@@ -97,6 +97,18 @@ func positions(lo, hi, n int) []int {
 	return out
 }
 
+// config is the experiment's configuration for the series: the default
+// one with the single rule value:5% in the series' direction.
+func (s realSeries) config(t testing.TB) *Config {
+	cfg := DefaultConfig()
+	rule, err := ParseRuleFlag("value:5%:" + map[bool]string{true: "higher", false: "lower"}[s.Direction == "higher"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Rules = []Rule{rule}
+	return cfg
+}
+
 // worse makes v worse by frac in the series' direction.
 func (s realSeries) worse(v, frac float64) float64 {
 	if s.Direction == "higher" {
@@ -168,12 +180,7 @@ func realNoiseExperiment(t testing.TB, series []realSeries, repeats int) (rnRate
 	per := map[string]*rnRates{}
 	var all rnRates
 	for _, s := range series {
-		cfg := DefaultConfig()
-		rule, err := ParseRuleFlag("value:5%:" + map[bool]string{true: "higher", false: "lower"}[s.Direction == "higher"])
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Rules = []Rule{rule}
+		cfg := s.config(t)
 		src := per[s.Source]
 		if src == nil {
 			src = &rnRates{}
@@ -286,12 +293,7 @@ func TestRealNoiseAfterStep(t *testing.T) {
 	for off := 1; off <= 6; off++ {
 		var tl rnTally
 		for _, s := range series {
-			cfg := DefaultConfig()
-			rule, err := ParseRuleFlag("value:5%:" + map[bool]string{true: "higher", false: "lower"}[s.Direction == "higher"])
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Rules = []Rule{rule}
+			cfg := s.config(t)
 			for _, st := range s.Steps {
 				k := st + off
 				if st < 10 || k >= len(s.Values) {
