@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
+	"github.com/perfgate/perfgate/internal/proc"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -170,9 +171,9 @@ func BenchmarkHistoryAtScale(b *testing.B) {
 			c := f.w.clone(fmt.Sprint("fresh-", f.seq), "--single-branch", "-b", "main")
 			runtime.GC() // the fixture's garbage is not the clone's cost
 			b.StartTimer()
-			start, cpu0 := time.Now(), cpuTime()
+			start, cpu0 := time.Now(), proc.CPUTime()
 			fetch(b, c.dir) // timed apart: the sync then finds the branch fetched
-			fetched, fetchedCPU := time.Since(start), cpuTime()
+			fetched, fetchedCPU := time.Since(start), proc.CPUTime()
 			res, err := Sync(context.Background(), c.dir, c.st, Options{NoPush: true})
 			if err != nil || res.Pulled != f.runs {
 				b.Fatalf("pulled %d of %d runs: %v", res.Pulled, f.runs, err)
@@ -184,7 +185,7 @@ func BenchmarkHistoryAtScale(b *testing.B) {
 			// CPU time (user+sys of the process), the cost on a shared
 			// machine where wall time also counts waits for a processor.
 			b.ReportMetric((fetchedCPU - cpu0).Seconds(), "fetch-cpu-s")
-			b.ReportMetric((cpuTime() - cpu0).Seconds(), "cpu-s")
+			b.ReportMetric((proc.CPUTime() - cpu0).Seconds(), "cpu-s")
 		}
 		b.ReportMetric(float64(f.runs), "runs")
 		b.ReportMetric(float64(largest)/(1<<20), "largest-MiB")

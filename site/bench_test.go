@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/perfgate/perfgate/internal/proc"
 )
 
 // BenchmarkGenerate measures the site of 10,000 commits x 10 benchmarks
@@ -22,7 +24,7 @@ func BenchmarkGenerate(b *testing.B) {
 	commits, h := genHistory(shape{commits: n, benches: 10, metrics: 30, reps: 1})
 	opts := Options{Ref: "main", Forge: ParseRemote("https://github.com/perfgate/demo")}
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := proc.CPUTime()
 	for b.Loop() {
 		dir := b.TempDir()
 		sum, err := Generate(context.Background(), commits, h, dir, opts)
@@ -34,5 +36,5 @@ func BenchmarkGenerate(b *testing.B) {
 	}
 	// The CPU time of the process is the cost on a machine shared with
 	// other work, where ns/op counts the waits for a processor too.
-	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((proc.CPUTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 }

@@ -1,14 +1,15 @@
 //go:build unix
 
-package histsync
+package proc
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time this process used so far.
-func cpuTime() time.Duration {
+// CPUTime is the CPU time (user + system) this process has used so far,
+// for benchmarks that report it beside wall time on a loaded machine.
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
