@@ -19,14 +19,11 @@ type Acceptance struct {
 	Time      time.Time `json:"time"`
 }
 
-// matches reports whether the acceptance covers a benchmark's metric.
-func (a *Acceptance) matches(bench, metricName string) bool {
-	return (a.Benchmark == "" || a.Benchmark == bench) && (a.Metric == "" || a.Metric == metricName)
-}
-
 // Covers reports whether the acceptance covers a benchmark's metric
 // (canonical name).
-func (a *Acceptance) Covers(bench, metricName string) bool { return a.matches(bench, metricName) }
+func (a *Acceptance) Covers(bench, metricName string) bool {
+	return (a.Benchmark == "" || a.Benchmark == bench) && (a.Metric == "" || a.Metric == metricName)
+}
 
 // Text is "accepted by BY: REASON", as reports show it.
 func (a *Acceptance) Text() string {
@@ -42,7 +39,7 @@ func (a *Acceptance) Text() string {
 func (c *checker) headAcceptance(bench, metricName string) *Acceptance {
 	for i := range c.accepted {
 		a := &c.accepted[i]
-		if a.Commit == c.headSHA && a.matches(bench, metricName) {
+		if a.Commit == c.headSHA && a.Covers(bench, metricName) {
 			return a
 		}
 	}
@@ -66,7 +63,7 @@ func (c *checker) cutAcceptance(bench, metricName string) (*Acceptance, int) {
 	bestIdx := -1
 	for i := range c.accepted {
 		a := &c.accepted[i]
-		if a.Commit == c.headSHA || !a.matches(bench, metricName) {
+		if a.Commit == c.headSHA || !a.Covers(bench, metricName) {
 			continue
 		}
 		idx, ok := c.walkIdx[a.Commit]

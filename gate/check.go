@@ -563,57 +563,60 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		}
 		cur := robust.Median(hv)
 		cr.Current = num(cur)
-		headAcc := c.headAcceptance(sr.bench, r.Metric)
-		if r.Bound != Regression {
-			c.absolute(&cr, r, cur)
-			if headAcc != nil {
-				accept(&cr, headAcc)
+		if c.judgeRule(&cr, r, sr, cur, hv, bv, baseSHA) {
+			if a := c.headAcceptance(sr.bench, r.Metric); a != nil {
+				accept(&cr, a)
 			}
-			out = append(out, cr)
-			continue
-		}
-		if len(bv) == 0 {
-			cr.Verdict = New
-			if baseSHA == "" {
-				cr.Reason = fmt.Sprintf("no valid result of this series within %d commits of the merge-base", c.cfg.Baseline.MaxDistance)
-			} else {
-				cr.Reason = fmt.Sprintf("the baseline %s has no %s", shortSHA(baseSHA), r.Metric)
-			}
-			if c.cfg.RequireBaseline {
-				cr.Verdict = Fail
-				cr.Reason += "; require_baseline is set, so a check without a baseline fails: record the base branch's results (perfgate sync pulls them)"
-			}
-			out = append(out, cr)
-			continue
-		}
-		rsr := sr
-		if acc, idx := c.cutAcceptance(sr.bench, r.Metric); acc != nil {
-			cut, ok := cutWindow(sr, idx)
-			a := *acc
-			cr.CutAt = &a
-			if !ok {
-				// Every result of the window predates the accepted change:
-				// the old level is no reference, and there is no new one.
-				cr.Verdict = New
-				cr.Reason = fmt.Sprintf("no result of this series since the change %s accepted at %s (%s); the baseline %s predates it, so nothing is compared: measure the base branch",
-					r.Metric, shortSHA(acc.Commit), acc.Text(), shortSHA(baseSHA))
-				if headAcc != nil {
-					accept(&cr, headAcc)
-				}
-				out = append(out, cr)
-				continue
-			}
-			rsr = cut
-			c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s %s: window cut at %s, a change %s; older results are not the reference",
-				seriesName(sr.bench, sr.labels), r.Metric, shortSHA(acc.Commit), acc.Text()))
-		}
-		c.relative(&cr, r, rsr, hv, bv)
-		if headAcc != nil {
-			accept(&cr, headAcc)
 		}
 		out = append(out, cr)
 	}
 	return out
+}
+
+// judgeRule gives a rule's verdict on a series measured on both sides
+// (head's values hv with median cur, the baseline's bv): an absolute bound, no baseline,
+// or a relative rule against the window, cut at the newest accepted
+// change of the metric. It reports whether an acceptance of head's change
+// may then stand in for the verdict (not where a required baseline is
+// missing).
+func (c *checker) judgeRule(cr *CheckResult, r Rule, sr *series, cur float64, hv, bv []float64, baseSHA string) bool {
+	if r.Bound != Regression {
+		c.absolute(cr, r, cur)
+		return true
+	}
+	if len(bv) == 0 {
+		cr.Verdict = New
+		if baseSHA == "" {
+			cr.Reason = fmt.Sprintf("no valid result of this series within %d commits of the merge-base", c.cfg.Baseline.MaxDistance)
+		} else {
+			cr.Reason = fmt.Sprintf("the baseline %s has no %s", shortSHA(baseSHA), r.Metric)
+		}
+		if c.cfg.RequireBaseline {
+			cr.Verdict = Fail
+			cr.Reason += "; require_baseline is set, so a check without a baseline fails: record the base branch's results (perfgate sync pulls them)"
+			return false
+		}
+		return true
+	}
+	rsr := sr
+	if acc, idx := c.cutAcceptance(sr.bench, r.Metric); acc != nil {
+		cut, ok := cutWindow(sr, idx)
+		a := *acc
+		cr.CutAt = &a
+		if !ok {
+			// Every result of the window predates the accepted change:
+			// the old level is no reference, and there is no new one.
+			cr.Verdict = New
+			cr.Reason = fmt.Sprintf("no result of this series since the change %s accepted at %s (%s); the baseline %s predates it, so nothing is compared: measure the base branch",
+				r.Metric, shortSHA(acc.Commit), acc.Text(), shortSHA(baseSHA))
+			return true
+		}
+		rsr = cut
+		c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s %s: window cut at %s, a change %s; older results are not the reference",
+			seriesName(sr.bench, sr.labels), r.Metric, shortSHA(acc.Commit), acc.Text()))
+	}
+	c.relative(cr, r, rsr, hv, bv)
+	return true
 }
 
 func dedupe(xs []string) []string {

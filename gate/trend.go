@@ -153,7 +153,7 @@ func ReadTrend(ctx context.Context, g Graph, h History, opts TrendOptions) (*Tre
 			break
 		}
 		for _, a := range opts.Accepted {
-			if a.Commit == c.SHA && a.matches(opts.Benchmark, name) {
+			if a.Commit == c.SHA && a.Covers(opts.Benchmark, name) {
 				tr.Accepted = append(tr.Accepted, a)
 			}
 		}
