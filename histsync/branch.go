@@ -198,16 +198,26 @@ func (s *syncer) listDirs(st *branchState, top string, kindOf func(sub string) (
 			return err
 		}
 		st.trees[dir] = sub.Entries
-		for _, f := range sub.Entries {
-			p := dir + "/" + f.Name
-			if !strings.HasSuffix(f.Name, ".jsonl") || !isRegular(f.Mode) {
-				st.junk = append(st.junk, show(p)+": not a .jsonl file (left alone)")
-				continue
-			}
-			st.add(branchFile{path: p, dir: dir, name: f.Name, hash: f.Hash, kind: kind})
+		for _, f := range st.jsonlFiles(dir, sub.Entries, kind) {
+			st.add(f)
 		}
 	}
 	return nil
+}
+
+// jsonlFiles returns the .jsonl files among a directory's entries as
+// branch files of kind; anything else there is junk.
+func (st *branchState) jsonlFiles(dir string, entries []object.TreeEntry, kind int) []branchFile {
+	var out []branchFile
+	for _, f := range entries {
+		p := dir + "/" + f.Name
+		if !strings.HasSuffix(f.Name, ".jsonl") || !isRegular(f.Mode) {
+			st.junk = append(st.junk, show(p)+": not a .jsonl file (left alone)")
+			continue
+		}
+		out = append(out, branchFile{path: p, dir: dir, name: f.Name, hash: f.Hash, kind: kind})
+	}
+	return out
 }
 
 // listRecords lists records/<name>.jsonl; anything else there is junk.
@@ -217,14 +227,7 @@ func (s *syncer) listRecords(st *branchState, h plumbing.Hash) error {
 		return err
 	}
 	st.trees[recordsDir] = t.Entries
-	for _, f := range t.Entries {
-		p := recordsDir + "/" + f.Name
-		if !strings.HasSuffix(f.Name, ".jsonl") || !isRegular(f.Mode) {
-			st.junk = append(st.junk, show(p)+": not a .jsonl file (left alone)")
-			continue
-		}
-		st.records = append(st.records, branchFile{path: p, dir: recordsDir, name: f.Name, hash: f.Hash, kind: kindRecords})
-	}
+	st.records = append(st.records, st.jsonlFiles(recordsDir, t.Entries, kindRecords)...)
 	return nil
 }
 
