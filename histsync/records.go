@@ -25,11 +25,11 @@ func (s *syncer) readRecords(state *branchState, res *Result) ([]store.Record, m
 	var recs []store.Record
 	files := append([]branchFile(nil), state.records...)
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	skipped := func(msg string) error {
+		s.skip(res, "%s", msg)
+		return nil
+	}
 	for _, f := range files {
-		skipped := func(msg string) error {
-			s.skip(res, "%s", msg)
-			return nil
-		}
 		err := s.readLines(f, skipped, func(l line) error {
 			r, err := store.ParseRecord(l.data)
 			if err != nil {
