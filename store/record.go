@@ -6,15 +6,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/perfgate/perfgate/internal/jsontext"
 )
 
 // Records are the history's decisions about its runs, kept next to them
@@ -173,9 +170,9 @@ type recordLine struct {
 	Kind      string `json:"kind"`
 	ID        string `json:"id"`
 	Commit    string `json:"commit"`
-	Benchmark string `json:"benchmark"`
-	Metric    string `json:"metric"`
-	Run       string `json:"run"`
+	Benchmark string `json:"benchmark,omitempty"` // accept only
+	Metric    string `json:"metric,omitempty"`    // accept only
+	Run       string `json:"run,omitempty"`       // invalidate only
 	Reason    string `json:"reason"`
 	By        string `json:"by"`
 	Time      string `json:"time"`
@@ -219,27 +216,14 @@ func ParseRecord(line []byte) (Record, error) {
 
 // AppendRecordJSON appends the JSON line of a record (without the newline).
 func AppendRecordJSON(b []byte, r *Record) []byte {
-	field := func(k, v string) {
-		b = append(b, ',', '"')
-		b = append(b, k...)
-		b = append(b, '"', ':')
-		b = jsontext.AppendString(b, v)
-	}
-	b = append(b, `{"v":`...)
-	b = fmt.Appendf(b, "%d", RecordVersion)
-	field("kind", r.Kind)
-	field("id", r.ID)
-	field("commit", r.Commit)
-	if r.Kind == RecordAccept {
-		field("benchmark", r.Benchmark)
-		field("metric", r.Metric)
-	} else {
-		field("run", r.Run)
-	}
-	field("reason", r.Reason)
-	field("by", r.By)
-	field("time", r.Time.UTC().Format(time.RFC3339Nano))
-	return append(b, '}')
+	v := RecordVersion
+	l := recordLine{V: &v, Kind: r.Kind, ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Metric: r.Metric, Run: r.Run,
+		Reason: r.Reason, By: r.By, Time: r.Time.UTC().Format(time.RFC3339Nano)}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(&l) // strings and an int: it cannot fail
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
 // PutRecords stores records in one write transaction, all or none. It
