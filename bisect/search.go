@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/perfgate/perfgate/internal/robust"
 )
@@ -523,11 +524,7 @@ func (s *searcher) disagreeing(p *posterior, g *gap) int {
 		if len(y) < 2 || len(y) >= disagreeMaxRuns || len(s.smp.values[i]) >= s.opts.MaxCommitRuns {
 			continue
 		}
-		lo, hi := y[0], y[0]
-		for _, v := range y {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-		}
-		if (hi-lo)/(p.sigma*math.Sqrt2) > spreadZ {
+		if (slices.Max(y)-slices.Min(y))/(p.sigma*math.Sqrt2) > spreadZ {
 			return i
 		}
 	}
