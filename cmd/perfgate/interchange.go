@@ -33,13 +33,12 @@ func exportCommand(e *env) *cli.Command {
 				}
 				f.Since = t
 			}
-			var repo interface{ Close() error }
-			r, rerr := openRepo(c)
-			if rerr == nil {
-				repo = r
-				defer repo.Close()
-			} else if c.String("db") == "" {
-				return rerr
+			r, err := openRepoOrDB(c)
+			if err != nil {
+				return err
+			}
+			if r != nil {
+				defer r.Close()
 			}
 			if rev := c.String("commit"); rev != "" {
 				if r == nil {
@@ -114,9 +113,9 @@ func importCommand(e *env) *cli.Command {
 				return err
 			}
 			defer closeIn()
-			r, rerr := openRepo(c)
-			if rerr != nil && c.String("db") == "" {
-				return rerr
+			r, err := openRepoOrDB(c)
+			if err != nil {
+				return err
 			}
 			if r != nil {
 				defer r.Close()

@@ -269,9 +269,9 @@ func invalidateCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			repo, rerr := openRepo(c)
-			if rerr != nil && c.String("db") == "" {
-				return rerr
+			repo, err := openRepoOrDB(c)
+			if err != nil {
+				return err
 			}
 			if repo != nil {
 				defer repo.Close()
@@ -396,14 +396,17 @@ func runsCommand(e *env) *cli.Command {
 			if _, err := path.Match(tb, ""); err != nil {
 				return usageErrorf("--testbed %q is not a valid glob (path.Match syntax: *, ?, [a-z])", tb)
 			}
-			repo, rerr := openRepo(c)
-			if rerr != nil && (c.String("db") == "" || c.String("commit") != "") {
-				return rerr
+			repo, err := openRepoOrDB(c)
+			if err != nil {
+				return err
 			}
 			if repo != nil {
 				defer repo.Close()
 			}
 			if rev := c.String("commit"); rev != "" {
+				if repo == nil {
+					return usageErrorf("--commit needs a git repository to resolve %q; run inside one or pass --repo", rev)
+				}
 				if f.Commit, err = repo.Resolve(rev); err != nil {
 					return gitError(fmt.Errorf("--commit: %w", err))
 				}

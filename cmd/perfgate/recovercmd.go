@@ -28,9 +28,9 @@ func recoverCommand(e *env) *cli.Command {
 			if c.NArg() > 0 {
 				return usageErrorf("recover takes no arguments (got %q); name the history with --db", c.Args().First())
 			}
-			r, rerr := openRepo(c)
-			if rerr != nil && c.String("db") == "" {
-				return rerr
+			r, err := openRepoOrDB(c)
+			if err != nil {
+				return err
 			}
 			if r != nil {
 				defer r.Close()

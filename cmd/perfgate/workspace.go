@@ -36,6 +36,17 @@ func openRepo(c *cli.Context) (*gitrepo.Repo, error) {
 	return r, nil
 }
 
+// openRepoOrDB opens the repository like openRepo, but a command that
+// needs no git when --db names the history runs outside one: then the
+// repository is nil and there is no error.
+func openRepoOrDB(c *cli.Context) (*gitrepo.Repo, error) {
+	r, err := openRepo(c)
+	if err != nil && c.String("db") != "" {
+		return nil, nil
+	}
+	return r, err
+}
+
 // gitError maps git failures to exit codes: a revision the user typed
 // that does not exist is bad input (2); a missing repository, a shallow
 // clone or a broken object store is the environment (3).
