@@ -80,7 +80,7 @@ type acceptances []gate.Acceptance
 func (a acceptances) Accepted(s watch.Series, commit string) (string, bool) {
 	for i := len(a) - 1; i >= 0; i-- { // the newest decision wins
 		x := &a[i]
-		if x.Commit == commit && x.Benchmark == s.Benchmark && x.Metric == s.Metric {
+		if x.Commit == commit && x.Covers(s.Benchmark, s.Metric) {
 			return x.Text(), true
 		}
 	}
