@@ -224,34 +224,3 @@ func TestGoldenTrendAccepted(t *testing.T) {
 		golden(t, "trend-accepted."+map[string]string{"text": "txt", "markdown": "md", "json": "json"}[format], b.Bytes())
 	}
 }
-
-// The hand-written JSON of accepted and cut checks is encoding/json's.
-func TestAcceptedJSONMatchesEncodingJSON(t *testing.T) {
-	for _, opts := range []func(head, step string) []Acceptance{
-		func(head, step string) []Acceptance {
-			return []Acceptance{{Commit: head, Benchmark: "serving", Metric: "mean_ttft_ms", Reason: "a <b> \"q\"", By: "Ada <ada@example.com>", Time: fakeEpoch}}
-		},
-		func(head, step string) []Acceptance {
-			return []Acceptance{acceptedStep(step), {Commit: head, Reason: "label", By: "octocat"}}
-		},
-	} {
-		f, step, tip, head := stepRepo(t, 8, 200)
-		cfg := DefaultConfig()
-		cfg.Rules = []Rule{mustRule(t, "mean_ttft_ms:5%")}
-		rep, err := Check(context.Background(), f, f, CheckOptions{Head: head, Base: tip, Config: cfg, Accepted: opts(head, step)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := encodingJSON(t, rep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := handJSON(rep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("WriteJSON differs from encoding/json:\n%s\nwant\n%s", got, want)
-		}
-	}
-}

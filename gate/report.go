@@ -164,8 +164,10 @@ func (r *Report) Failed() bool { return r.Verdict == Fail }
 // warn, the default). It is not a pass: the check run is neutral.
 func (r *Report) Undecided() bool { return r.Verdict == Inconclusive }
 
-// WriteJSON writes the report as indented JSON (see report_json.go).
-func (r *Report) WriteJSON(w io.Writer) error { return writeReportJSON(w, r) }
+// WriteJSON writes the report as indented JSON, by encoding/json (two
+// spaces, no HTML escaping). It writes nothing when a value cannot be
+// encoded (a NaN or an infinity).
+func (r *Report) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
