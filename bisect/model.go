@@ -58,6 +58,8 @@ type sample struct {
 	// per commit: their spread around each commit's median teaches the
 	// noise's shape.
 	history [][]float64
+	// tiltCap is Options.variant's (0: the tilt applies everywhere).
+	tiltCap float64
 }
 
 // scale maps raw values to the model's scale.
@@ -174,13 +176,14 @@ type posterior struct {
 	noise noise
 	nu    float64
 	sigma float64 // the noise the posterior settled on
-	// discount is the degrees of freedom the noise's prior takes off.
-	discount float64
-	good     float64 // the good level
-	bad      float64 // the bad level
-	goodN    int     // values behind the good level
-	badN     int     // values behind the bad level
-	gaps     []gap
+	// discount is the degrees of freedom the noise's prior takes off;
+	// tiltCap stops the tilt at that multiple of the noise estimate.
+	discount, tiltCap float64
+	good              float64 // the good level
+	bad               float64 // the bad level
+	goodN             int     // values behind the good level
+	badN              int     // values behind the bad level
+	gaps              []gap
 	// atSigma are the gaps at the noise sigma alone, not averaged over
 	// the noise: where the next run splits the mass in half (see pick).
 	atSigma []gap
@@ -273,6 +276,7 @@ func (s *sample) posterior() (*posterior, bool) {
 	p := &posterior{n: s.n, sc: sc}
 	if s.stops {
 		p.discount = noiseDFDiscount
+		p.tiltCap = s.tiltCap
 	}
 	p.shape = defaultShape()
 	ys, p.ignored = dropOutliers(ys)
@@ -514,7 +518,7 @@ func (p *posterior) build(marginal bool) {
 		sigmas[g] = sigma
 		// The grid is uniform in log sigma, which is the prior 1/sigma;
 		// p.discount tilts it to sigma^(p.discount-1).
-		logPrior := p.discount * math.Log(sigma)
+		logPrior := p.logTilt(sigma)
 		if marginal {
 			logL[g] = p.marginalRow(measured, sigma)
 			for j := range logL[g] {
@@ -575,7 +579,7 @@ func (p *posterior) build(marginal bool) {
 		for j, gp := range gaps {
 			w += float64(gp.hi-gp.lo) * math.Exp(logL[g][j]-maxLog)
 		}
-		w *= math.Pow(sigmas[g]/sigmas[0], -p.discount)
+		w *= math.Exp(p.logTilt(sigmas[0]) - p.logTilt(sigmas[g]))
 		sum += w * math.Log(sigmas[g])
 		wsum += w
 	}
@@ -605,6 +609,17 @@ func (p *posterior) build(marginal bool) {
 	for j := range p.atSigma {
 		p.atSigma[j].mass /= tot
 	}
+}
+
+// logTilt is the log of the noise prior's tilt at sigma,
+// sigma^p.discount, which turns the grid's scale-free prior into
+// sigma^(p.discount-1); with a tiltCap (a variant) it stops growing at
+// tiltCap times the noise estimate.
+func (p *posterior) logTilt(sigma float64) float64 {
+	if p.tiltCap > 0 {
+		sigma = math.Min(sigma, p.tiltCap*p.noise.sigma)
+	}
+	return p.discount * math.Log(sigma)
 }
 
 const (

@@ -30,6 +30,9 @@ type scenario struct {
 	// storedGood is how many runs of the good end the history holds
 	// before the search (a nightly job's): they cost no run.
 	storedGood int
+	// storedBad gives the bad end one stored run (BenchmarkIssueFrontier's
+	// oracle: a run no search without a history has).
+	storedBad bool
 }
 
 func gaussian(sigma float64) func(*rand.Rand) float64 {
@@ -77,11 +80,14 @@ var issueScenarios = []scenario{
 func (sc scenario) sim(seed uint64) *simulation {
 	sm := randomCulprit(sc.n, sc.sigma, math.Log1p(sc.step)/sc.sigma, seed)
 	sm.noise = sc.noise
-	if sc.storedGood > 0 {
+	if sc.storedGood > 0 || sc.storedBad {
 		sm.known = map[int][]float64{}
-		for range sc.storedGood {
-			sm.known[0] = append(sm.known[0], sm.value(0))
-		}
+	}
+	for range sc.storedGood {
+		sm.known[0] = append(sm.known[0], sm.value(0))
+	}
+	if sc.storedBad {
+		sm.known[sm.n] = append(sm.known[sm.n], sm.value(sm.n))
 	}
 	return sm
 }

@@ -84,6 +84,26 @@ type Options struct {
 	History [][]float64
 	// Progress, when set, is called before and after every run.
 	Progress func(Progress)
+
+	// variant replaces parts of the search's policy, for the measurements
+	// of the trade-offs behind them (BenchmarkIssueFrontier); the zero
+	// value is the search as documented.
+	variant variant
+}
+
+// variant is a change to the search's policy that BenchmarkIssueFrontier
+// measures against the defaults: each trades runs in the clear scenarios
+// against wrong answers where the noise has a second mode.
+type variant struct {
+	// noLean turns off the rerun of a lone run that leans towards the
+	// other level (leaning).
+	noLean bool
+	// confirmLone runs the culprit again whenever one run carries it.
+	confirmLone bool
+	// tiltCap, when positive, stops the noise prior's tilt (see
+	// noiseDFDiscount) at tiltCap times the noise estimate: the prior is
+	// scale-free above it.
+	tiltCap float64
 }
 
 func (o Options) withDefaults(n int) Options {
@@ -219,7 +239,7 @@ func Search(ctx context.Context, n int, known map[int][]float64, m Measurer, opt
 	}
 	s := &searcher{
 		ctx: ctx, m: m, opts: opts,
-		smp:    sample{n: n, values: make([][]float64, n+1), skipped: make([]bool, n+1), stops: m != nil, history: opts.History},
+		smp:    sample{n: n, values: make([][]float64, n+1), skipped: make([]bool, n+1), stops: m != nil, history: opts.History, tiltCap: opts.variant.tiltCap},
 		stored: make([]int, n+1), runs: make([]int, n+1), skip: make([]string, n+1),
 	}
 	for i, vs := range known {
@@ -437,6 +457,9 @@ func (s *searcher) confirm(p *posterior, k int) int {
 		return -1
 	}
 	g := p.gapOf(k)
+	if s.opts.variant.confirmLone && g.hi < s.smp.n && !s.smp.skipped[g.hi] && len(s.smp.values[g.hi]) < 2 {
+		return g.hi
+	}
 	if i := s.leaning(p, g); i >= 0 {
 		return i
 	}
@@ -479,6 +502,9 @@ func (s *searcher) confirm(p *posterior, k int) int {
 // far have not shown (a slow run of a good commit sits just below the bad
 // level), and one more run of it is cheap insurance.
 func (s *searcher) leaning(p *posterior, g *gap) int {
+	if s.opts.variant.noLean {
+		return -1
+	}
 	dir := 1.0
 	if p.bad < p.good {
 		dir = -1
