@@ -31,6 +31,16 @@
 //     checked out (perfgate bisect-step); AB runs it on two commits in
 //     temporary checkouts, interleaved A B B A ... (perfgate ab), and
 //     returns the runs in adjacent pairs for gate.CheckPaired.
+//   - The flows of bisect and bisect-step that people stumble on:
+//     LocalScript points a --run script that is in the working tree but
+//     not committed at a commit to the working tree's copy (with a note
+//     the CLI prints); MeasureBaseline measures bisect-step's --baseline
+//     once in a temporary checkout and stores it, CommandLine is the
+//     command line it runs and BaselineHint the command that stores a
+//     result there by hand; DirtyRuns counts the stored runs left out for
+//     a dirty working tree; HistoryShape reads the stored runs outside a
+//     bisect's range that teach it the noise's shape
+//     (bisect.Options.History).
 //   - Saver writes runs to the history, opening (and locking) it only for
 //     the write, never across benchmark time. When the history still
 //     cannot be written (locked, read-only, damaged), the runs are saved
