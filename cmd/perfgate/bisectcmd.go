@@ -221,7 +221,7 @@ func runBisect(c *cli.Context, e *env) error {
 	var m bisect.Measurer
 	if !stored {
 		var note string
-		if cmdline, note = localScript(repo, cmdline, shas[0], shas[len(shas)-1]); note != "" {
+		if cmdline, note = runner.LocalScript(repo, cmdline, shas[0], shas[len(shas)-1]); note != "" {
 			fmt.Fprintf(e.stderr, "perfgate: bisect: %s\n", note)
 		}
 		live := io.Writer(nil)

@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/perfgate/perfgate/gitrepo"
 )
 
 // TestBisectLocalScript bisects with --run naming a script that exists in
@@ -24,24 +22,6 @@ func TestBisectLocalScript(t *testing.T) {
 	want := "./mybench.sh is not committed at " + shas[0][:7] + " and " + shas[rangeLen][:7] + ": each checkout runs the copy in your working tree, " + filepath.Join(repo, "mybench.sh")
 	if !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
-	}
-}
-
-func TestLocalScriptUnchanged(t *testing.T) {
-	repo, shas := bisectRepo(t)
-	writeFile(t, repo, "mybench.sh", "exec sh bench.sh\n")
-	r, err := gitrepo.Open(repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	for _, cmdline := range []string{"sh bench.sh", "./missing.sh", "mybench.sh", "/bin/true", "sh ../x.sh", "echo ./mybench.sh"} {
-		if got, note := localScript(r, cmdline, shas[0]); got != cmdline || note != "" {
-			t.Errorf("%q: rewritten to %q (%q), want unchanged", cmdline, got, note)
-		}
-	}
-	if got, _ := localScript(r, "./mybench.sh --fast", shas[0]); got != filepath.Join(repo, "mybench.sh")+" --fast" {
-		t.Errorf("rewritten to %q", got)
 	}
 }
 
