@@ -35,18 +35,7 @@ func scriptRepo(t *testing.T) (repo *gitrepo.Repo, dir string, shas []string) {
 			t.Fatal(err)
 		}
 	}
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
-			"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { t.Helper(); return runGit(t, dir, args...) }
 	write(filepath.Join(dir, "committed.sh"))
 	git("-c", "init.defaultBranch=main", "init", "-q")
 	git("add", "-A")

@@ -22,18 +22,7 @@ func testRepo(t *testing.T) (*gitrepo.Repo, string, []string) {
 		t.Skip("git is not installed")
 	}
 	dir := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
-			"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { t.Helper(); return runGit(t, dir, args...) }
 	git("-c", "init.defaultBranch=main", "init", "-q")
 	var shas []string
 	for i, level := range []string{"500", "560"} {
@@ -50,6 +39,21 @@ func testRepo(t *testing.T) (*gitrepo.Repo, string, []string) {
 	}
 	t.Cleanup(func() { r.Close() })
 	return r, dir, shas
+}
+
+// runGit runs git in dir, without the user's and the system's
+// configuration, and returns its trimmed output.
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func emptyDir(t *testing.T, dir string) {
