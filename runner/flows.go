@@ -63,33 +63,17 @@ func LocalScript(repo *gitrepo.Repo, cmdline string, revs ...string) (string, st
 		return cmdline, ""
 	}
 	at := strings.Index(cmdline, word)
-	out := cmdline[:at] + shellWord(abs) + cmdline[at+len(word):]
+	out := cmdline[:at] + ShellQuote(abs) + cmdline[at+len(word):]
 	note := fmt.Sprintf("%s is not committed at %s: each checkout runs the copy in your working tree, %s (commit it to bisect with the script of each commit)",
 		word, strings.Join(missing, " and "), abs)
 	return out, note
 }
 
-// shellWord quotes s for sh -c when it holds a shell metacharacter (or is
-// empty). Unlike ShellQuote, which quotes anything outside a small safe
-// set, it leaves other characters (^, non-ASCII letters) bare: bisect-step
-// has always rendered its command lines and hints so.
-func shellWord(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"$`\\*?[]{}~;&|<>()#!") {
-		return s
-	}
-	return singleQuote(s)
-}
-
-// singleQuote wraps s in single quotes for a POSIX shell.
-func singleQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// shellJoin renders argv as one sh -c command line (shellWord's quoting).
+// shellJoin renders argv as one sh -c command line (ShellQuote's quoting).
 func shellJoin(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
-		q[i] = shellWord(a)
+		q[i] = ShellQuote(a)
 	}
 	return strings.Join(q, " ")
 }
@@ -150,10 +134,10 @@ func BaselineHint(rev string, t Target, argv []string) string {
 	sort.Strings(keys)
 	labels := ""
 	for _, k := range keys {
-		labels += " --label " + shellWord(k+"="+t.Labels[k])
+		labels += " --label " + ShellQuote(k+"="+t.Labels[k])
 	}
 	return fmt.Sprintf("git checkout %s && { %s; } | perfgate ingest --name %s%s - ; git checkout -",
-		shellWord(rev), shellJoin(argv), shellWord(t.Name), labels)
+		ShellQuote(rev), shellJoin(argv), ShellQuote(t.Name), labels)
 }
 
 // HistoryShape returns the stored runs of the target's benchmark at the

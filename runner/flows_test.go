@@ -110,29 +110,6 @@ func TestLocalScript(t *testing.T) {
 	}
 }
 
-func TestShellWord(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"bench.sh", "bench.sh"},
-		{"/repo/x-y_z.sh", "/repo/x-y_z.sh"},
-		{"k=v,w", "k=v,w"},
-		{"", "''"},
-		{"a b", "'a b'"},
-		{"it's", `'it'\''s'`},
-		{"$(touch x)", "'$(touch x)'"},
-		{"#1", "'#1'"},
-		{"!x", "'!x'"},
-		{"a\tb", "'a\tb'"},
-		// Bare, where ShellQuote quotes: bisect-step's hints always were.
-		{"^x", "^x"},
-		{"café", "café"},
-	}
-	for _, tt := range tests {
-		if got := shellWord(tt.in); got != tt.want {
-			t.Errorf("shellWord(%q) = %s, want %s", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestCommandLine(t *testing.T) {
 	tests := []struct {
 		argv []string

@@ -9,6 +9,18 @@ func TestShellQuote(t *testing.T) {
 		{"it's", `'it'\''s'`},
 		{"", "''"},
 		{"$(touch x)", "'$(touch x)'"},
+		{"bench.sh", "bench.sh"},
+		{"/repo/x-y_z.sh", "/repo/x-y_z.sh"},
+		{"k=v,w", "k=v,w"},
+		{"a b", "'a b'"},
+		{"#1", "'#1'"},
+		{"!x", "'!x'"},
+		{"a\tb", "'a\tb'"},
+		// Anything outside the safe set is quoted, so nothing from a
+		// benchmark name or label reaches the shell bare.
+		{"^x", "'^x'"},
+		{"café", "'café'"},
+		{"a\x00b", "'a\x00b'"},
 	}
 	for _, tt := range tests {
 		if got := ShellQuote(tt.in); got != tt.want {

@@ -189,5 +189,5 @@ func ShellQuote(s string) string {
 	}) < 0 {
 		return s
 	}
-	return singleQuote(s)
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
