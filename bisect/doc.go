@@ -106,5 +106,8 @@
 // stated at 0.95-0.99 are right 98.5%, at 0.99+ 96.3% (98.9% with the
 // history). The targets not met: 8 runs in the first row and 11 in the
 // third, 5% wrong in the bimodal row without history, and 99% right at
-// 0.99+ on real noise without history; docs/bisect.md says why.
+// 0.99+ on real noise without history; docs/bisect.md says why, and
+// BenchmarkIssueFrontier (go test ./bisect -run '^$' -bench IssueFrontier
+// -benchtime 1x -v) measures the policy changes that would buy one of
+// them with another: none meets the three together.
 package bisect
