@@ -40,9 +40,7 @@ func setUser(t *testing.T, repo string) {
 // of an unchanged branch passes against the new level, a further
 // regression fails, and the invalidated run is listed as invalid.
 func TestAcceptAndInvalidateSurviveSync(t *testing.T) {
-	root := t.TempDir()
-	bare := filepath.Join(root, "remote.git")
-	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	root, bare := bareRemote(t)
 	remote := "file://" + bare
 
 	ci := gitRepo(t)

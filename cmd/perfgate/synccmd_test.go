@@ -12,13 +12,21 @@ import (
 	"testing"
 )
 
+// bareRemote makes a bare repository, remote.git, in a temporary folder
+// (root) with main as its default branch: the remote that syncs go through.
+func bareRemote(t *testing.T) (root, bare string) {
+	t.Helper()
+	root = t.TempDir()
+	bare = filepath.Join(root, "remote.git")
+	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	return root, bare
+}
+
 // TestSyncCIToDeveloper is the history's trip: CI measures main and
 // pushes the runs with perfgate sync; a developer's clone pulls them and
 // its local pre-merge check finds CI's baselines.
 func TestSyncCIToDeveloper(t *testing.T) {
-	root := t.TempDir()
-	bare := filepath.Join(root, "remote.git")
-	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	root, bare := bareRemote(t)
 	remote := "file://" + bare
 
 	// CI: main's history, measured and synced.
@@ -145,9 +153,7 @@ func TestSyncTokenNeverShown(t *testing.T) {
 // (CRLF line ends too): the fields are ignored with one warning, not the
 // runs.
 func TestNewerPerfgateFields(t *testing.T) {
-	root := t.TempDir()
-	bare := filepath.Join(root, "remote.git")
-	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	root, bare := bareRemote(t)
 	ci := gitRepo(t)
 	mainHistory(t, ci, 3)
 	exp, _, code := runCLI(t, "", "--repo", ci, "export")
@@ -199,9 +205,7 @@ func TestNewerPerfgateFields(t *testing.T) {
 // TestSyncPushRejected: a remote whose hook refuses the push: exit 3, the
 // message says what to do, and the runs stay in the local history.
 func TestSyncPushRejected(t *testing.T) {
-	root := t.TempDir()
-	bare := filepath.Join(root, "remote.git")
-	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	_, bare := bareRemote(t)
 	writeFile(t, filepath.Join(bare, "hooks"), "pre-receive", "#!/bin/sh\necho denied by policy >&2\nexit 1\n")
 	os.Chmod(filepath.Join(bare, "hooks", "pre-receive"), 0o755)
 	repo := gitRepo(t)
