@@ -69,8 +69,9 @@ func LocalScript(repo *gitrepo.Repo, cmdline string, revs ...string) (string, st
 	return out, note
 }
 
-// shellJoin renders argv as one sh -c command line (ShellQuote's quoting).
-func shellJoin(argv []string) string {
+// ShellJoin renders argv as one sh -c command line, each word quoted with
+// ShellQuote, so that no word is split or expanded.
+func ShellJoin(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
 		q[i] = ShellQuote(a)
@@ -85,7 +86,7 @@ func CommandLine(argv []string) string {
 	if len(argv) == 3 && argv[0] == "sh" && argv[1] == "-c" {
 		return argv[2]
 	}
-	return shellJoin(argv)
+	return ShellJoin(argv)
 }
 
 // DirtyRuns counts the runs (those stored at one commit) of the target
@@ -137,7 +138,7 @@ func BaselineHint(rev string, t Target, argv []string) string {
 		labels += " --label " + ShellQuote(k+"="+t.Labels[k])
 	}
 	return fmt.Sprintf("git checkout %s && { %s; } | perfgate ingest --name %s%s - ; git checkout -",
-		ShellQuote(rev), shellJoin(argv), ShellQuote(t.Name), labels)
+		ShellQuote(rev), ShellJoin(argv), ShellQuote(t.Name), labels)
 }
 
 // HistoryShape returns the stored runs of the target's benchmark at the

@@ -140,11 +140,7 @@ func runBisect(c *cli.Context, e *env) error {
 		}
 		// The words after --, as run takes them: quoted for the shell
 		// the checkout runs them with, so no word is split or expanded.
-		words := make([]string, c.NArg())
-		for i, a := range c.Args().Slice() {
-			words[i] = runner.ShellQuote(a)
-		}
-		cmdline = strings.Join(words, " ")
+		cmdline = runner.ShellJoin(c.Args().Slice())
 	}
 	if (cmdline == "") == !stored {
 		return usageErrorf("bisect: pass exactly one of --run CMD (run the benchmark where needed) or --stored (search the stored results alone)")
