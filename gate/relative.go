@@ -204,9 +204,16 @@ func (c *checker) bandCheck(rc *relCheck) {
 	lx := logs(rc.xs)
 	b := noiseBand(lx)
 	q := quantum(rc.xs, rc.hv)
+	lead := 0
+	if len(b.starts) == 1 {
+		edge := zCritical * math.Max(b.sigma, q) * math.Sqrt(1+robust.MedianVar(b.segN))
+		if lead = leadingLevel(lx, b.ref, edge); lead > 0 {
+			b = b.cutAt(lx, lead)
+		}
+	}
 	sigma := math.Max(b.sigma, q)
 	starts := b.starts // the segmentation noiseBand made: not searched twice
-	refs := c.references(rc, lx, b, starts, sigma)
+	refs := c.references(rc, lx, b, starts, sigma, lead > 0)
 	primary := refs[0]
 	if b.segStart > 0 {
 		cr.SegmentStart = rc.pts[b.segStart].Commit
@@ -220,7 +227,7 @@ func (c *checker) bandCheck(rc *relCheck) {
 	var tm tailModel
 	if len(rc.hv) < 3 {
 		unit := sigma * math.Sqrt(1+robust.MedianVar(b.segN))
-		tm = newTailModel(rc, tailResiduals(lx, longSegments(starts, len(lx))), unit)
+		tm = newTailModel(rc, tailResiduals(lx[lead:], shiftStarts(longSegments(starts, len(lx)), lead)), unit)
 	}
 
 	lh := math.Log(rc.cur)
@@ -238,7 +245,7 @@ func (c *checker) bandCheck(rc *relCheck) {
 		worse, better := rc.beyond(rc.cur / ref.raw)
 		o := outcome{z: z, ref: ref}
 		switch {
-		case worse && z > zCritical && tm.p(d) < tailAlpha:
+		case worse && z > failZ(len(rc.hv)) && tm.p(d) < tailAlpha:
 			o.v = Fail
 		case worse && z > zCritical:
 			o.v = Inconclusive
@@ -296,14 +303,15 @@ func (c *checker) bandCheck(rc *relCheck) {
 // references lists the levels the base branch may be at now: the median
 // of the window's last segment first; the segment before it when the last
 // is too short to be trusted as a new level (two outliers at the tip are
-// not a level); and the newest result itself when it is off the band (a
+// not a level) unless it is the leading level the window caught the end
+// of (leadingLevel); and the newest result itself when it is off the band (a
 // step on main one commit ago, not yet a segment).
-func (c *checker) references(rc *relCheck, lx []float64, b band, starts []int, sigma float64) []reference {
+func (c *checker) references(rc *relCheck, lx []float64, b band, starts []int, sigma float64, leading bool) []reference {
 	refs := []reference{{level: b.ref, raw: robust.Median(rc.xs[b.segStart:]), n: b.segN, desc: fmt.Sprintf("median of %d results", b.segN)}}
 	if b.segStart > 0 {
 		refs[0].desc = fmt.Sprintf("median of the %d results since the change point at %s", b.segN, shortSHA(rc.pts[b.segStart].Commit))
 	}
-	if b.segN < minRefSegment && len(starts) > 1 {
+	if b.segN < minRefSegment && len(starts) > 1 && !leading {
 		prev := starts[len(starts)-2]
 		seg := lx[prev:b.segStart]
 		refs = append(refs, reference{level: robust.Median(seg), raw: robust.Median(rc.xs[prev:b.segStart]), n: len(seg),
@@ -400,4 +408,66 @@ func (c *checker) thresholdCheck(rc *relCheck) {
 	default:
 		cr.Verdict = Pass
 	}
+}
+
+// leadingLevel returns how many of the window's oldest values are an
+// earlier level rather than outliers: a run of values at its start, all
+// beyond edge on the same side of ref, followed by a value within it,
+// shorter than what follows, and with no value beyond edge on that side
+// after it. An excursion that returned is bounded by
+// values at the level on both sides; at the window's start only one side
+// is seen, so an off-level start (main before an optimisation) is a level
+// the window caught the end of, not a tail event the next run may repeat.
+func leadingLevel(lx []float64, ref, edge float64) int {
+	side := func(v float64) int {
+		switch d := v - ref; {
+		case d > edge:
+			return 1
+		case d < -edge:
+			return -1
+		}
+		return 0
+	}
+	s := side(lx[0])
+	if s == 0 {
+		return 0
+	}
+	j := 1
+	for j < len(lx) && side(lx[j]) == s {
+		j++
+	}
+	if j >= len(lx)-j || side(lx[j]) != 0 {
+		return 0
+	}
+	for _, v := range lx[j:] {
+		if side(v) == s {
+			return 0 // main shows such values later too: a tail, not a level
+		}
+	}
+	return j
+}
+
+// shiftStarts drops the segment starts before lead and renumbers the rest
+// from lead, for the window without its first lead values.
+func shiftStarts(starts []int, lead int) []int {
+	if lead == 0 {
+		return starts
+	}
+	out := []int{0}
+	for _, st := range starts {
+		if st > lead {
+			out = append(out, st-lead)
+		}
+	}
+	return out
+}
+
+// failZ is the robust z beyond which head's n runs fail in the noise
+// band: one or two runs need zFailOne, as a single run on real CI has
+// heavier tails than the band's normal noise (see the package comment).
+func failZ(n int) float64 {
+	if n < 3 {
+		return zFailOne
+	}
+	return zCritical
 }

@@ -19,6 +19,7 @@ const (
 	minRefSegment = 5    // a last segment shorter than this is not trusted alone as main's level
 	minWindow     = 5    // measured commits needed for a noise band
 	zCritical     = 2.75 // robust z beyond which a change is outside the noise band (tuned on the quality experiment)
+	zFailOne      = 3.0  // robust z beyond which one or two runs at head fail (see bandCheck)
 	cpThreshold   = 3.5  // median-shift statistic beyond which the window is cut
 	minSegment    = 2    // shortest segment a change point may leave
 	madToSigma    = 1.4826
@@ -233,6 +234,16 @@ func noiseBand(x []float64) band {
 		segStart: last,
 		starts:   starts,
 	}
+}
+
+// cutAt is the band of x with a change point at i: the level and the
+// noise of the values from i on, pooled with those before it.
+func (b band) cutAt(x []float64, i int) band {
+	b.starts = []int{0, i}
+	b.sigma = pooledScale(segments(x, b.starts))
+	b.ref = robust.Median(x[i:])
+	b.segStart, b.segN = i, len(x)-i
+	return b
 }
 
 // pooledScale estimates the standard deviation of the noise from the

@@ -37,10 +37,11 @@ type tailModel struct {
 const (
 	tailAlpha = 0.008
 	tailPrior = 0.5
+	tailEdge  = 2.0
 )
 
 func newTailModel(rc *relCheck, residuals []float64, unit float64) tailModel {
-	t := tailModel{u: zCritical * unit, n: len(residuals), sum: tailPrior * unit, max: math.Inf(-1)}
+	t := tailModel{u: tailEdge * unit, n: len(residuals), sum: tailPrior * unit, max: math.Inf(-1)}
 	for _, r := range residuals {
 		w := rc.worseBy(r)
 		t.max = math.Max(t.max, w)

@@ -1,0 +1,81 @@
+package gate
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// seedMeanTTFT reads the first Mean TTFT of each section of the user's
+// vllm-ascend optimisation log (the repository's copy, the demo's input):
+// 945.18 before the optimisations, then 817-840.
+func seedMeanTTFT(t *testing.T) []float64 {
+	b, err := os.ReadFile("../testdata/vllm-ascend-multimodal-optimizations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []float64
+	for _, sec := range regexp.MustCompile(`(?m)^## `).Split(string(b), -1)[1:] {
+		m := regexp.MustCompile(`Mean TTFT \(ms\):\s+([0-9.]+)`).FindStringSubmatch(sec)
+		if m == nil {
+			t.Fatalf("a section of the seed has no Mean TTFT")
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// A short history: five measured commits, the oldest before an
+// optimisation. A level at the start of the window is a level, not a
+// tail event, so a +9.2% head fails a 3% rule; the same values with the
+// high one in the middle are an outlier main shows, and one run this far
+// off stays inconclusive.
+func TestCheckShortHistoryLeadingLevel(t *testing.T) {
+	seed := seedMeanTTFT(t)
+	if len(seed) != 5 || seed[0] != 945.18 {
+		t.Fatalf("seed Mean TTFT = %v, want five sections starting at 945.18", seed)
+	}
+	spike := []float64{seed[1], seed[2], seed[0], seed[3], seed[4]}
+	for _, tc := range []struct {
+		name    string
+		history []float64
+		head    float64
+		want    Verdict
+	}{
+		{"the seed: a level before the optimisation, then a +9.2% head", seed, 912, Fail},
+		{"a lone +13% spike in the middle still protects one run", spike, 912, Inconclusive},
+		{"the seed, head unchanged", seed, 831, Pass},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := newFakeRepo()
+			parent := repo.commit("", "root")
+			for _, v := range tc.history {
+				parent = repo.commit(parent, "main")
+				repo.add(parent, "multimodal", nil, map[string]float64{"mean_ttft_ms": v})
+			}
+			head := repo.commit(parent, "pr")
+			repo.add(head, "multimodal", nil, map[string]float64{"mean_ttft_ms": tc.head})
+			cfg := DefaultConfig()
+			r, err := ParseRuleFlag("mean_ttft_ms:3%")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Rules = []Rule{r}
+			rep, err := Check(context.Background(), repo, repo, CheckOptions{Head: head, Base: parent, BaseRef: "main", Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := rep.Checks[0]
+			t.Log(c.Reason)
+			if c.Verdict != tc.want {
+				t.Errorf("verdict %s (%s), want %s", c.Verdict, c.Reason, tc.want)
+			}
+		})
+	}
+}
