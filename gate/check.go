@@ -756,6 +756,9 @@ func (c *checker) warnings() []string {
 		out = append(out, fmt.Sprintf("%s inconclusive: worse than the threshold, but not clearly beyond the measured noise; %s",
 			plural(inc, "check is", "checks are"), decideAdvice(rep.Checks)))
 	}
+	if w := resolutionWarning(rep.Checks); w != "" {
+		out = append(out, w)
+	}
 	if cut > 0 {
 		out = append(out, fmt.Sprintf("%s compared with the base branch's level since a change point, not with its whole window: the base branch itself moved",
 			plural(cut, "check was", "checks were")))

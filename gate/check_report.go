@@ -424,7 +424,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	b.WriteString("Methods: *shift*: three or more runs on both sides, the Hodges-Lehmann shift against a one-sided t test at alpha 0.01 whose noise includes the base branch's session-to-session spread; " +
-		"*noise-band*: one run against the median of the base branch's recent results (cut at change points), fails only beyond the threshold and " + fmtNum(zCritical) + " robust standard deviations, and, when the base branch shows outliers, far beyond them; " +
+		"*noise-band*: one run against the median of the base branch's recent results (cut at change points), fails only beyond the threshold and " + fmtNum(zFailOne) + " robust standard deviations (" + fmtNum(zCritical) + " for three runs or more), and, when the base branch shows outliers, far beyond them; " +
 		"*repeats*: the same band from the baseline's repeated runs; *threshold*: no noise estimate, the literal threshold (unqualified).\n")
 	if len(r.Mismatches) > 0 {
 		b.WriteString("\n**Not compared (identity labels differ):**\n\n")

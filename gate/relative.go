@@ -107,6 +107,7 @@ func (c *checker) shiftCheck(rc *relCheck, windowOK bool) {
 	rc.judge(base)
 	cr.Baseline = num(robust.Median(rc.bv))
 	cr.Noise = num(100 * math.Expm1(s.within))
+	cr.Resolution = shiftResolution(rc.r.Limit, s)
 	worse := rc.worseBy(s.delta)
 	p := s.pWorse(worse)
 	pImp := s.pWorse(-worse)
@@ -221,6 +222,7 @@ func (c *checker) bandCheck(rc *relCheck) {
 	rc.judge(primary.raw)
 	cr.Samples.Baseline = primary.n
 	cr.Noise = num(100 * math.Expm1(sigma))
+	cr.Resolution = bandResolution(rc.r.Limit, sigma, primary.n)
 
 	// Heavy tails: one or two runs at head are weighed against the
 	// outliers the window itself shows in the bad direction (tailModel).
@@ -357,6 +359,7 @@ func (c *checker) repeatsCheck(rc *relCheck) {
 	ref := robust.Median(rc.bv)
 	rc.judge(ref)
 	cr.Noise = num(100 * math.Expm1(sigma))
+	cr.Resolution = repeatsResolution(rc.r.Limit, sigma, len(rc.bv))
 	se := sigma * math.Sqrt(robust.MedianVar(len(rc.hv))+robust.MedianVar(len(rc.bv)))
 	z := zOf(rc.worseBy(math.Log(rc.cur)-math.Log(ref)), se)
 	cr.Z = num(z)

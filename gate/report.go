@@ -124,6 +124,9 @@ type CheckResult struct {
 	// verdict accepted; CutAt the accepted change its window was cut at.
 	Accepted *Acceptance `json:"accepted,omitempty"`
 	CutAt    *Acceptance `json:"cut_at,omitempty"`
+	// Resolution is the smallest regression the check can see with the
+	// noise it measured (relative rules decided on a noise estimate).
+	Resolution *Resolution `json:"resolution,omitempty"`
 
 	limit  float64
 	worse  bool // beyond the threshold in the bad direction
