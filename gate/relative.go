@@ -226,11 +226,10 @@ func (c *checker) bandCheck(rc *relCheck) {
 
 	// Heavy tails: one or two runs at head are weighed against the
 	// outliers the window itself shows in the bad direction (tailModel).
-	var tm tailModel
-	if len(rc.hv) < 3 {
-		unit := sigma * math.Sqrt(1+robust.MedianVar(b.segN))
-		tm = newTailModel(rc, tailResiduals(lx[lead:], shiftStarts(longSegments(starts, len(lx)), lead)), unit)
-	}
+	unit := sigma * math.Sqrt(1+robust.MedianVar(b.segN))
+	tm := newTailModel(rc, tailResiduals(lx[lead:], shiftStarts(longSegments(starts, len(lx)), lead)), unit)
+	headVar, rho := rc.headVar(sigma, q)
+	tm.runs, tm.session = len(rc.hv), rho
 
 	lh := math.Log(rc.cur)
 	type outcome struct {
@@ -242,7 +241,7 @@ func (c *checker) bandCheck(rc *relCheck) {
 	var best, disagree *outcome
 	for _, ref := range refs {
 		d := rc.worseBy(lh - ref.level)
-		se := sigma * math.Sqrt(robust.MedianVar(len(rc.hv))+robust.MedianVar(ref.n))
+		se := math.Sqrt(headVar + sigma*sigma*robust.MedianVar(ref.n))
 		z := zOf(d, se)
 		worse, better := rc.beyond(rc.cur / ref.raw)
 		o := outcome{z: z, ref: ref}
@@ -251,8 +250,10 @@ func (c *checker) bandCheck(rc *relCheck) {
 			o.v = Fail
 		case worse && z > zCritical:
 			o.v = Inconclusive
-			o.reason = tm.reason(d)
-			cr.RunsToDecide = 3
+			o.reason = tm.reason(d, len(rc.hv))
+			if len(rc.hv) < minRepeats {
+				cr.RunsToDecide = minRepeats
+			}
 		case worse:
 			o.v = Inconclusive
 			o.reason = fmt.Sprintf("repeat the run to decide (perfgate run --repeat %d, or perfgate ab)", minRepeats+2)
@@ -473,4 +474,38 @@ func failZ(n int) float64 {
 		return zFailOne
 	}
 	return zCritical
+}
+
+// headVar is the variance, in log units squared, of the median of head's
+// runs as a draw of the window's noise. The window's values are one
+// session each (a commit's median of k runs), so their noise sigma holds
+// a session's own level (tau) and its runs' spread (w): sigma^2 = tau^2 +
+// w^2 MedianVar(k). One run at head is one such value. Repeated runs at
+// head are one session too: their median shrinks w's part, never tau's
+// (taking them as independent draws of the window made --repeat 5 against
+// one run a commit fail 4.9% of unchanged heads on the real histories).
+// w is the spread of head's runs and the baseline commit's about their
+// own medians, floored at the quantisation step q; tau what the window's
+// noise leaves beyond it.
+//
+// It also returns the share of the window's variance that is the
+// sessions' own (tau^2/sigma^2; 1 for one run): how likely an outlier the
+// window shows is to move all of head's runs together.
+func (rc *relCheck) headVar(sigma, q float64) (float64, float64) {
+	n := len(rc.hv)
+	if n < 2 || sigma <= 0 {
+		return sigma * sigma * robust.MedianVar(n), 1
+	}
+	sides := [][]float64{centred(logs(rc.hv))}
+	if len(rc.bv) > 1 {
+		sides = append(sides, centred(logs(rc.bv)))
+	}
+	w := math.Max(pooledScale(sides), q)
+	inv := 0.0
+	for _, k := range rc.ks {
+		inv += robust.MedianVar(k)
+	}
+	inv /= float64(len(rc.ks))
+	tau2 := math.Max(0, sigma*sigma-w*w*inv)
+	return tau2 + w*w*robust.MedianVar(n), tau2 / (sigma * sigma)
 }
