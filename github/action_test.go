@@ -60,7 +60,7 @@ func TestActionScript(t *testing.T) {
 		cmd.Env = append(cmd.Env, "PERFGATE="+bin, "GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME="+event, "GITHUB_OUTPUT="+out,
 			"GITHUB_REPOSITORY=o/r", "GITHUB_TOKEN=", "PERFGATE_GITHUB_TOKEN=", "GITHUB_STEP_SUMMARY=", "GITHUB_EVENT_PATH=",
 			"GITHUB_BASE_REF=", "PERFGATE_GATE_ID=", "RUNNER_TEMP="+t.TempDir(), "PERFGATE_SYNC_REMOTE=", "PERFGATE_SYNC_BRANCH=", "PERFGATE_DB=")
-		defaults := map[string]string{"COMMAND": "check", "ARGS": "", "INGEST": "", "NAME": "", "RULES": "", "BASE": "", "COMMENT": "auto", "SYNC": "true"}
+		defaults := map[string]string{"COMMAND": "check", "ARGS": "", "INGEST": "", "NAME": "", "RULES": "", "BASE": "", "COMMENT": "auto", "SYNC": "true", "REPEAT": "", "MAX_RUNS": ""}
 		for k, v := range inputs {
 			defaults[k] = v
 		}
@@ -116,6 +116,18 @@ func TestActionScript(t *testing.T) {
 	}
 	if n := strings.Count(git(bare, "ls-tree", "-r", "--name-only", "perfgate-history"), ".json"); n != 1 {
 		t.Errorf("a pull request pushed to the history (%d runs)", n)
+	}
+
+	// The pull request's next push runs the benchmark itself with repeat:
+	// auto: perfgate run --repeat=auto --max-runs=3 stops once the verdict
+	// is decided.
+	git(work, "commit", "-q", "--allow-empty", "-m", "feature 2")
+	log, _, code = runStep("pull_request", map[string]string{
+		"COMMAND": "run", "REPEAT": "auto", "MAX_RUNS": "3",
+		"ARGS": "--name=serving\n--rule=mean_ttft_ms:5%\n-o\njson\n--\ncat\n" + filepath.Join(tmp, "main.json"),
+	})
+	if code != 0 || !strings.Contains(log, `"max_runs": 3`) || !strings.Contains(log, "perfgate: run: spent 1 of at most 3 runs; check's verdict is pass") {
+		t.Errorf("run with repeat auto: exit %d\n%s", code, log)
 	}
 }
 
@@ -182,7 +194,7 @@ func TestActionScriptInputsAreInert(t *testing.T) {
 		cmd := exec.Command("bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", script)
 		cmd.Dir = work
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "PERFGATE=" + fake, "GITHUB_EVENT_NAME=" + event, "GITHUB_BASE_REF="}
-		all := map[string]string{"COMMAND": "check", "ARGS": "", "INGEST": "", "NAME": "", "RULES": "", "BASE": "", "COMMENT": "auto", "SYNC": "true"}
+		all := map[string]string{"COMMAND": "check", "ARGS": "", "INGEST": "", "NAME": "", "RULES": "", "BASE": "", "COMMENT": "auto", "SYNC": "true", "REPEAT": "", "MAX_RUNS": ""}
 		for k, v := range inputs {
 			all[k] = v
 		}
@@ -255,12 +267,53 @@ func TestActionScriptInputsAreInert(t *testing.T) {
 		}
 		same(t, out, calls, []string{"sync", "--pull-only"}, []string{"site", "--out", "_site", "--title", "Serving $(touch owned10)"})
 	})
+	// repeat and max-runs become perfgate run's --repeat and --max-runs,
+	// before args (whose -- starts the benchmark's command line).
+	for _, tt := range []struct {
+		name, repeat, maxRuns string
+		want                  []string
+	}{
+		{"repeat auto", "auto", "", []string{"run", "--repeat=auto"}},
+		{"repeat auto with max-runs", "auto", "3", []string{"run", "--repeat=auto", "--max-runs=3"}},
+		{"repeat AUTO", "AUTO", "10", []string{"run", "--repeat=auto", "--max-runs=10"}},
+		{"repeat 5", "5", "", []string{"run", "--repeat=5"}},
+		{"repeat 1 with spaces around", " 1\n", "", []string{"run", "--repeat=1"}},
+		{"no repeat", "", "", []string{"run"}},
+	} {
+		t.Run("run with "+tt.name, func(t *testing.T) {
+			out, calls, code := run(t, "pull_request", map[string]string{"COMMAND": "run", "REPEAT": tt.repeat, "MAX_RUNS": tt.maxRuns,
+				"ARGS": "--name\nserving\n--\n./bench.sh\n--repeat\n2"})
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, out)
+			}
+			same(t, out, calls, []string{"sync", "--pull-only"}, append(tt.want, "--name", "serving", "--", "./bench.sh", "--repeat", "2"))
+		})
+	}
 	for _, tt := range []struct {
 		name   string
 		inputs map[string]string
 		want   string
 	}{
 		{"a flag for a command", map[string]string{"COMMAND": "--repo=/tmp/x"}, "input command: not a perfgate command"},
+		{"repeat 0", map[string]string{"COMMAND": "run", "REPEAT": "0"},
+			`input repeat: "0" is not a number of runs; use a whole number of runs, at least 1 (e.g. 5), or auto`},
+		{"repeat -1", map[string]string{"COMMAND": "run", "REPEAT": "-1"}, `input repeat: "-1" is not a number of runs`},
+		{"repeat 2.5", map[string]string{"COMMAND": "run", "REPEAT": "2.5"}, `input repeat: "2.5" is not a number of runs`},
+		{"repeat adaptive", map[string]string{"COMMAND": "run", "REPEAT": "adaptive"}, `input repeat: "adaptive" is not a number of runs`},
+		{"repeat with a command in it", map[string]string{"COMMAND": "run", "REPEAT": "5; touch owned11"}, `input repeat: "5; touch owned11" is not a number of runs`},
+		{"repeat with a newline", map[string]string{"COMMAND": "run", "REPEAT": "auto\n::error::x %0A"}, `input repeat: "auto\n::error::x %250A" is not a number of runs`},
+		{"a long repeat", map[string]string{"COMMAND": "run", "REPEAT": strings.Repeat("9", 30) + "x" + strings.Repeat("y", 30)},
+			`input repeat: "` + strings.Repeat("9", 30) + "x" + strings.Repeat("y", 9) + `..." is not a number of runs`},
+		{"repeat with check", map[string]string{"REPEAT": "auto"}, `input repeat: command "check" does not take it; only command run does`},
+		{"max-runs 0", map[string]string{"COMMAND": "run", "REPEAT": "auto", "MAX_RUNS": "0"},
+			`input max-runs: "0" is not a run budget; use a whole number of runs, at least 1`},
+		{"max-runs many", map[string]string{"COMMAND": "run", "REPEAT": "auto", "MAX_RUNS": "many"}, `input max-runs: "many" is not a run budget`},
+		{"max-runs with repeat 5", map[string]string{"COMMAND": "run", "REPEAT": "5", "MAX_RUNS": "3"},
+			`input max-runs: "3" is the run budget of repeat: auto, and repeat is "5"; set repeat: auto, or drop max-runs`},
+		{"max-runs without repeat", map[string]string{"COMMAND": "run", "MAX_RUNS": "3"}, `input max-runs: "3" is the run budget of repeat: auto, and repeat is ""`},
+		{"max-runs with check", map[string]string{"MAX_RUNS": "3"}, `input max-runs: command "check" does not take it`},
+		{"repeat twice", map[string]string{"COMMAND": "run", "REPEAT": "auto", "ARGS": "--name=serving\n--repeat=3\n--\n./bench.sh"},
+			"input args: --repeat as well as input repeat"},
 		{"a command with a newline", map[string]string{"COMMAND": "check\n::error::x"}, "input command: not a perfgate command"},
 		{"shell words on one line", map[string]string{"ARGS": "--rule=x:3%\n-o json"}, "input args, line 2: a flag and more words on one line"},
 		{"ingest with publish", map[string]string{"COMMAND": "publish", "INGEST": "*.txt"}, "input ingest: publish stores nothing"},
@@ -270,7 +323,15 @@ func TestActionScriptInputsAreInert(t *testing.T) {
 			if code != 2 || !strings.Contains(out, "::error title=perfgate action::"+tt.want) || len(calls) != 0 {
 				t.Errorf("exit %d, perfgate ran %q\n%s", code, calls, out)
 			}
-			if strings.Contains(out, "/tmp/x") || strings.Contains(out, "::error::x") {
+			owned(t)
+			// A refused repeat or max-runs is quoted on one line; no other
+			// input is echoed.
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "::error::") {
+					t.Errorf("an input started a workflow command:\n%s", out)
+				}
+			}
+			if strings.Contains(out, "/tmp/x") {
 				t.Errorf("the message echoes the input:\n%s", out)
 			}
 		})

@@ -114,7 +114,7 @@ func TestActionlintAction(t *testing.T) {
 		inputs = append(inputs, in.Name)
 	}
 	sort.Strings(inputs)
-	for _, want := range []string{"base", "command", "comment", "rules", "token"} {
+	for _, want := range []string{"base", "command", "comment", "max-runs", "repeat", "rules", "token"} {
 		if !strings.Contains(" "+strings.Join(inputs, " ")+" ", " "+want+" ") {
 			t.Errorf("action.yml has no input %q (has %v)", want, inputs)
 		}

@@ -1,0 +1,371 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/perfgate/perfgate/gate"
+)
+
+// TestAdaptiveRealNoise is TestAdaptiveErrorRates on real benchmark
+// histories: those of ../shared/realnoise (real CI runs of public
+// projects, GPU runners included; see its README.md), with the
+// conventions of gate's real-noise experiment (gate/realnoise_test.go).
+// Inside every step-free stretch of a series, about 20 positions k each
+// play a pull request: the values before k in the stretch are main's
+// history (at most 60 commits), and the head is unchanged (a fail is a
+// false alarm) or made 10% worse in the metric's direction (a fail is a
+// catch, counted on the series whose one-run noise, point_sigma_pct, is
+// under 3%). Consecutive values stand for repeated runs: the head's i-th
+// run is value k+i, and a base commit measured five times holds the five
+// values before k, as gate's experiment has it for five runs a side.
+// Consecutive values are runs of consecutive commits, often on other
+// machines: they carry drift and blocks of slow runs, and repeats in one
+// job may be more alike still. Every policy sees the same positions
+// (those with five values after them). The rule is value:5% in the
+// series' direction. A series is two-level when at least 15% of its
+// points lie more than four noise scales out (outliers_gt4sigma:
+// django's runners, three GPU step timings), else one-level.
+//
+// The test skips when ../shared/realnoise is absent; -short takes about 5
+// positions a stretch instead of 20. It prints, for the README's
+// "Adaptive runs":
+//
+//	go test ./runner -run TestAdaptiveRealNoise -v
+//
+// (73 series, 4943 PRs: 2505 one-level, 2438 two-level; 2765 on series
+// with noise < 3%, 2081 of them two-level). Runs are per PR; caught and
+// inconclusive are of 10% regressions on series with noise < 3%; "main
+// 1 run a commit" is --repeat 5 on auto's history, "base 5 runs" auto on
+// --repeat 5's:
+//
+//	policy                   | unchanged: runs  false alarms | 10% regression: runs  caught  inconclusive
+//	all
+//	--repeat 1               | 1.00  1.05% | 1.00  38.4%  49.7%
+//	--repeat 5               | 5.00  0.69% | 5.00  42.7%  45.8%
+//	--repeat 5, main 1 run   | 5.00  4.94% | 5.00  60.3%  32.9%
+//	--repeat auto            | 2.81  5.73% | 3.58  62.4%  28.1%
+//	--repeat auto, base 5    | 2.68  2.14% | 3.71  46.0%  38.0%
+//	one-level
+//	--repeat 1               | 1.00  1.48% | 1.00  74.7%  20.6%
+//	--repeat 5               | 5.00  0.76% | 5.00  80.1%  18.4%
+//	--repeat 5, main 1 run   | 5.00  3.35% | 5.00  93.0%   5.1%
+//	--repeat auto            | 2.97  4.87% | 3.57  92.0%   4.2%
+//	--repeat auto, base 5    | 2.80  2.04% | 3.63  84.5%  11.3%
+//	two-level
+//	--repeat 1               | 1.00  0.62% | 1.00  26.5%  59.3%
+//	--repeat 5               | 5.00  0.62% | 5.00  30.4%  54.7%
+//	--repeat 5, main 1 run   | 5.00  6.56% | 5.00  49.5%  42.0%
+//	--repeat auto            | 2.64  6.60% | 3.59  52.7%  35.9%
+//	--repeat auto, base 5    | 2.56  2.26% | 3.80  33.3%  46.8%
+//
+// --repeat auto spends 2.8 runs on an unchanged PR and 3.6 on a 10%
+// regression, and catches more than --repeat 5; but its false alarms are
+// not those of --repeat 5 here. Most of the gap is not the policy's:
+// --repeat 5 against a history of one run a commit has nearly as many
+// (4.9%), so it comes from head's several runs against main's one: the
+// gate's noise band then shrinks main's commit-to-commit noise with the
+// number of head's runs as if they were independent draws, and
+// consecutive real values are not (with five runs at the base commit the
+// gate uses its shift method, head's runs against the base commit's, which
+// adds a between-session term: --repeat 5 has 0.7%).
+// The rest, 0.8 points (1.4 with the base measured five times), is the
+// cost of auto's extra looks at the data, which the lognormal simulation
+// does not show.
+func TestAdaptiveRealNoise(t *testing.T) {
+	series := loadRealNoise(t)
+	per := 20
+	if testing.Short() {
+		per = 5
+	}
+	policies := []realPolicy{
+		{"--repeat 1", 1, 1},
+		{"--repeat 5", 5, 5},
+		{"--repeat 5, main 1 run a commit", 5, 1},
+		{"--repeat auto", 0, 1},
+		{"--repeat auto, base 5 runs", 0, 5},
+	}
+	tallies := map[string][]realTally{} // by regime, and "all": a tally per policy
+	for _, reg := range []string{"one-level", "two-level", "all"} {
+		tallies[reg] = make([]realTally, len(policies))
+	}
+	for _, s := range series {
+		for _, k := range s.heads(per) {
+			for pi, p := range policies {
+				for _, frac := range []float64{0, 0.10} {
+					runs, v := s.gatePR(t, k, p, frac)
+					for _, reg := range []string{s.regime(), "all"} {
+						tallies[reg][pi].add(frac > 0, s.Noise.PointSigmaPct < 3, runs, v)
+					}
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	for _, reg := range []string{"one-level", "two-level", "all"} {
+		tl := tallies[reg]
+		fmt.Fprintf(&b, "\n%s: %d PRs (noise < 3%%: %d), rule value:5%%\n", reg, tl[0].prs, tl[0].low)
+		fmt.Fprintf(&b, "| policy | runs per unchanged PR | false alarms | runs per 10%% regression | caught (noise < 3%%) | 10%% regressions inconclusive (noise < 3%%) |\n|---|--:|--:|--:|--:|--:|\n")
+		for i, p := range policies {
+			fmt.Fprintf(&b, "| `%s` | %s |\n", p.name, tl[i])
+		}
+	}
+	t.Log(b.String())
+
+	all := tallies["all"]
+	if all[0].prs == 0 {
+		t.Fatal("no pull requests: every stretch is too short")
+	}
+	one, fixed, auto := all[0], all[2], all[3]
+	// The invariants of --repeat auto, on the same PRs and the same
+	// history as --repeat 5: fewer runs, unchanged or regressed; at least
+	// the catches of one run; false alarms at most 1.5 points above (the
+	// extra looks cost about 0.8 today, where TestAdaptiveErrorRates'
+	// lognormal noise shows none: the bound catches a policy that looks
+	// worse, not today's gap).
+	if r := auto.perPR(auto.nullRuns); r >= 5 {
+		t.Errorf("--repeat auto spent %.2f runs per unchanged PR; --repeat 5 spends 5", r)
+	}
+	if r := auto.perPR(auto.regRuns); r >= 5 {
+		t.Errorf("--repeat auto spent %.2f runs per 10%% regression; --repeat 5 spends 5", r)
+	}
+	if a, o := auto.pct(auto.lowFail, auto.low), one.pct(one.lowFail, one.low); a < o {
+		t.Errorf("--repeat auto caught %.1f%% of 10%% regressions (noise < 3%%), --repeat 1 %.1f%%", a, o)
+	}
+	if a, f := auto.pct(auto.nullFail, auto.prs), fixed.pct(fixed.nullFail, fixed.prs); a > f+1.5 {
+		t.Errorf("--repeat auto false alarms %.2f%%, --repeat 5 on the same history %.2f%% (allowed: 1.5 points more)", a, f)
+	}
+}
+
+// realPolicy is --repeat N, or --repeat auto (--max-runs 5) when repeat
+// is 0, with main's base commit measured base times (the values before
+// the head) and the commits before it once.
+type realPolicy struct {
+	name         string
+	repeat, base int
+}
+
+// realTally counts one policy's pull requests: all unchanged and 10%
+// regressed, and the regressions on series with noise under 3%.
+type realTally struct {
+	prs, nullRuns, nullFail, regRuns int
+	low, lowFail, lowInc             int
+}
+
+func (r *realTally) add(regressed, low bool, runs int, v gate.Verdict) {
+	if !regressed {
+		r.prs++
+		r.nullRuns += runs
+		if v == gate.Fail {
+			r.nullFail++
+		}
+		return
+	}
+	r.regRuns += runs
+	if low {
+		r.low++
+		switch v {
+		case gate.Fail:
+			r.lowFail++
+		case gate.Inconclusive:
+			r.lowInc++
+		}
+	}
+}
+
+func (r realTally) perPR(runs int) float64 { return float64(runs) / float64(r.prs) }
+
+func (r realTally) pct(n, of int) float64 {
+	if of == 0 {
+		return math.NaN()
+	}
+	return 100 * float64(n) / float64(of)
+}
+
+func (r realTally) String() string {
+	return fmt.Sprintf("%.2f | %.2f%% | %.2f | %.1f%% | %.1f%%", r.perPR(r.nullRuns), r.pct(r.nullFail, r.prs),
+		r.perPR(r.regRuns), r.pct(r.lowFail, r.low), r.pct(r.lowInc, r.low))
+}
+
+// realSeries is one history of ../shared/realnoise/series.
+type realSeries struct {
+	id        string
+	Direction string    `json:"direction"`
+	Values    []float64 `json:"values"`
+	Steps     []int     `json:"steps"`
+	Noise     struct {
+		PointSigmaPct float64 `json:"point_sigma_pct"`
+		OutliersGT4   float64 `json:"outliers_gt4sigma"`
+	} `json:"noise"`
+}
+
+// loadRealNoise reads the series, sorted by file name; it skips the test
+// when the folder is absent (it is never copied into the repository).
+func loadRealNoise(t testing.TB) []realSeries {
+	t.Helper()
+	var dir string
+	for _, d := range []string{"../../shared/realnoise", "../shared/realnoise"} {
+		if _, err := os.Stat(d); err == nil {
+			dir = d
+			break
+		}
+	}
+	if dir == "" {
+		t.Skip("../shared/realnoise is absent")
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "series", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Skipf("no series in %s", dir)
+	}
+	sort.Strings(files)
+	var out []realSeries
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s realSeries
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if s.Direction != "lower" && s.Direction != "higher" {
+			t.Fatalf("%s: direction %q; want lower or higher", f, s.Direction)
+		}
+		s.id = strings.TrimSuffix(filepath.Base(f), ".json")
+		out = append(out, s)
+	}
+	return out
+}
+
+// twoLevelShare: a series with at least this share of its points more
+// than four noise scales out is two-level (gate's experiment's rule).
+const twoLevelShare = 0.15
+
+func (s realSeries) regime() string {
+	if s.Noise.OutliersGT4 >= twoLevelShare {
+		return "two-level"
+	}
+	return "one-level"
+}
+
+// realMinWindow is the measured commits gate needs for a noise band
+// (gate's minWindow), and realRuns the most runs a policy takes a side.
+const (
+	realMinWindow = 5
+	realRuns      = DefaultMaxRuns
+	realHistory   = 60 // main commits kept before the head
+)
+
+// heads returns the head positions: about per in every step-free stretch,
+// each with realMinWindow commits of history and five runs a side.
+func (s realSeries) heads(per int) []int {
+	cuts := append(append([]int{0}, s.Steps...), len(s.Values))
+	var out []int
+	for i := 0; i+1 < len(cuts); i++ {
+		lo, hi := cuts[i]+realMinWindow+realRuns, cuts[i+1]-realRuns+1
+		out = append(out, realPositions(lo, hi, per)...)
+	}
+	return out
+}
+
+// realPositions picks about n positions in [lo, hi), as gate's
+// experiment does.
+func realPositions(lo, hi, n int) []int {
+	if hi <= lo {
+		return nil
+	}
+	var out []int
+	step := math.Max(1, float64(hi-lo)/float64(n))
+	for x := float64(lo); int(x) < hi; x += step {
+		if k := int(x); len(out) == 0 || out[len(out)-1] != k {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// stretchStart is the first index of k's step-free stretch.
+func (s realSeries) stretchStart(k int) int {
+	start := 0
+	for _, st := range s.Steps {
+		if st <= k {
+			start = st
+		}
+	}
+	return start
+}
+
+// worse makes v worse by frac in the series' direction.
+func (s realSeries) worse(v, frac float64) float64 {
+	if s.Direction == "higher" {
+		return v / (1 + frac)
+	}
+	return v * (1 + frac)
+}
+
+// gatePR gates the pull request whose head is at k, made worse by frac,
+// with the policy, and returns the runs of head it spent and the check's
+// verdict.
+func (s realSeries) gatePR(t testing.TB, k int, p realPolicy, frac float64) (int, gate.Verdict) {
+	t.Helper()
+	rule, err := gate.ParseRuleFlag("value:5%:" + s.Direction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := gate.DefaultConfig()
+	cfg.Rules = []gate.Rule{rule}
+	repo := &simRepo{samples: map[string][]gate.Sample{}, head: fmt.Sprintf("%040x", 1<<40)}
+	commit := func(values ...float64) {
+		sha := fmt.Sprintf("%040x", len(repo.main)+1)
+		repo.main = append(repo.main, sha)
+		for _, v := range values {
+			repo.samples[sha] = append(repo.samples[sha], realSample(sha, v))
+		}
+	}
+	start := s.stretchStart(k)
+	// The base commit holds the p.base values before k as its runs.
+	for i := max(start, k-p.base-realHistory); i < k-p.base; i++ {
+		commit(s.Values[i])
+	}
+	commit(s.Values[k-p.base : k]...)
+	ctx := context.Background()
+	measure := func(_ context.Context, i int) error {
+		repo.samples[repo.head] = append(repo.samples[repo.head], realSample(repo.head, s.worse(s.Values[k+i-1], frac)))
+		return nil
+	}
+	evaluate := func(ctx context.Context) (*gate.Report, error) {
+		return gate.Check(ctx, repo, repo, gate.CheckOptions{Head: repo.head, Base: repo.main[len(repo.main)-1], BaseRef: "main", Config: cfg})
+	}
+	var rep *gate.Report
+	runs := p.repeat
+	if p.repeat > 0 {
+		for i := range p.repeat {
+			measure(ctx, i+1)
+		}
+		rep, err = evaluate(ctx)
+	} else {
+		var res *AdaptiveResult
+		res, err = (&Adaptive{Max: realRuns, Rules: cfg.Rules, Measure: measure, Evaluate: evaluate}).Run(ctx)
+		if res != nil {
+			rep, runs = res.Report, res.Runs
+		}
+	}
+	if err != nil {
+		t.Fatalf("%s at %d: %v", s.id, k, err)
+	}
+	if len(rep.Checks) != 1 {
+		t.Fatalf("%s at %d: %d checks, want 1", s.id, k, len(rep.Checks))
+	}
+	return runs, rep.Checks[0].Verdict
+}
+
+func realSample(commit string, v float64) gate.Sample {
+	return gate.Sample{Commit: commit, Benchmark: "bench", Metrics: map[string]float64{"value": v}}
+}
