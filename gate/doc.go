@@ -146,7 +146,9 @@
 //     quantisation step (a p95 in whole milliseconds that is mostly 31
 //     has no zero noise). Fail only if the change is beyond the threshold
 //     and its z (log change over the noise of head's median and of the
-//     reference median) exceeds 2.75, and:
+//     reference median) exceeds 2.75 (3.0 for one or two runs at head:
+//     a single run on real CI has heavier tails than the band's normal
+//     noise), and:
 //     - against every level main may be at now: when the last segment is
 //     shorter than five commits, the segment before it is a reference too
 //     (two outliers at main's tip are not a level); when main's newest
@@ -154,11 +156,15 @@
 //     ago is not a segment yet). When these references disagree the
 //     check is inconclusive, never a fail, and after the step main's new
 //     level is the reference as soon as it is a segment;
-//     - with one or two runs at head, beyond the heavy tail the window
-//     shows (tail.go): the window's residuals are taken around segments
-//     of at least five commits, so an excursion of two or three commits
-//     that returned counts as outliers, not as a level. When some lie
-//     beyond the band's edge u in the bad direction, the tail is modelled:
+//     - beyond the heavy tail the window shows (tail.go): the window's
+//     residuals are taken around segments of at least five commits, so an
+//     excursion of two or three commits that returned counts as outliers,
+//     not as a level; but values off the level at the window's very start,
+//     with none like them after, are an earlier level the window caught
+//     the end of (main before an optimisation), cut off as a segment of
+//     their own and neither an outlier nor a reference. When residuals lie
+//     beyond the band's edge u (2 noise units) in the bad direction, the
+//     tail is modelled:
 //     an unchanged run lands beyond u with probability (m + 1/2)/(n + 1)
 //     (m of the n residuals did), and its excess past u is exponential
 //     with an unknown scale whose posterior, from the m excesses and a
@@ -170,6 +176,12 @@
 //     outlier fails no pull request when main shows outliers of that size,
 //     and a clear regression is not excused by a small one. A window with
 //     no outlier says nothing of a tail; the band alone decides there.
+//     Several runs at head (against a baseline measured once) are one
+//     session: their median shrinks their own spread w, never the
+//     sessions' tau that the window's noise holds beyond it (sigma^2 =
+//     tau^2 + w^2 for one run a commit), and an outlier of the window
+//     moves all of them with probability tau^2/sigma^2 (at least 1/4),
+//     else their median only when most runs are that far off.
 //  3. One run against five or more runs of the baseline commit and a
 //     short window (method "repeats"): the same band from those runs.
 //  4. Otherwise the literal threshold against the baseline's value, and
@@ -187,34 +199,82 @@
 // segment (2.2219 times the first quartile of their distances, with a
 // small-sample correction): as robust as the MAD and twice as efficient.
 //
+// # Resolution
+//
+// Every relative check decided on a noise estimate reports its resolution
+// (resolution.go): the smallest regression one run at head fails at, and
+// the fewest runs that resolve the rule's limit, from the noise it
+// measured and the threshold its method fails at (the tail model can ask
+// for more). A rule whose limit is finer than one run resolves is a
+// warning, before the verdict in every format: "Mean TTFT (ms) at 3%
+// (serving): one run resolves 6.9% here; 14 runs resolve 3%", so a team
+// sees which rules its benchmark can gate at all.
+//
 // # Measured rates
 //
 // realnoise_test.go runs the gate on the 73 real CI histories of
-// ../shared/realnoise (GPU runners among them): inside every step-free
-// stretch, about 20 positions k, the stretch's values before k as main's
-// history (one commit a value), the head unchanged, or worse by 10%, or
-// by four of the series' noise scales (only where that exceeds the 5%
-// rule); for repeated runs five consecutive values a side. Rule 5%.
-// go test ./gate -run 'RealNoise|Quality' -v prints the rates per source:
+// ../shared/realnoise (GPU runners among them): head positions in every
+// step-free stretch, the values before them as main's history (one commit
+// a value), the head unchanged, or worse by 10%, or by four of the series'
+// noise scales (only where that exceeds the 5% rule); for repeated runs
+// five consecutive values a side. Rule 5%. Two harnesses pick the
+// positions: about 20 a stretch (django's many short stretches then weigh
+// most), and about 20 a series (every series the same). Beside the gate it
+// scores an oracle that knows each series' noise: head's value (or the
+// median of its five) against the median of the 20 values before it,
+// failing beyond the 98.5% (five runs: 99%) quantile of that statistic
+// over the whole series, never below 5%. It is no upper bound; it is what
+// a gate that learns noise from history should approach. A series is
+// two-level when 15% or more of its points lie four noise scales out
+// (django's runners, 20-33% of results 15-40% slow for blocks of commits;
+// three GPU step timings), else one-level. "Caught" is of 10%
+// regressions on series with noise under 3%; gate / oracle:
 //
-//	                              0.2     0.3 (8x rule)   now (tail model)
-//	one run, false alarms         9.85%   1.45%           1.38%
-//	one run, 10% caught (noise<3%) 54.2%  29.3%           32.1%
-//	  mjwarp / yew (one level)            76.7% / 69.4%   80.0% / 79.0%
-//	one run, 4-noise passed       19.9%   14.2%           14.2%
-//	5 a side, false alarms         0.91%  0.69%           0.69%
-//	5 a side, 10% caught (noise<3%) 47.8% 42.7%           42.7%
+//	go test ./gate -run RealNoiseQuality -v
 //
-// Detection is low where it cannot honestly be higher: django's series
-// (three quarters of the low-noise positions) are two-level, 20-33% of
-// their results 15-40% slow for blocks of commits, so one run 10% slow is
-// within what main does on its own and is called inconclusive. No variant
-// of the band tried gets near 85% there: with no tail guard at all, one
-// run catches 49% of 10% regressions at 7% false alarms. quality_test.go
-// keeps the synthetic experiment (ten series, 3% lognormal noise, 20
-// measured main commits, rule 3%): 0.6% of unchanged PRs fail, 91.9% of
-// 15% regressions are caught (85.6% after a 15% step on main), 0.5% are
-// blamed for a 15% step on main six commits before the merge-base.
+//	                      per stretch                 per series
+//	one run
+//	  false alarms        1.12% / 1.73%               1.35% / 0.74%
+//	    one-level         1.29% / 1.39%               1.70% / 0.81%
+//	    two-level         0.98% / 2.00%               0.27% / 0.55%
+//	  caught, one-level   69.4% / 63.9% (109%)        69.7% / 60.2% (116%)
+//	  caught, two-level   18.9% /  9.7% (195%)        51.8% / 19.3% (268%)
+//	  shown as pass       5.2% one-level, 17.4% two   4.9% one-level, 5.8% two
+//	five runs a side
+//	  false alarms        0.69% / 1.15%               0.65% / 0.43%
+//	  caught, one-level   80.1% / 88.0% (91%)         83.8% / 89.7% (93%)
+//	  caught, two-level   30.4% /  7.4% (408%)        59.9% / 11.1% (538%)
+//
+// Costs in runs: one run per PR is the rows above; --repeat 5 five;
+// --repeat auto 2.9 per unchanged PR and 4.0 per 10% regression, with the
+// false alarms of --repeat 5 (runner's TestAdaptiveRealNoise).
+//
+// Where it binds. On two-level series the gate beats the oracle: its
+// inconclusive verdict sets aside the runs in the slow mode, which no
+// single threshold can. One run's false alarms on one-level series,
+// weighed per series (1.70%), are above the 1.5% ceiling: they are
+// single runs 8-200% off on windows that showed no outlier at all, which
+// no history predicts; raising the one-run z to 3.25 brings them to 1.43%
+// but the synthetic experiment's 15% regressions to 81.6% caught (its
+// floor is 85%). The 5% ceiling on 10% regressions shown as pass holds on
+// one-level series and fails on django's: a head in the fast mode, made
+// 10% worse, is still below main's level (the window is multi-modal);
+// calling such heads inconclusive would call every fast-mode run
+// inconclusive. Five runs a side catch 91-93% of the oracle's, not 95%:
+// of the 101 one-level misses (per stretch), 65 are the between-session
+// term (the base commit is one session, so the 90th-percentile session
+// noise counts twice and no number of runs decides), 35 the runs' own
+// spread (five consecutive values carry drift). Comparing head's median
+// with the window's level instead (the band, as for several runs against
+// one) reached 90-94% at 0.6-0.9% false alarms, and 93-96% only at
+// 1.0-1.5%: the frontier is there.
+//
+// TestRealNoiseAfterStep: an unchanged head 1 to 6 commits after a real
+// step fails 0.0-0.7% of the time. quality_test.go keeps the synthetic
+// experiment (ten series, 3% lognormal noise, 20 measured main commits,
+// rule 3%): 0.3% of unchanged PRs fail, 85.6% of 15% regressions are
+// caught (77.4% after a 15% step on main), and 0.3% are blamed for a 15%
+// step on main six commits before the merge-base.
 //
 // # Inconclusive
 //
