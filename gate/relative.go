@@ -227,7 +227,8 @@ func (c *checker) bandCheck(rc *relCheck) {
 	// Heavy tails: one or two runs at head are weighed against the
 	// outliers the window itself shows in the bad direction (tailModel).
 	unit := sigma * math.Sqrt(1+robust.MedianVar(b.segN))
-	tm := newTailModel(rc, tailResiduals(lx[lead:], shiftStarts(longSegments(starts, len(lx)), lead)), unit)
+	resid := tailResiduals(lx[lead:], shiftStarts(longSegments(starts, len(lx)), lead))
+	tm := newTailModel(rc, resid, unit)
 	headVar, rho := rc.headVar(sigma, q)
 	tm.runs, tm.session = len(rc.hv), rho
 
@@ -282,6 +283,14 @@ func (c *checker) bandCheck(rc *relCheck) {
 		cr.Reason = fmt.Sprintf("%s against the reference (%s), but %s against %s: the base branch's newest results are off its earlier level (a step or an outlier, too few results to tell); measure the base branch's next commits, or compare both commits on one machine (perfgate ab)",
 			fmtChange(cr.Change), primary.desc, fmtChange(num(100*(rc.cur/disagree.ref.raw-1))), disagree.ref.desc)
 		return
+	}
+	if (best.v == Pass || best.v == Improved) && len(rc.hv) < minRepeats {
+		if why := rc.fastMode(resid, lh-primary.level, tailEdge*unit); why != "" {
+			cr.Verdict = Inconclusive
+			cr.RunsToDecide = minRepeats
+			cr.Reason = fmt.Sprintf("%s against the reference (%s), but %s", fmtChange(cr.Change), primary.desc, why)
+			return
+		}
 	}
 	zs := fmt.Sprintf("z = %.1f", best.z)
 	if math.IsInf(best.z, 0) {
@@ -509,3 +518,38 @@ func (rc *relCheck) headVar(sigma, q float64) (float64, float64) {
 	tau2 := math.Max(0, sigma*sigma-w*w*inv)
 	return tau2 + w*w*robust.MedianVar(n), tau2 / (sigma * sigma)
 }
+
+// fastMode says why one run better than main's level may still hide a
+// regression: the window shows a second, better level (at least
+// minFastMode results beyond edge in the good direction, a mode rather
+// than an outlier), head is itself beyond edge on that side, and head is
+// worse than that level by more than the limit. On multi-modal noise (a
+// fast mode some runs land in) a run of the fast mode made 10% worse is
+// still below main's usual level; one run cannot tell it from an
+// unchanged run between the modes. dev is head's log deviation from the
+// reference level; "" when none of this holds.
+func (rc *relCheck) fastMode(resid []float64, dev, edge float64) string {
+	if rc.worseBy(dev) >= -edge {
+		return ""
+	}
+	var good []float64
+	for _, r := range resid {
+		if rc.worseBy(r) < -edge {
+			good = append(good, r)
+		}
+	}
+	if len(good) < minFastMode {
+		return ""
+	}
+	mode := robust.Median(good)
+	ratio := math.Exp(dev - mode)
+	if worse, _ := rc.beyond(ratio); !worse {
+		return ""
+	}
+	return fmt.Sprintf("%s against the better level the base branch also shows (%d of its %d results, %s from its level): one run cannot tell a regression of a run at that level from an unchanged run between the two; three runs decide (perfgate run --repeat 3)",
+		fmtChange(num(100*(ratio-1))), len(good), len(resid), fmtChange(num(100*math.Expm1(mode))))
+}
+
+// minFastMode is how many results beyond the band on the good side make a
+// second level rather than outliers.
+const minFastMode = 2

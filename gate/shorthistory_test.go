@@ -79,3 +79,41 @@ func TestCheckShortHistoryLeadingLevel(t *testing.T) {
 		})
 	}
 }
+
+// A window with a fast mode (some runs land 20% below main's usual level):
+// one run 12% better than the usual level may be a fast-mode run made 10%
+// worse, so it is inconclusive, not a pass; a run at either level passes.
+func TestCheckFastMode(t *testing.T) {
+	usual := []float64{100, 101, 99, 100.5, 80, 99.5, 100, 101, 80.5, 100, 99, 100.5, 100, 79.5, 99.5, 101, 100, 80, 99, 100}
+	for _, tc := range []struct {
+		head float64
+		want Verdict
+	}{
+		{88, Inconclusive},
+		{100.5, Pass},
+		{80.2, Pass},
+	} {
+		repo := newFakeRepo()
+		parent := repo.commit("", "root")
+		for _, v := range usual {
+			parent = repo.commit(parent, "main")
+			repo.add(parent, "serving", nil, map[string]float64{"mean_ttft_ms": v})
+		}
+		head := repo.commit(parent, "pr")
+		repo.add(head, "serving", nil, map[string]float64{"mean_ttft_ms": tc.head})
+		cfg := DefaultConfig()
+		r, err := ParseRuleFlag("mean_ttft_ms:5%")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Rules = []Rule{r}
+		rep, err := Check(context.Background(), repo, repo, CheckOptions{Head: head, Base: parent, BaseRef: "main", Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := rep.Checks[0]
+		if c.Verdict != tc.want && !(tc.want == Pass && c.Verdict == Improved) {
+			t.Errorf("head %g: verdict %s (%s), want %s", tc.head, c.Verdict, c.Reason, tc.want)
+		}
+	}
+}
