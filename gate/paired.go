@@ -31,6 +31,8 @@ type PairedStats struct {
 	// Noise is the spread of one run, in percent, estimated from the
 	// pairs (the standard deviation of d over sqrt 2).
 	Noise float64
+	// SD is the standard deviation of the pairs' log ratios d.
+	SD float64
 }
 
 // Paired computes the paired statistics of base and head, which must have
@@ -61,6 +63,7 @@ func Paired(base, head []float64, lower bool) PairedStats {
 		return ps
 	}
 	mean, sd := meanSD(d)
+	ps.SD = sd
 	ps.Noise = 100 * (math.Exp(sd/math.Sqrt2) - 1)
 	n := float64(len(d))
 	var pUp, pDown float64
@@ -202,6 +205,9 @@ func CheckPaired(pairs []Pair, opts PairedOptions) *Report {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("rule %s %s (%s) matched no result of either commit", r.Metric, r.String(), r.Origin))
 		}
 	}
+	if w := resolutionWarning(rep.Checks); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+	}
 	if len(rep.Checks) == 0 {
 		rep.Warnings = append(rep.Warnings, "no rule applied to any metric the benchmark printed: nothing was compared; add a rule (--rule METRIC:PERCENT)")
 	}
@@ -244,6 +250,13 @@ func pairedVerdict(cr *CheckResult, r Rule, bv, hv []float64) {
 	cr.P = num(st.P)
 	if st.Pairs >= 2 {
 		cr.Noise = num(st.Noise)
+		cr.limit = r.Limit
+		cr.Resolution = resolution(r.Limit, func(n int) float64 {
+			if n < 2 {
+				return math.NaN()
+			}
+			return tQuantile(float64(n-1), 1-pairedAlpha) * st.SD / math.Sqrt(float64(n))
+		})
 	}
 	limit := math.Log1p(r.Limit / 100)
 	worseBy := st.Shift

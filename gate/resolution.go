@@ -20,9 +20,11 @@ import (
 // before the verdict.
 type Resolution struct {
 	// OneRun is the smallest regression, in percent, that one run at head
-	// fails at (0 for the shift test, which needs three runs a side).
+	// fails at (0 for the shift test, which needs three runs a side, and
+	// for perfgate ab's paired test, two pairs).
 	OneRun float64 `json:"one_run,omitempty"`
-	// Runs is the fewest runs at head (a side, for the shift test) that
+	// Runs is the fewest runs at head (a side, for the shift and paired
+	// tests) that
 	// resolve the rule's limit, 0 when no number up to maxResolveRuns
 	// does (the base branch's level itself moves that much between
 	// sessions); RunsResolve is what those runs resolve, in percent.
