@@ -316,18 +316,26 @@ func (c *checker) bandCheck(rc *relCheck) {
 // of the window's last segment first; the segment before it when the last
 // is too short to be trusted as a new level (two outliers at the tip are
 // not a level) unless it is the leading level the window caught the end
-// of (leadingLevel); and the newest result itself when it is off the band (a
-// step on main one commit ago, not yet a segment).
+// of (leadingLevel), and also when the last is shorter than minLevelRun
+// and head is back at the level of the one before (of minRefSegment
+// results or more: a short excursion of main that ended, or a change that
+// head undoes, which one run cannot tell); and the newest result itself
+// when it is off the band (a step on main one commit ago, not yet a
+// segment).
 func (c *checker) references(rc *relCheck, lx []float64, b band, starts []int, sigma float64, leading bool) []reference {
 	refs := []reference{{level: b.ref, raw: robust.Median(rc.xs[b.segStart:]), n: b.segN, desc: fmt.Sprintf("median of %d results", b.segN)}}
 	if b.segStart > 0 {
 		refs[0].desc = fmt.Sprintf("median of the %d results since the change point at %s", b.segN, shortSHA(rc.pts[b.segStart].Commit))
 	}
-	if b.segN < minRefSegment && len(starts) > 1 && !leading {
+	if len(starts) > 1 && !leading && b.segN < minLevelRun {
 		prev := starts[len(starts)-2]
 		seg := lx[prev:b.segStart]
-		refs = append(refs, reference{level: robust.Median(seg), raw: robust.Median(rc.xs[prev:b.segStart]), n: len(seg),
-			desc: fmt.Sprintf("median of the %d results before the change point at %s", len(seg), shortSHA(rc.pts[b.segStart].Commit))})
+		level := robust.Median(seg)
+		back := len(seg) >= minRefSegment && math.Abs(math.Log(rc.cur)-level) <= zCritical*sigma*math.Sqrt(1+robust.MedianVar(len(seg)))
+		if b.segN < minRefSegment || back {
+			refs = append(refs, reference{level: level, raw: robust.Median(rc.xs[prev:b.segStart]), n: len(seg),
+				desc: fmt.Sprintf("median of the %d results before the change point at %s", len(seg), shortSHA(rc.pts[b.segStart].Commit))})
+		}
 	}
 	tip := lx[len(lx)-1]
 	if band := zCritical * sigma * math.Sqrt(1+robust.MedianVar(b.segN)); math.Abs(tip-b.ref) > band {

@@ -117,3 +117,47 @@ func TestCheckFastMode(t *testing.T) {
 		}
 	}
 }
+
+// main dropped 20% six commits ago: a head back at the level before is
+// either main's excursion ending or the PR undoing the change, which one
+// run cannot tell, so it is inconclusive, not a fail; a head at the new
+// level passes, and one well above both fails.
+func TestCheckBackAtEarlierLevel(t *testing.T) {
+	var window []float64
+	for i := 0; i < 14; i++ {
+		window = append(window, 100+float64(i%3)-1)
+	}
+	for i := 0; i < 6; i++ {
+		window = append(window, 80+float64(i%3)-1)
+	}
+	for _, tc := range []struct {
+		head float64
+		want Verdict
+	}{
+		{100, Inconclusive},
+		{80.5, Pass},
+		{125, Fail},
+	} {
+		repo := newFakeRepo()
+		parent := repo.commit("", "root")
+		for _, v := range window {
+			parent = repo.commit(parent, "main")
+			repo.add(parent, "serving", nil, map[string]float64{"mean_ttft_ms": v})
+		}
+		head := repo.commit(parent, "pr")
+		repo.add(head, "serving", nil, map[string]float64{"mean_ttft_ms": tc.head})
+		cfg := DefaultConfig()
+		r, err := ParseRuleFlag("mean_ttft_ms:5%")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Rules = []Rule{r}
+		rep, err := Check(context.Background(), repo, repo, CheckOptions{Head: head, Base: parent, BaseRef: "main", Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := rep.Checks[0]; c.Verdict != tc.want {
+			t.Errorf("head %g: verdict %s (%s), want %s", tc.head, c.Verdict, c.Reason, tc.want)
+		}
+	}
+}

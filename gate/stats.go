@@ -17,6 +17,7 @@ const (
 	alpha         = 0.01 // one-sided significance level of the shift test of repeated runs
 	minRepeats    = 3    // runs needed on each side for the shift test
 	minRefSegment = 5    // a last segment shorter than this is not trusted alone as main's level
+	minLevelRun   = 10   // nor one shorter than this when head is back at the level before it
 	minWindow     = 5    // measured commits needed for a noise band
 	zCritical     = 2.75 // robust z beyond which a change is outside the noise band (tuned on the quality experiment)
 	zFailOne      = 3.0  // robust z beyond which one or two runs at head fail (see bandCheck)
