@@ -25,6 +25,14 @@ func checkCommits(commits []string) error {
 	return nil
 }
 
+// moved reports whether a skip-scan made progress: the key a Seek found
+// is past the one it skipped from, or the scan is over. A damaged page can
+// send a Seek back (a key offset pointing at an earlier key); without this
+// check the scan would loop forever.
+func moved(prev, next []byte) bool {
+	return next == nil || bytes.Compare(next, prev) > 0
+}
+
 // successor returns the smallest key greater than every key that starts
 // with prefix and has at most n more bytes.
 func successor(prefix []byte, n int) []byte {
@@ -241,7 +249,10 @@ func (s *Store) Commits(benchmark string) ([]string, error) {
 					return corruptf("by_commit key %x has no commit", k)
 				}
 				out = append(out, hex.EncodeToString(k[1:n]))
-				k, _ = c.Seek(successor(k[:n], idLen))
+				prev := k
+				if k, _ = c.Seek(successor(k[:n], idLen)); !moved(prev, k) {
+					return corruptf("by_commit index does not advance past key %x", prev)
+				}
 			}
 			return nil
 		}
@@ -257,7 +268,10 @@ func (s *Store) Commits(benchmark string) ([]string, error) {
 				return corruptf("by_bench key %x has no commit", k)
 			}
 			out = append(out, hex.EncodeToString(k[5:4+n]))
-			k, _ = c.Seek(successor(k[:4+n], seqLen))
+			prev := k
+			if k, _ = c.Seek(successor(k[:4+n], seqLen)); !moved(prev, k) {
+				return corruptf("by_bench index does not advance past key %x", prev)
+			}
 		}
 		return nil
 	})
@@ -282,7 +296,10 @@ func (s *Store) Benchmarks() ([]string, error) {
 			if id == 1<<32-1 {
 				break
 			}
-			k, _ = c.Seek(binary.BigEndian.AppendUint32(nil, id+1))
+			prev := k
+			if k, _ = c.Seek(binary.BigEndian.AppendUint32(nil, id+1)); !moved(prev, k) {
+				return corruptf("by_bench index does not advance past key %x", prev)
+			}
 		}
 		return nil
 	})
