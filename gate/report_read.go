@@ -51,6 +51,9 @@ func ReadReport(rd io.Reader) (*Report, error) {
 	if len(data) > MaxReportBytes {
 		return nil, fmt.Errorf("reading a perfgate check report: it is over %d MiB, perfgate's limit for a report (a check of 100 series is about 115 KB); pass the file written by perfgate check -o json", MaxReportBytes>>20)
 	}
+	if err := duplicateKeys(data); err != nil {
+		return nil, fmt.Errorf("reading a perfgate check report: %w; pass the file written by perfgate check -o json", err)
+	}
 	var r Report
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&r); err != nil {
@@ -101,6 +104,13 @@ func (r *Report) validate() error {
 	}
 	if counted != r.Summary {
 		return fmt.Errorf("summary %+v does not count the checks (%+v)", r.Summary, counted)
+	}
+	// The headline may not be kinder than its checks: a report that says
+	// pass over a failing row is forged or broken.
+	implied := &Report{Checks: r.Checks}
+	implied.settle(&Config{MissingFails: r.Rules.MissingFails, Inconclusive: r.Rules.Inconclusive})
+	if severity(implied.Verdict) > severity(r.Verdict) {
+		return fmt.Errorf("verdict %q does not follow from its checks, which make it %q", r.Verdict, implied.Verdict)
 	}
 	for i, m := range r.Mismatches {
 		at := fmt.Sprintf("mismatches[%d]", i)
@@ -264,4 +274,53 @@ func joinVerdicts(vs []Verdict) string {
 		s[i] = string(v)
 	}
 	return strings.Join(s, ", ")
+}
+
+// duplicateKeys reports an object with the same key twice anywhere in a
+// JSON document. encoding/json keeps the last of them, so a report with
+// two "verdict" keys would read as whichever the forger put last, while
+// other readers (GitHub's, a person's) may see the first.
+func duplicateKeys(data []byte) error {
+	type frame struct {
+		obj, wantKey bool
+		keys         map[string]bool
+	}
+	var stack []*frame
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].obj {
+			stack[n-1].wantKey = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n := len(stack); n > 0 && stack[n-1].obj && stack[n-1].wantKey {
+			if k, ok := tok.(string); ok {
+				if stack[n-1].keys[k] {
+					return fmt.Errorf("key %q appears twice in one object (at byte %d)", quoteCut(k), dec.InputOffset())
+				}
+				stack[n-1].keys[k] = true
+				stack[n-1].wantKey = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{obj: true, wantKey: true, keys: map[string]bool{}})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
 }

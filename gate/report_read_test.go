@@ -122,6 +122,9 @@ func TestReadReportRefuses(t *testing.T) {
 			m["warnings"] = w
 		}), "warnings has 10001 entries, over the limit of 10000"},
 		{"trailing data", string(valid) + `{"verdict":"pass"}`, "more data after the report"},
+		{"a second verdict key, pass after fail", strings.Replace(string(valid), `"verdict": "fail",`, `"verdict": "fail", "verdict": "pass",`, 1), `key "verdict" appears twice in one object`},
+		{"a duplicate key in a check", strings.Replace(string(valid), `"metric": `, `"metric": "x", "metric": `, 1), `key "metric" appears twice`},
+		{"a pass headline over a failing check", edit(func(m map[string]any) { m["verdict"] = "pass" }), `verdict "pass" does not follow from its checks, which make it "fail"`},
 		{"over the size limit", `{"verdict":"pass","notes":["` + strings.Repeat("x", MaxReportBytes) + `"]}`, "over 64 MiB"},
 	}
 	for _, tt := range tests {
