@@ -61,7 +61,7 @@ func ParseRemote(remote string) Forge {
 	}
 	path = strings.Trim(path, "/")
 	path = strings.TrimSuffix(path, ".git")
-	if strings.Count(path, "/") < 1 || strings.Contains(path, "..") || strings.Contains(path, "//") ||
+	if strings.Count(path, "/") < 1 || strings.Contains(path, "..") || strings.Contains(path, "//") || !validHost(host) ||
 		!onlyChars(path, "/._~-") || !onlyChars(host, ".-") {
 		return Forge{}
 	}
@@ -81,4 +81,19 @@ func onlyChars(s, extra string) bool {
 		}
 	}
 	return s != ""
+}
+
+// validHost reports whether host is a DNS name a link may point at: labels
+// of letters, digits and hyphens, none empty ("a..b", a trailing dot) and
+// none starting or ending with a hyphen.
+func validHost(host string) bool {
+	if host == "" || len(host) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(host, ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' || !onlyChars(l, "-") {
+			return false
+		}
+	}
+	return true
 }

@@ -310,7 +310,7 @@ func TestSalvage(t *testing.T) {
 // every run and salvages it: nothing may crash, and every error must say
 // the history is damaged.
 //
-//	go test ./store -run '^$' -fuzz FuzzDamagedHistory -fuzztime 60s
+//	go test ./store -run '^$' -fuzz FuzzDamagedHistory -fuzztime 20000x
 func FuzzDamagedHistory(f *testing.F) {
 	data, m := damageStore(f)
 	ps := uint64(m.pageSize)

@@ -343,6 +343,9 @@ func (d *lineDecoder) finish(line []byte, dec *json.Decoder, j *jsonRun, err err
 	if len(j.Env) > 0 {
 		r.Env = j.Env
 	}
+	if len(r.Command) == 0 {
+		r.Command = nil // "command":[] is no command, as the store encodes it
+	}
 	if r.Labels == nil {
 		r.Labels = map[string]string{}
 	}
