@@ -236,6 +236,7 @@ func TestImportBadLines(t *testing.T) {
 		{"string metric", `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{"x":"inf"}}`, `field "metrics" is string, want a number`},
 		{"short commit", `{"commit":"abc123","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{}}`, `commit "abc123" is not a full commit id`},
 		{"two objects", fmt.Sprintf(good, 1) + ` {}`, "unexpected text after the run at column"},
+		{"too many metrics", `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{` + manyMetricsJSON(MaxMetrics+1) + `}}`, "the run has 100001 metrics, over perfgate's limit of 100000 a run"},
 		{"exit code alone", `{"commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{},"exit_code":2}`, "exit_code 2 without a command"},
 		{"foreign id and label", `{"id":"r1","commit":"` + c + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{},"labels":{"external_id":"r2"}}`,
 			`id "r1" is not a perfgate run id, so it would be kept as label external_id, but the run has label external_id="r2" already; remove one of them`},
@@ -457,4 +458,16 @@ func TestTestbedFields(t *testing.T) {
 	if _, err := s.Put([]Run{bad}); err == nil || !strings.Contains(err.Error(), "clean run") {
 		t.Errorf("a tree on a clean run: %v", err)
 	}
+}
+
+// manyMetricsJSON is the members of a metrics object with n metrics.
+func manyMetricsJSON(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"m%d":1`, i)
+	}
+	return b.String()
 }

@@ -194,6 +194,14 @@ func prepare(r *Run, now time.Time) error {
 
 // validate checks everything the store relies on. Strings must be valid
 // UTF-8 so that a run survives the JSONL round trip unchanged.
+// MaxMetrics and MaxLabels bound one run. A line of the history branch
+// is written by more hands than CI's: one run with two million metrics
+// (57 MB) cost every fresh clone 46 s and 1.7 GB before this bound.
+const (
+	MaxMetrics = 100000
+	MaxLabels  = 1000
+)
+
 func validate(r *Run) error {
 	if !isSHA(r.Commit) {
 		return badf("commit %q is not a full commit id (40 or 64 lowercase hex digits); resolve it first, e.g. with git rev-parse", r.Commit)
@@ -209,6 +217,12 @@ func validate(r *Run) error {
 	}
 	if r.Time.Before(minTime) || r.Time.After(maxTime) {
 		return badf("time %s is out of range (%d to %d)", r.Time.Format(time.RFC3339), minTime.Year(), maxTime.Year())
+	}
+	if len(r.Metrics) > MaxMetrics {
+		return badf("the run has %d metrics, over perfgate's limit of %d a run; a benchmark's output has hundreds at most: split the file into benchmarks (--name), or check that it is benchmark output", len(r.Metrics), MaxMetrics)
+	}
+	if len(r.Labels) > MaxLabels {
+		return badf("the run has %d labels, over perfgate's limit of %d a run; keep the labels that identify the series (model, hardware, settings)", len(r.Labels), MaxLabels)
 	}
 	for name, v := range r.Metrics {
 		if name == "" {
