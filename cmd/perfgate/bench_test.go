@@ -300,6 +300,14 @@ func childPeak(out []byte, ps *os.ProcessState) int64 {
 }
 
 func TestMain(m *testing.M) {
+	if a := os.Getenv(mainArgsEnv); a != "" {
+		// The test binary as the perfgate process itself, signals and all.
+		if err := json.Unmarshal([]byte(a), &os.Args); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		main()
+	}
 	if a := os.Getenv(childArgsEnv); a != "" {
 		var args []string
 		if err := json.Unmarshal([]byte(a), &args); err != nil {

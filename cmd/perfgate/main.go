@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/perfgate/perfgate/internal/proc"
 )
@@ -20,19 +21,33 @@ func main() {
 	go interrupts(sigs, cancel, func() {
 		os.Stderr.WriteString("\nperfgate: interrupted again: killing the benchmark now\n")
 		proc.Hurry()
-	})
+	}, func() {
+		os.Stderr.WriteString("perfgate: still not done after the second interrupt: exiting\n")
+		os.Exit(exitEnv)
+	}, exitGrace)
 	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 	signal.Stop(sigs)
 	cancel()
 	os.Exit(code)
 }
 
+// exitGrace is how long perfgate waits, after the second interrupt, for
+// its work to end before it exits on its own.
+const exitGrace = 2 * time.Second
+
 // interrupts cancels the work at the first Ctrl-C (or SIGTERM): a running
 // benchmark gets SIGTERM and its grace period. The second does not wait:
-// hurry kills it at once.
-func interrupts(sigs <-chan os.Signal, cancel, hurry func()) {
+// hurry kills it at once, and if the work has not ended grace later (a
+// read blocked on a FIFO given as a file, which no context cancels), or
+// at a third interrupt, exit ends the process.
+func interrupts(sigs <-chan os.Signal, cancel, hurry, exit func(), grace time.Duration) {
 	<-sigs
 	cancel()
 	<-sigs
 	hurry()
+	select {
+	case <-sigs:
+	case <-time.After(grace):
+	}
+	exit()
 }
