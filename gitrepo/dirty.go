@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/perfgate/perfgate/internal/proc"
 )
 
 // Dirty reports whether the working tree differs from HEAD in tracked
@@ -210,9 +212,9 @@ func (r *Repo) contentDiffers(ctx context.Context, es []*index.Entry) bool {
 		}
 		in.WriteString(e.Name + "\n")
 	}
-	cmd := exec.CommandContext(ctx, git, "hash-object", "--stdin-paths")
+	cmd := exec.CommandContext(ctx, git, proc.GitArgs("hash-object", "--stdin-paths")...)
 	cmd.Dir = r.root
-	cmd.Env = append(os.Environ(), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
+	cmd.Env = proc.GitEnv("GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
 	cmd.Stdin = &in
 	out, err := cmd.Output()
 	if err != nil {
@@ -363,10 +365,10 @@ func (r *Repo) gitStatus(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	cmd := exec.CommandContext(ctx, git, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty")
+	cmd := exec.CommandContext(ctx, git, proc.GitArgs("--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty")...)
 	cmd.Dir = r.root
 	// The repository is the one opened here, whatever the environment says.
-	cmd.Env = append(os.Environ(), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
+	cmd.Env = proc.GitEnv("GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

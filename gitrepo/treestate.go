@@ -16,6 +16,8 @@ import (
 
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+
+	"github.com/perfgate/perfgate/internal/proc"
 )
 
 // WorkTree is what TreeState found.
@@ -98,10 +100,10 @@ func (r *Repo) statusByCLI(ctx context.Context) ([]change, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, gitPath, "--no-optional-locks", "status", "--porcelain", "-z",
-		"--untracked-files=all", "--ignore-submodules=dirty", "--no-renames")
+	cmd := exec.CommandContext(ctx, gitPath, proc.GitArgs("--no-optional-locks", "status", "--porcelain", "-z",
+		"--untracked-files=all", "--ignore-submodules=dirty", "--no-renames")...)
 	cmd.Dir = r.root
-	cmd.Env = append(os.Environ(), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
+	cmd.Env = proc.GitEnv("GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

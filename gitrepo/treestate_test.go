@@ -119,3 +119,34 @@ func TestTreeState(t *testing.T) {
 		}
 	})
 }
+
+// TestGitRunsNoRepositoryPrograms: the repository's configuration (which
+// earlier pull-request code may have written) names a filesystem monitor
+// that git status would run; perfgate's git runs it not, and no git it
+// starts sees a token.
+func TestGitRunsNoRepositoryPrograms(t *testing.T) {
+	needGit(t)
+	r := newTestRepo(t)
+	r.commit("one", map[string]string{"README.md": "hello\n"})
+	marker := filepath.Join(t.TempDir(), "fsmonitor-ran")
+	hook := filepath.Join(t.TempDir(), "fsmonitor.sh")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\nenv > '"+marker+"'\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.git("config", "core.fsmonitor", hook)
+	r.write(map[string]string{"README.md": "changed\n"})
+	t.Setenv("GITHUB_TOKEN", "ghs_secret")
+	s, err := r.open().TreeState(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Changed) != 1 {
+		t.Errorf("changed %q, want README.md", s.Changed)
+	}
+	if _, err := r.open().Dirty(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if env, err := os.ReadFile(marker); err == nil {
+		t.Errorf("the repository's fsmonitor ran (token seen: %v)", strings.Contains(string(env), "ghs_secret"))
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"net"
 	"net/url"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/perfgate/perfgate/internal/proc"
 )
 
 // initialAuth picks the credentials for an HTTPS remote before the first
@@ -88,8 +89,9 @@ func (s *syncer) extraHeader(ctx context.Context) string {
 	if gitCLI() {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "git", "config", "--get-urlmatch", "http.extraheader", s.url)
+		cmd := exec.CommandContext(ctx, "git", proc.GitArgs("config", "--get-urlmatch", "http.extraheader", s.url)...)
 		cmd.Dir = s.dir
+		cmd.Env = proc.GitEnv()
 		out, err := cmd.Output()
 		if err == nil {
 			return strings.TrimSpace(lastLine(out))
@@ -164,7 +166,11 @@ func (s *syncer) askHelper(ctx context.Context) bool {
 	return true
 }
 
-// credentialFill runs git credential fill for u.
+// credentialFill runs git credential fill for u with the credential
+// helpers of the user's global configuration only, named explicitly: a
+// helper the repository's own configuration names (which earlier pull
+// request code may have written) never runs, and no helper sees a token
+// from perfgate's environment.
 func credentialFill(ctx context.Context, dir string, u *url.URL) (user, pass string, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -177,10 +183,18 @@ func credentialFill(ctx context.Context, dir string, u *url.URL) (user, pass str
 		in.WriteString("username=" + u.User.Username() + "\n")
 	}
 	in.WriteString("\n")
-	cmd := exec.CommandContext(ctx, "git", "credential", "fill")
+	helpers := globalHelpers(ctx, dir)
+	if len(helpers) == 0 {
+		return "", "", false
+	}
+	args := []string{"-c", "credential.helper="} // clears every helper configured so far
+	for _, h := range helpers {
+		args = append(args, "-c", "credential.helper="+h)
+	}
+	cmd := exec.CommandContext(ctx, "git", proc.GitArgs(append(args, "credential", "fill")...)...)
 	cmd.Dir = dir
 	cmd.Stdin = &in
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
+	cmd.Env = proc.GitEnv("GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
 	out, err := cmd.Output()
 	if err != nil {
 		return "", "", false
@@ -211,4 +225,23 @@ func redactURL(raw string) string {
 	}
 	u.User = nil
 	return u.String()
+}
+
+// globalHelpers lists the credential helpers of the user's global git
+// configuration (reading it runs nothing).
+func globalHelpers(ctx context.Context, dir string) []string {
+	cmd := exec.CommandContext(ctx, "git", "config", "--global", "--get-all", "credential.helper")
+	cmd.Dir = dir
+	cmd.Env = proc.GitEnv()
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	var hs []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			hs = append(hs, l)
+		}
+	}
+	return hs
 }

@@ -453,14 +453,33 @@ func TestInitialAuth(t *testing.T) {
 	}
 }
 
+// TestCredentialFill: git's credential helpers of the user's global
+// configuration answer; one that the repository's own configuration names
+// (earlier pull-request code can write .git/config) never runs, and no
+// helper sees perfgate's tokens.
 func TestCredentialFill(t *testing.T) {
 	w := newWorld(t)
 	a := w.clone("a")
-	runGit(t, a.dir, "config", "credential.helper", "!f() { test \"$1\" = get && echo username=helper-user && echo password=helper-pass; }; f")
+	marker := filepath.Join(t.TempDir(), "local-helper-ran")
+	runGit(t, a.dir, "config", "credential.helper", "!f() { env > '"+marker+"'; echo username=local-user; echo password=local-pass; }; f")
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	t.Setenv("GITHUB_TOKEN", "ghs_secret")
 	u, _ := url.Parse("https://github.example/o/r.git")
+	if _, _, ok := credentialFill(context.Background(), a.dir, u); ok {
+		t.Errorf("credentialFill answered with no global helper")
+	}
+	envFile := filepath.Join(t.TempDir(), "global-helper-env")
+	runGit(t, a.dir, "config", "--file", global, "credential.helper", "!f() { env > '"+envFile+"'; test \"$1\" = get && echo username=helper-user && echo password=helper-pass; }; f")
 	user, pass, ok := credentialFill(context.Background(), a.dir, u)
 	if !ok || user != "helper-user" || pass != "helper-pass" {
-		t.Errorf("credentialFill = %q %q %v", user, pass, ok)
+		t.Errorf("credentialFill = %q %q %v, want the global helper's", user, pass, ok)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the repository's own credential helper ran")
+	}
+	if env, err := os.ReadFile(envFile); err != nil || strings.Contains(string(env), "ghs_secret") {
+		t.Errorf("the global helper's environment (err %v) holds GITHUB_TOKEN", err)
 	}
 }
 

@@ -25,8 +25,11 @@ func WithoutSecrets(env []string) []string {
 	return out
 }
 
-// secrets are the tokens of GitHub and of the gh CLI.
-var secrets = map[string]bool{"GITHUB_TOKEN": true, "GH_TOKEN": true, "GITHUB_ENTERPRISE_TOKEN": true, "GH_ENTERPRISE_TOKEN": true}
+// secrets are the tokens of GitHub, of the gh CLI and of the Actions
+// runner.
+var secrets = map[string]bool{"GITHUB_TOKEN": true, "GH_TOKEN": true, "GITHUB_ENTERPRISE_TOKEN": true, "GH_ENTERPRISE_TOKEN": true,
+	// The Actions runner's own: its cache and artifact service, and OIDC.
+	"ACTIONS_RUNTIME_TOKEN": true, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": true}
 
 // Secret reports whether the variable name holds a credential: a GitHub
 // token, or any PERFGATE_ variable whose name says TOKEN. Names are
@@ -34,4 +37,19 @@ var secrets = map[string]bool{"GITHUB_TOKEN": true, "GH_TOKEN": true, "GITHUB_EN
 func Secret(name string) bool {
 	n := strings.ToUpper(name)
 	return secrets[n] || strings.HasPrefix(n, "PERFGATE_") && strings.Contains(n, "TOKEN")
+}
+
+// GitEnv is the environment of a git subprocess: perfgate's without the
+// credentials (a hook or helper that the repository's own configuration
+// names, which earlier pull-request code may have written, must not see a
+// token), with the system configuration off, plus extra.
+func GitEnv(extra ...string) []string {
+	return append(append(Environ(), "GIT_CONFIG_NOSYSTEM=1"), extra...)
+}
+
+// GitArgs prefixes a git command line with the settings that keep the
+// repository's configuration from running programs: no filesystem
+// monitor (core.fsmonitor runs a hook on git status) and no hooks.
+func GitArgs(args ...string) []string {
+	return append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.DevNull}, args...)
 }
