@@ -168,6 +168,7 @@ func publishCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "report", Usage: "the JSON report `FILE` written by perfgate check -o json --out FILE"},
 			&cli.StringFlag{Name: "pr", Usage: "pull request `NUMBER` (default: from the event); checked against the commit"},
 			&cli.StringFlag{Name: "sha", Usage: "commit `SHA` to set the status on (default: from the event)"},
+			&cli.StringFlag{Name: "site-url", EnvVars: []string{"PERFGATE_SITE_URL"}, Usage: "`URL` where perfgate site publishes the history, for the comment's chart links; the report's own site_url is never used (a fork writes the report)"},
 		}, githubFlags()...),
 		Action: func(c *cli.Context) error {
 			path := c.String("report")
@@ -182,6 +183,15 @@ func publishCommand(e *env) *cli.Command {
 			f.Close()
 			if err != nil {
 				return usageErrorf("--report %q: %v", path, err)
+			}
+			// Links go where the publishing repository says, never where
+			// the report (a fork's artifact) says.
+			rep.SiteURL = ""
+			if u := c.String("site-url"); u != "" {
+				if !gate.ValidSiteURL(u) {
+					return usageErrorf("--site-url %q: give the https URL perfgate site is published at, e.g. https://OWNER.github.io/REPO/ (no query, fragment, quotes or spaces)", u)
+				}
+				rep.SiteURL = u
 			}
 			ghEnv, err := github.FromEnv(e.getenv)
 			if err != nil {

@@ -411,3 +411,36 @@ func TestCheckAcceptedByLabelComment(t *testing.T) {
 	}
 	golden(t, "check-accepted-comment.md", comment)
 }
+
+// TestPublishSiteURLFromPublisher: a fork's report names its own site_url;
+// publish links the charts to the publishing repository's site
+// (--site-url) or to none, never to the report's.
+func TestPublishSiteURLFromPublisher(t *testing.T) {
+	repo, _ := regressedRepo(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "check", "-o", "json", "--out", report, "--rule", "mean_ttft_ms:3%", "--site-url", "https://github.com.evil.example/"); code != 1 {
+		t.Fatalf("check: exit %d\n%s", code, stderr)
+	}
+	sha := strings.Repeat("a", 40)
+	for _, tc := range []struct {
+		args       []string
+		want, deny string
+	}{
+		{nil, "", "evil.example"},
+		{[]string{"--site-url", "https://o.github.io/r/"}, "https://o.github.io/r/", "evil.example"},
+	} {
+		srv := githubtest.New(t, secretToken, githubtest.Call{Method: "POST", Path: "/repos/o/r/statuses/" + sha})
+		summary, _ := actionsEnv(t, srv, "workflow_run", `{"workflow_run": {"event": "push", "head_sha": "`+sha+`", "head_branch": "main", "head_repository": {"full_name": "o/r"}}}`)
+		if _, stderr, code := runCLI(t, "", append([]string{"publish", "--report", report}, tc.args...)...); code != 0 {
+			t.Fatalf("publish %v: exit %d\n%s", tc.args, code, stderr)
+		}
+		b, err := os.ReadFile(summary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), tc.deny) || (tc.want != "" && !strings.Contains(string(b), tc.want)) {
+			t.Errorf("publish %v: job summary links %q, want %q:\n%s", tc.args, tc.deny, tc.want, b)
+		}
+		srv.Close()
+	}
+}
