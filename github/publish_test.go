@@ -270,6 +270,9 @@ func TestLongReportIsShortened(t *testing.T) {
 				if n := Len(c); n > MaxCommentLen || n < MaxCommentLen-2000 {
 					t.Errorf("comment is %d characters, want at most %d and close to it", n, MaxCommentLen)
 				}
+				if len(c) > MaxCommentLen {
+					t.Errorf("comment is %d bytes, over the limit of %d", len(c), MaxCommentLen)
+				}
 				for _, want := range []string{Marker(DefaultGateID), "shortened to fit GitHub's limit", "</details>", "[workflow run]("} {
 					if !strings.Contains(c, want) {
 						t.Errorf("comment lacks %q", want)

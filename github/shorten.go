@@ -17,9 +17,12 @@ const (
 const shortenedNote = "\n> [!NOTE]\n> This report was shortened to fit GitHub's limit. The full report is in the job summary " +
 	"of the workflow run, and `perfgate check -o markdown` prints it.\n"
 
-// Len is the length of s as GitHub counts it for its limits. It counts
-// UTF-16 code units, which is at least the number of characters, so a
-// body within Len is within the limit whichever way it is counted.
+// Len is the length of s as GitHub may count it for its limits: each
+// character weighs the larger of its UTF-16 code units and its UTF-8
+// bytes, so a body within Len is within the limit whether it is counted
+// in characters, UTF-16 units (GitHub's API) or bytes (a proxy or a
+// GitHub Enterprise stand-in: 100k checks made a comment of 66,130 bytes
+// that fit in UTF-16 units).
 func Len(s string) int {
 	n := 0
 	for _, r := range s {
@@ -28,13 +31,13 @@ func Len(s string) int {
 	return n
 }
 
-// units is the UTF-16 length of r; an invalid byte counts two, as it may
-// come out as a two-unit sequence after a round trip.
+// units is the larger of the UTF-16 and UTF-8 lengths of r; an invalid
+// byte counts three, the bytes of the replacement character it becomes.
 func units(r rune) int {
 	if r == utf8.RuneError {
-		return 2
+		return 3
 	}
-	return utf16.RuneLen(r)
+	return max(utf16.RuneLen(r), utf8.RuneLen(r))
 }
 
 // Shorten returns s when it fits in limit (as Len counts), else a prefix

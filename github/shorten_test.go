@@ -68,8 +68,10 @@ func TestShorten(t *testing.T) {
 	}
 }
 
-func TestLenCountsUTF16(t *testing.T) {
-	for s, want := range map[string]int{"": 0, "abc": 3, "é": 1, "✅": 1, "😀": 2, "\xff": 2} {
+// TestLenCountsUnitsAndBytes: Len is at least the UTF-16 length and the
+// byte length of every string.
+func TestLenCountsUnitsAndBytes(t *testing.T) {
+	for s, want := range map[string]int{"": 0, "abc": 3, "é": 2, "✅": 3, "😀": 4, "\xff": 3} {
 		if got := Len(s); got != want {
 			t.Errorf("Len(%q) = %d, want %d", s, got, want)
 		}
