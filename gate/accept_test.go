@@ -116,6 +116,17 @@ func TestCheckAcceptedUnmeasured(t *testing.T) {
 	if c := ttftCheck(t, rep); c.Verdict != New || !strings.Contains(c.Reason, "predates it") {
 		t.Fatalf("verdict %s (%s), want new", c.Verdict, c.Reason)
 	}
+	// Under require_baseline an acceptance does not stand in for a
+	// measurement: the check fails, also when head itself is accepted.
+	cfg.RequireBaseline = true
+	headAcc := Acceptance{Commit: head2, Time: fakeEpoch, Reason: "label", By: "octocat"}
+	rep, err = Check(context.Background(), f, f, CheckOptions{Head: head2, Base: later, Config: cfg, Accepted: []Acceptance{acceptedStep(later), headAcc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ttftCheck(t, rep); c.Verdict != Fail || !strings.Contains(c.Reason, "require_baseline") || rep.Verdict != Fail {
+		t.Fatalf("require_baseline: verdict %s (%s), report %s, want fail", c.Verdict, c.Reason, rep.Verdict)
+	}
 }
 
 // A pull request accepted before merge: its failing metric is accepted,

@@ -609,6 +609,12 @@ func (c *checker) judgeRule(cr *CheckResult, r Rule, sr *series, cur float64, hv
 			cr.Verdict = New
 			cr.Reason = fmt.Sprintf("no result of this series since the change %s accepted at %s (%s); the baseline %s predates it, so nothing is compared: measure the base branch",
 				r.Metric, shortSHA(acc.Commit), acc.Text(), shortSHA(baseSHA))
+			if c.cfg.RequireBaseline {
+				// An acceptance does not stand in for a measurement.
+				cr.Verdict = Fail
+				cr.Reason += "; require_baseline is set, so a check with no baseline since the accepted change fails"
+				return false
+			}
 			return true
 		}
 		rsr = cut
