@@ -121,8 +121,9 @@ func testDrift(t *testing.T, seed uint64) {
 	}
 }
 
-// A step in the last points is not reported until MinSegment points
-// confirm the new level.
+// A step in the last points is reported as suspected once two points
+// hold the new level, and confirmed once MinSegment do; one point is an
+// outlier, not a change.
 func TestDetectConfirmation(t *testing.T) {
 	p := DefaultParams()
 	base := synth(8, 200, 0.02, func(i int) float64 {
@@ -134,11 +135,15 @@ func TestDetectConfirmation(t *testing.T) {
 	for n := 191; n <= 200; n++ {
 		got := Detect(base[:n], p)
 		after := n - 190
-		if after < p.MinSegment && len(got) > 0 {
-			t.Errorf("%d points after the step: reported %+v before %d confirm it", after, got, p.MinSegment)
-		}
-		if after >= p.MinSegment && (len(got) != 1 || got[0].At != 190) {
+		switch {
+		case after < 2:
+			if len(got) > 0 {
+				t.Errorf("%d point after the step: reported %+v", after, got)
+			}
+		case len(got) != 1 || got[0].At != 190:
 			t.Errorf("%d points after the step: got %+v, want one change at 190", after, got)
+		case got[0].Suspected != (after < p.MinSegment):
+			t.Errorf("%d points after the step: suspected %v, want %v", after, got[0].Suspected, after < p.MinSegment)
 		}
 	}
 }
