@@ -24,7 +24,10 @@ type Params struct {
 	// around a change, in units of its standard error, that survives
 	// pruning.
 	MinZ float64
-	// MinMagnitude is the smallest relative change (0.02 = 2%) reported.
+	// MinMagnitude is the smallest relative change (0.02 = 2%) worth
+	// reporting: a change that noise alone cannot explain (MinZ) but
+	// smaller than this is still a level of its own (its neighbours'
+	// levels stay right) and is returned marked Minor.
 	MinMagnitude float64
 	// Clip bounds each point's distance from the running median, in noise
 	// units, before segmentation (heavy tails).
@@ -53,6 +56,9 @@ type Step struct {
 	// points at the new level (a change in the last points), or fewer
 	// than twice that with weak evidence (Z under 1.5 MinZ).
 	Suspected bool
+	// Minor marks a change beyond the noise (Z at least MinZ) but smaller
+	// than MinMagnitude: real, below the threshold worth an alert.
+	Minor bool
 }
 
 // Detect finds the changes of level of x (oldest first). Values are
@@ -114,9 +120,9 @@ func segmentation(y, yc []float64, sd float64, p Params, useLog bool) ([]int, no
 // segmentation, pruning, refining the cuts and pruning again.
 func segment(y, yc []float64, sigma float64, p Params, useLog bool) []int {
 	cuts := binseg(yc, sigma, p)
-	cuts = prune(y, yc, cuts, sigma, p, useLog)
+	cuts = prune(y, yc, cuts, sigma, p)
 	cuts = refine(yc, cuts, p)
-	return prune(y, yc, cuts, sigma, p, useLog)
+	return prune(y, yc, cuts, sigma, p)
 }
 
 func allPositive(xs []float64) bool {
@@ -379,12 +385,14 @@ func medianOf(xs []float64) float64 {
 }
 
 // prune removes, one at a time, the weakest cut whose neighbouring levels
-// differ by less than MinZ standard errors or MinMagnitude, until every
-// cut passes: the segments around a removed cut merge, and the cuts next
-// to it are judged again on the merged level. The standard error is at
-// the noise of a level of the two segments around the cut (localNoise),
-// which persistent noise inflates.
-func prune(y, yc []float64, cuts []int, sd float64, p Params, useLog bool) []int {
+// differ by less than MinZ standard errors, until every cut passes: the
+// segments around a removed cut merge, and the cuts next to it are
+// judged again on the merged level. The standard error is at the noise
+// of a level floor (the series') inflated by the persistence of the
+// residuals of the two segments around the cut (resid.levelNoise). The
+// size of the change does not prune: a change below MinMagnitude stays
+// a level of its own and is marked Minor (steps).
+func prune(y, yc []float64, cuts []int, floor float64, p Params) []int {
 	buf := make([]float64, 0, len(y))
 	bounds := append(append([]int{0}, cuts...), len(y))
 	lv := make([]float64, len(bounds)-1)
@@ -396,10 +404,9 @@ func prune(y, yc []float64, cuts []int, sd float64, p Params, useLog bool) []int
 	for len(bounds) > 2 {
 		worst, wi := math.Inf(1), -1
 		for i := 1; i < len(bounds)-1; i++ {
-			sigma := rs[i-1].add(rs[i]).levelNoise(sd)
+			sigma := rs[i-1].add(rs[i]).levelNoise(floor)
 			z := medianZ(lv[i-1], lv[i], bounds[i]-bounds[i-1], bounds[i+1]-bounds[i], sigma)
-			mag := magnitude(lv[i-1], lv[i], useLog)
-			score := math.Min(z/p.MinZ, mag/math.Max(p.MinMagnitude, 1e-12))
+			score := z / p.MinZ
 			if score < 1 && score < worst {
 				worst, wi = score, i
 			}
@@ -586,6 +593,7 @@ func newStep(bounds []int, lv []float64, i, j int, nm noiseModel, p Params, useL
 		Sigma:      nm.point, NBefore: nb, NAfter: na,
 	}
 	st.Suspected = suspected(st, p)
+	st.Minor = magnitude(before, after, useLog) < p.MinMagnitude
 	st.Before, st.After = unscale(before, useLog), unscale(after, useLog)
 	return st
 }
@@ -633,10 +641,11 @@ func tail(y []float64, cuts []int, nm noiseModel, p Params, useLog bool) (Step, 
 	lvl = level(y, b, k, buf)
 	after := level(y, k, n, buf)
 	z := medianZ(lvl, after, k-b, n-k, nm.level)
-	if z < p.MinZ || magnitude(lvl, after, useLog) < p.MinMagnitude {
+	if z < p.MinZ {
 		return Step{}, false
 	}
 	return Step{
+		Minor: magnitude(lvl, after, useLog) < p.MinMagnitude,
 		At: k, From: k, Before: unscale(lvl, useLog), After: unscale(after, useLog),
 		NoiseUnits: math.Abs(after-lvl) / nm.point, Z: z, Sigma: nm.point,
 		NBefore: k - b, NAfter: n - k, Suspected: true,
