@@ -492,7 +492,7 @@ func steps(y []float64, cuts []int, nm noiseModel, p Params, useLog bool) []Step
 	}
 	var out []Step
 	for _, r := range runs(y, bounds, lv, 0, len(cuts)-1, nm, p, useLog) {
-		out = append(out, newStep(bounds, lv, r[0], r[1], nm, p, useLog))
+		out = append(out, newStep(y, bounds, lv, r[0], r[1], nm, p, useLog))
 	}
 	return out
 }
@@ -583,7 +583,7 @@ func lineAt(y []float64, t0, x0 float64) (v, variance float64) {
 }
 
 // newStep is the change of the run of cuts i..j.
-func newStep(bounds []int, lv []float64, i, j int, nm noiseModel, p Params, useLog bool) Step {
+func newStep(y []float64, bounds []int, lv []float64, i, j int, nm noiseModel, p Params, useLog bool) Step {
 	before, after := lv[i], lv[j+1]
 	nb, na := bounds[i+1]-bounds[i], bounds[j+2]-bounds[j+1]
 	st := Step{
@@ -592,10 +592,62 @@ func newStep(bounds []int, lv []float64, i, j int, nm noiseModel, p Params, useL
 		Z:          medianZ(before, after, nb, na, nm.level),
 		Sigma:      nm.point, NBefore: nb, NAfter: na,
 	}
+	if st.Drift {
+		st.From, st.At = driftEnds(y, bounds[i], (bounds[i+1]+bounds[j+1])/2, bounds[j+2])
+	}
 	st.Suspected = suspected(st, p)
 	st.Minor = magnitude(before, after, useLog) < p.MinMagnitude
 	st.Before, st.After = unscale(before, useLog), unscale(after, useLog)
 	return st
+}
+
+// driftEnds places the ends of a drift whose staircase spans a..b (mid
+// in its middle): where the level before bends into a line (the
+// least-squares flat-then-line hinge over a..mid) and where a line
+// flattens into the level after (line-then-flat over mid..b). The
+// staircase's first and last cuts lie inside the drift, halfway up its
+// first and last stairs.
+func driftEnds(y []float64, a, mid, b int) (from, at int) {
+	return a + hinge(y[a:mid], true), mid + hinge(y[mid:b], false)
+}
+
+// hinge is the bend of the least-squares fit to w of a level then a
+// line from the bend on (start), or of a line up to the bend then a
+// level (!start): the index of the bend, the first point of the line
+// or of the level. It uses prefix sums, O(len(w)).
+func hinge(w []float64, start bool) int {
+	n := len(w)
+	p0, p1 := make([]float64, n+1), make([]float64, n+1)
+	for t, v := range w {
+		p0[t+1] = p0[t] + v
+		p1[t+1] = p1[t] + float64(t)*v
+	}
+	fn, sy := float64(n), p0[n]
+	best, bk := math.Inf(-1), 0
+	for k := 1; k < n-1; k++ {
+		// The hinge's regressor: u = t-k for t >= k (start), u = k-t for
+		// t < k (end); m values 0..m-1 or 1..m.
+		var sh, shh, shy float64
+		if start {
+			m := float64(n - k)
+			sh, shh = m*(m-1)/2, (m-1)*m*(2*m-1)/6
+			shy = (p1[n] - p1[k]) - float64(k)*(p0[n]-p0[k])
+		} else {
+			m := float64(k)
+			sh, shh = m*(m+1)/2, m*(m+1)*(2*m+1)/6
+			shy = m*p0[k] - p1[k]
+		}
+		det := fn*shh - sh*sh
+		if det <= 0 {
+			continue
+		}
+		c := (shh*sy - sh*shy) / det
+		beta := (fn*shy - sh*sy) / det
+		if fit := c*sy + beta*shy; fit > best {
+			best, bk = fit, k
+		}
+	}
+	return bk
 }
 
 // suspected says whether a change is not yet confirmed: fewer than
