@@ -698,7 +698,7 @@ func tail(y []float64, cuts []int, nm noiseModel, p Params, useLog bool) (Step, 
 	}
 	return Step{
 		Minor: magnitude(lvl, after, useLog) < p.MinMagnitude,
-		At: k, From: k, Before: unscale(lvl, useLog), After: unscale(after, useLog),
+		At:    k, From: k, Before: unscale(lvl, useLog), After: unscale(after, useLog),
 		NoiseUnits: math.Abs(after-lvl) / nm.point, Z: z, Sigma: nm.point,
 		NBefore: k - b, NAfter: n - k, Suspected: true,
 	}, true
