@@ -16,13 +16,15 @@ type Params struct {
 	// is never a level of its own, and a change at the tip is reported
 	// only once this many points confirm the new level.
 	MinSegment int
-	// Threshold is the CUSUM statistic (mean difference in noise units
-	// times sqrt(nL*nR/n)) beyond which binary segmentation splits, per
-	// sqrt(log n).
+	// Threshold is the CUSUM statistic (mean difference in units of the
+	// noise of a level, times sqrt(nL*nR/n)) beyond which binary
+	// segmentation splits, per sqrt(log n).
 	Threshold float64
 	// MinZ is the smallest difference of the medians of the two levels
-	// around a change, in units of its standard error, that survives
-	// pruning.
+	// around a change, in units of its standard error (at the noise of a
+	// level, which persistent noise inflates), that survives pruning; it
+	// is also the evidence a suspected change in the last points and a
+	// jump inside a drift need.
 	MinZ float64
 	// MinMagnitude is the smallest relative change (0.02 = 2%) worth
 	// reporting: a change that noise alone cannot explain (MinZ) but
@@ -34,8 +36,8 @@ type Params struct {
 	Clip float64
 }
 
-// DefaultParams are the settings measured on ../shared/realnoise (see the
-// package comment and realnoise_test.go).
+// DefaultParams are the settings measured on ../shared/realnoise and the
+// simulated corpus (see the package comment and quality_test.go).
 func DefaultParams() Params {
 	return Params{MinSegment: 5, Threshold: 1.8, MinZ: 4.5, MinMagnitude: 0.01, Clip: 3}
 }
@@ -84,7 +86,7 @@ func Detect(x []float64, p Params) []Step {
 		return nil
 	}
 	yc := clipped(y, sd, p)
-	cuts, nm := segmentation(y, yc, sd, p, useLog)
+	cuts, nm := segmentation(y, yc, sd, p)
 	st := steps(y, cuts, nm, p, useLog)
 	if t, ok := tail(y, cuts, nm, p, useLog); ok {
 		st = append(st, t)
@@ -96,19 +98,21 @@ func Detect(x []float64, p Params) []Step {
 // residuals: it starts from the noise of successive differences, which
 // persistent noise (a random walk, a thermal cycle, blocks of slow
 // runners) hides, fits the noise model to the residuals around the
-// segmentation found, and segments again until the cuts hold (at most
-// four rounds; the noise of a level never shrinks between rounds).
-func segmentation(y, yc []float64, sd float64, p Params, useLog bool) ([]int, noiseModel) {
+// segmentation found, and segments again until the cuts or the noise
+// hold (at most four rounds; the noise of a level never shrinks between
+// rounds).
+func segmentation(y, yc []float64, sd float64, p Params) ([]int, noiseModel) {
 	nm := noiseModel{point: sd, level: sd}
 	var cuts []int
 	for round := 0; round < 4; round++ {
-		c := segment(y, yc, nm.level, p, useLog)
+		c := segment(y, yc, nm.level, p)
 		if round > 0 && slices.Equal(c, cuts) {
 			break
 		}
 		cuts = c
 		next := fitNoise(yc, cuts, sd)
-		if next.level <= nm.level*1.02 && round > 0 {
+		if next.level <= nm.level*1.02 {
+			// The noise holds: another round would cut the same.
 			break
 		}
 		nm = next.atLeast(nm)
@@ -118,7 +122,7 @@ func segmentation(y, yc []float64, sd float64, p Params, useLog bool) ([]int, no
 
 // segment is one round of segmentation at a noise of the level: binary
 // segmentation, pruning, refining the cuts and pruning again.
-func segment(y, yc []float64, sigma float64, p Params, useLog bool) []int {
+func segment(y, yc []float64, sigma float64, p Params) []int {
 	cuts := binseg(yc, sigma, p)
 	cuts = prune(y, yc, cuts, sigma, p)
 	cuts = refine(yc, cuts, p)
@@ -324,7 +328,8 @@ func binseg(y []float64, sigma float64, p Params) []int {
 // levels (least absolute deviation from each side's median; the CUSUM's
 // mean is pulled by the old level's last points), and drops a cut that
 // then leaves fewer than MinSegment points on a side: a change in the
-// last points is reported only once MinSegment points confirm it.
+// last points is confirmed only once MinSegment points hold it (tail
+// reports it as suspected before).
 func refine(y []float64, cuts []int, p Params) []int {
 	m := p.MinSegment
 	buf := make([]float64, 0, 4*m)
