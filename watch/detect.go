@@ -497,9 +497,22 @@ func steps(y []float64, cuts []int, nm noiseModel, p Params, useLog bool) []Step
 	}
 	var out []Step
 	for _, r := range runs(y, bounds, lv, 0, len(cuts)-1, nm, p, useLog) {
-		out = append(out, newStep(y, bounds, lv, r[0], r[1], nm, p, useLog))
+		st := newStep(y, bounds, lv, r[0], r[1], nm, p, useLog)
+		if st.Drift && trend(st, len(y), p) {
+			continue
+		}
+		out = append(out, st)
 	}
 	return out
+}
+
+// trend says whether a drift has no level either side: it starts within
+// 2·MinSegment points of the first and still moves within 2·MinSegment
+// of the last (its ends, placed by hinge fits, are that uncertain). The whole series then trends (runner drift, a slow wander):
+// there is no change of level to place. A drift with a level on one
+// side only is a change; with none after it, it is suspected.
+func trend(st Step, n int, p Params) bool {
+	return st.From < 2*p.MinSegment && st.At > n-2*p.MinSegment
 }
 
 // runs groups the cuts i..j (indices into bounds[1:]) into changes: a run
@@ -600,7 +613,7 @@ func newStep(y []float64, bounds []int, lv []float64, i, j int, nm noiseModel, p
 	if st.Drift {
 		st.From, st.At = driftEnds(y, bounds[i], (bounds[i+1]+bounds[j+1])/2, bounds[j+2])
 	}
-	st.Suspected = suspected(st, p)
+	st.Suspected = suspected(st, len(y), p)
 	st.Minor = magnitude(before, after, useLog) < p.MinMagnitude
 	st.Before, st.After = unscale(before, useLog), unscale(after, useLog)
 	return st
@@ -656,10 +669,11 @@ func hinge(w []float64, start bool) int {
 }
 
 // suspected says whether a change is not yet confirmed: fewer than
-// MinSegment points hold the new level, or fewer than twice that and
-// the evidence is under 1.5 MinZ.
-func suspected(st Step, p Params) bool {
-	return st.NAfter < p.MinSegment || (st.NAfter < 2*p.MinSegment && st.Z < 1.5*p.MinZ)
+// MinSegment points hold the new level (for a drift, follow its end),
+// or fewer than twice that and the evidence is under 1.5 MinZ.
+func suspected(st Step, n int, p Params) bool {
+	after := min(st.NAfter, n-st.At)
+	return after < p.MinSegment || (after < 2*p.MinSegment && st.Z < 1.5*p.MinZ)
 }
 
 func unscale(v float64, useLog bool) float64 {

@@ -193,6 +193,44 @@ var corpusCases = []corpusCase{
 		}
 		return x, []int{at}
 	}},
+	{"whole-series trend +20%", 6, func(r *rand.Rand) ([]float64, []int) {
+		return levels(r, 300, func(i int) float64 { return 1 + 0.2*float64(i)/300 }, gauss(r, 0.01)), nil
+	}},
+	{"short n=60, +10% step", 6, func(r *rand.Rand) ([]float64, []int) {
+		at := 15 + r.IntN(30)
+		return levels(r, 60, stepsAt([]int{at}, []float64{1.1}), gauss(r, 0.02)), []int{at}
+	}},
+	{"integer counts ~20, +5 step", 6, func(r *rand.Rand) ([]float64, []int) {
+		at := 50 + r.IntN(100)
+		x := make([]float64, 200)
+		for i := range x {
+			l := 20.0
+			if i >= at {
+				l = 25
+			}
+			x[i] = math.Round(l + 1.5*r.NormFloat64())
+		}
+		return x, []int{at}
+	}},
+	{"variance doubles at 150, no mean change", 6, func(r *rand.Rand) ([]float64, []int) {
+		x := make([]float64, 300)
+		for i := range x {
+			s := 1.0
+			if i >= 150 {
+				s = 3
+			}
+			x[i] = s * r.NormFloat64()
+		}
+		return x, nil
+	}},
+	{"seasonal period 12 + step", 6, func(r *rand.Rand) ([]float64, []int) {
+		at := 60 + r.IntN(80)
+		s := stepsAt([]int{at}, []float64{1.15})
+		return levels(r, 200, func(i int) float64 { return s(i) * (1 + 0.05*math.Sin(2*math.Pi*float64(i)/12)) }, gauss(r, 0.01)), []int{at}
+	}},
+	{"seasonal period 12, no change", 6, func(r *rand.Rand) ([]float64, []int) {
+		return levels(r, 200, func(i int) float64 { return 1 + 0.05*math.Sin(2*math.Pi*float64(i)/12) }, gauss(r, 0.01)), nil
+	}},
 	{"level around zero: steps of 5 noise units", 6, func(r *rand.Rand) ([]float64, []int) {
 		at := []int{70 + r.IntN(40), 180 + r.IntN(40)}
 		x := make([]float64, 300)
