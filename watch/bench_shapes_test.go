@@ -34,3 +34,17 @@ func BenchmarkDetect10kWander(b *testing.B) {
 		Detect(x, DefaultParams())
 	}
 }
+
+// Detect on every series of ../shared/realnoise (73 series, 26,961
+// points) per op.
+//
+//	go test ./watch -run '^$' -bench RealNoise
+func BenchmarkDetectRealNoise(b *testing.B) {
+	series := loadRealNoise(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, s := range series {
+			Detect(s.Values, DefaultParams())
+		}
+	}
+}

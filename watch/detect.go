@@ -100,12 +100,13 @@ func Detect(x []float64, p Params) []Step {
 // runners) hides, fits the noise model to the residuals around the
 // segmentation found, and segments again until the cuts or the noise
 // hold (at most four rounds; the noise of a level never shrinks between
-// rounds).
+// rounds). The rounds place cuts roughly (binary segmentation and
+// pruning); the cuts of the last are then refined and pruned again.
 func segmentation(y, yc []float64, sd float64, p Params) ([]int, noiseModel) {
 	nm := noiseModel{point: sd, level: sd}
 	var cuts []int
 	for round := 0; round < 4; round++ {
-		c := segment(y, yc, nm.level, p)
+		c := prune(y, yc, binseg(yc, nm.level, p), nm.level, p)
 		if round > 0 && slices.Equal(c, cuts) {
 			break
 		}
@@ -117,16 +118,8 @@ func segmentation(y, yc []float64, sd float64, p Params) ([]int, noiseModel) {
 		}
 		nm = next.atLeast(nm)
 	}
-	return cuts, nm
-}
-
-// segment is one round of segmentation at a noise of the level: binary
-// segmentation, pruning, refining the cuts and pruning again.
-func segment(y, yc []float64, sigma float64, p Params) []int {
-	cuts := binseg(yc, sigma, p)
-	cuts = prune(y, yc, cuts, sigma, p)
 	cuts = refine(yc, cuts, p)
-	return prune(y, yc, cuts, sigma, p)
+	return prune(y, yc, cuts, nm.level, p), nm
 }
 
 func allPositive(xs []float64) bool {
