@@ -111,7 +111,7 @@ func segmentation(y, yc []float64, sd float64, p Params) ([]int, noiseModel) {
 			break
 		}
 		cuts = c
-		next := fitNoise(yc, cuts, sd)
+		next := fitNoise(yc, cuts, sd, 2*p.MinSegment)
 		if next.level <= nm.level*1.02 {
 			// The noise holds: another round would cut the same.
 			break
@@ -162,7 +162,10 @@ func noise(y []float64) float64 {
 type noiseModel struct {
 	point float64 // noise of one point
 	rho   float64 // lag-1 autocorrelation of the residuals, in [0, maxRho]
-	level float64 // point·sqrt((1+rho)/(1-rho)), the long-run noise
+	// level is the long-run noise: point·sqrt(f), f the smaller of the
+	// AR(1) factor (1+rho)/(1-rho) and the Newey-West factor of the
+	// residuals' autocorrelations up to 2·MinSegment lags (longRun).
+	level float64
 }
 
 // maxRho bounds the residuals' autocorrelation (a noise of a level at
@@ -182,17 +185,18 @@ func (m noiseModel) atLeast(o noiseModel) noiseModel {
 // fitNoise fits the noise model to the residuals of yc around the level
 // (median) of each segment between cuts: the point noise is the larger
 // of sd (from successive differences) and the residuals' robust scale,
-// the persistence their pooled lag-1 autocorrelation. A random walk, a
+// the persistence their autocorrelations pooled within segments, up to
+// lags. A random walk, a
 // cycle or a sawtooth, which segmentation at the noise of successive
 // differences cuts into many levels, leaves persistent residuals around
 // them; white noise around real levels does not. (A drift that fills
 // most of a series does too: it is then read as wander; a drift in a
 // stretch of a longer series is still found, see steps.)
-func fitNoise(yc []float64, cuts []int, sd float64) noiseModel {
+func fitNoise(yc []float64, cuts []int, sd float64, lags int) noiseModel {
 	bounds := append(append([]int{0}, cuts...), len(yc))
 	res := make([]float64, 0, len(yc))
 	buf := make([]float64, 0, len(yc))
-	var num, den float64
+	acov := make([]float64, lags+1) // pooled within segments, lag 0..lags
 	for i := 0; i+1 < len(bounds); i++ {
 		a, b := bounds[i], bounds[i+1]
 		if b-a < 3 {
@@ -205,9 +209,8 @@ func fitNoise(yc []float64, cuts []int, sd float64) noiseModel {
 		}
 		e := res[k:]
 		for t := range e {
-			den += e[t] * e[t]
-			if t > 0 {
-				num += e[t] * e[t-1]
+			for l := 0; l <= min(lags, t); l++ {
+				acov[l] += e[t] * e[t-l]
 			}
 		}
 	}
@@ -219,11 +222,29 @@ func fitNoise(yc []float64, cuts []int, sd float64) noiseModel {
 		}
 		m.point = math.Max(sd, 1.4826*medianOf(abs))
 	}
-	if den > 0 {
-		m.rho = min(max(num/den, 0), maxRho)
+	if acov[0] > 0 {
+		m.rho = min(max(acov[1]/acov[0], 0), maxRho)
 	}
-	m.level = m.point * math.Sqrt((1+m.rho)/(1-m.rho))
+	m.level = m.point * math.Sqrt(min((1+m.rho)/(1-m.rho), longRun(acov)))
 	return m
+}
+
+// longRun is the ratio of the long-run variance of residuals to their
+// variance, from their autocovariances acov (lag 0 first) with
+// Bartlett weights (Newey-West), at least 1. It is low where the AR(1)
+// factor of the lag-1 autocorrelation is not: for a short cycle (a
+// 12-point season), whose autocorrelations turn negative within a few
+// lags and whose mean over a level averages it out.
+func longRun(acov []float64) float64 {
+	if !(acov[0] > 0) {
+		return 1
+	}
+	k := len(acov) - 1
+	f := 1.0
+	for l := 1; l <= k; l++ {
+		f += 2 * (1 - float64(l)/float64(k+1)) * acov[l] / acov[0]
+	}
+	return max(f, 1)
 }
 
 // lineResiduals appends to out the residuals of y around its
