@@ -511,22 +511,13 @@ func steps(y []float64, cuts []int, nm noiseModel, p Params, useLog bool) []Step
 	}
 	var out []Step
 	for _, r := range runs(y, bounds, lv, 0, len(cuts)-1, nm, p, useLog) {
-		st := newStep(y, bounds, lv, r[0], r[1], nm, p, useLog)
-		if st.Drift && trend(st, len(y), p) {
+		st, trend := newStep(y, bounds, lv, r[0], r[1], nm, p, useLog)
+		if trend {
 			continue
 		}
 		out = append(out, st)
 	}
 	return out
-}
-
-// trend says whether a drift has no level either side: it starts within
-// 2·MinSegment points of the first and still moves within 2·MinSegment
-// of the last (its ends, placed by hinge fits, are that uncertain). The whole series then trends (runner drift, a slow wander):
-// there is no change of level to place. A drift with a level on one
-// side only is a change; with none after it, it is suspected.
-func trend(st Step, n int, p Params) bool {
-	return st.From < 2*p.MinSegment && st.At > n-2*p.MinSegment
 }
 
 // runs groups the cuts i..j (indices into bounds[1:]) into changes: a run
@@ -615,22 +606,31 @@ func lineAt(y []float64, t0, x0 float64) (v, variance float64) {
 }
 
 // newStep is the change of the run of cuts i..j.
-func newStep(y []float64, bounds []int, lv []float64, i, j int, nm noiseModel, p Params, useLog bool) Step {
+//
+// A drift over the whole series with no level either side (its hinges
+// fit no better than a line: runner drift or a slow wander) is a trend,
+// not a change of level; newStep says so.
+func newStep(y []float64, bounds []int, lv []float64, i, j int, nm noiseModel, p Params, useLog bool) (st Step, trend bool) {
 	before, after := lv[i], lv[j+1]
 	nb, na := bounds[i+1]-bounds[i], bounds[j+2]-bounds[j+1]
-	st := Step{
+	st = Step{
 		At: bounds[j+1], From: bounds[i+1], Drift: j > i,
 		NoiseUnits: math.Abs(after-before) / nm.point,
 		Z:          medianZ(before, after, nb, na, nm.level),
 		Sigma:      nm.point, NBefore: nb, NAfter: na,
 	}
 	if st.Drift {
-		st.From, st.At = driftEnds(y, bounds[i], (bounds[i+1]+bounds[j+1])/2, bounds[j+2])
+		var gf, ga float64
+		st.From, st.At, gf, ga = driftEnds(y, bounds[i], (bounds[i+1]+bounds[j+1])/2, bounds[j+2])
+		// A level bends into the line by more than chance over the
+		// bend's choice (2·log n, BIC-like, in point noises squared).
+		crit := 2 * math.Log(float64(len(y))) * nm.point * nm.point
+		trend = bounds[i] == 0 && bounds[j+2] == len(y) && gf < crit && ga < crit
 	}
 	st.Suspected = suspected(st, len(y), p)
 	st.Minor = magnitude(before, after, useLog) < p.MinMagnitude
 	st.Before, st.After = unscale(before, useLog), unscale(after, useLog)
-	return st
+	return st, trend
 }
 
 // driftEnds places the ends of a drift whose staircase spans a..b (mid
@@ -638,16 +638,21 @@ func newStep(y []float64, bounds []int, lv []float64, i, j int, nm noiseModel, p
 // least-squares flat-then-line hinge over a..mid) and where a line
 // flattens into the level after (line-then-flat over mid..b). The
 // staircase's first and last cuts lie inside the drift, halfway up its
-// first and last stairs.
-func driftEnds(y []float64, a, mid, b int) (from, at int) {
-	return a + hinge(y[a:mid], true), mid + hinge(y[mid:b], false)
+// first and last stairs. gainFrom and gainAt are how much better each
+// hinge fits than a straight line (in squared units of y): next to
+// nothing when there is no level on that side.
+func driftEnds(y []float64, a, mid, b int) (from, at int, gainFrom, gainAt float64) {
+	kf, gf := hinge(y[a:mid], true)
+	ka, ga := hinge(y[mid:b], false)
+	return a + kf, mid + ka, gf, ga
 }
 
 // hinge is the bend of the least-squares fit to w of a level then a
 // line from the bend on (start), or of a line up to the bend then a
 // level (!start): the index of the bend, the first point of the line
-// or of the level. It uses prefix sums, O(len(w)).
-func hinge(w []float64, start bool) int {
+// or of the level, and how much less its squared error is than a
+// straight line's. It uses prefix sums, O(len(w)).
+func hinge(w []float64, start bool) (int, float64) {
 	n := len(w)
 	p0, p1 := make([]float64, n+1), make([]float64, n+1)
 	for t, v := range w {
@@ -679,7 +684,10 @@ func hinge(w []float64, start bool) int {
 			best, bk = fit, k
 		}
 	}
-	return bk
+	tm := (fn - 1) / 2
+	sty := p1[n] - tm*sy
+	line := sy*sy/fn + sty*sty/(fn*(fn*fn-1)/12)
+	return bk, best - line
 }
 
 // suspected says whether a change is not yet confirmed: fewer than
