@@ -660,7 +660,7 @@ func hinge(w []float64, start bool) (int, float64) {
 		p1[t+1] = p1[t] + float64(t)*v
 	}
 	fn, sy := float64(n), p0[n]
-	best, bk := math.Inf(-1), 0
+	best, bk := math.Inf(-1), 1
 	for k := 1; k < n-1; k++ {
 		// The hinge's regressor: u = t-k for t >= k (start), u = k-t for
 		// t < k (end); m values 0..m-1 or 1..m.
