@@ -99,13 +99,13 @@ func Detect(x []float64, p Params) []Step {
 // persistent noise (a random walk, a thermal cycle, blocks of slow
 // runners) hides, fits the noise model to the residuals around the
 // segmentation found, and segments again until the cuts or the noise
-// hold (at most four rounds; the noise of a level never shrinks between
+// hold (at most three rounds; the noise of a level never shrinks between
 // rounds). The rounds place cuts roughly (binary segmentation and
 // pruning); the cuts of the last are then refined and pruned again.
 func segmentation(y, yc []float64, sd float64, p Params) ([]int, noiseModel) {
 	nm := noiseModel{point: sd, level: sd}
 	var cuts []int
-	for round := 0; round < 4; round++ {
+	for round := 0; round < 3; round++ {
 		c := prune(y, yc, binseg(yc, nm.level, p), nm.level, p)
 		if round > 0 && slices.Equal(c, cuts) {
 			break
