@@ -406,14 +406,18 @@ func TestQuality(t *testing.T) {
 	}
 }
 
-// checkQuality asserts the floors: watch's F1 at least the references',
-// and at most 0.33 false changes per 100 points on change-free series.
+// checkQuality asserts the floors: watch's F1 and segment cover at least
+// the references', and at most 0.33 false changes per 100 points on
+// change-free series.
 func checkQuality(t *testing.T, set string, rows []quality) {
 	t.Helper()
 	w := rows[0]
 	for i, m := range qualityMethods()[1:] {
 		if w.f1() < rows[i+1].f1() {
 			t.Errorf("%s: watch F1 %.3f is below %s's %.3f", set, w.f1(), m.name, rows[i+1].f1())
+		}
+		if w.meanCover() < rows[i+1].meanCover() {
+			t.Errorf("%s: watch's segment cover %.3f is below %s's %.3f", set, w.meanCover(), m.name, rows[i+1].meanCover())
 		}
 	}
 	if w.freePer100() > 0.33 {
