@@ -16,25 +16,30 @@ type Params struct {
 	// is never a level of its own, and a change at the tip is reported
 	// only once this many points confirm the new level.
 	MinSegment int
-	// Threshold is the CUSUM statistic (mean difference in noise units
-	// times sqrt(nL*nR/n)) beyond which binary segmentation splits, per
-	// sqrt(log n).
+	// Threshold is the CUSUM statistic (mean difference in units of the
+	// noise of a level, times sqrt(nL*nR/n)) beyond which binary
+	// segmentation splits, per sqrt(log n).
 	Threshold float64
 	// MinZ is the smallest difference of the medians of the two levels
-	// around a change, in units of its standard error, that survives
-	// pruning.
+	// around a change, in units of its standard error (at the noise of a
+	// level, which persistent noise inflates), that survives pruning; it
+	// is also the evidence a suspected change in the last points and a
+	// jump inside a drift need.
 	MinZ float64
-	// MinMagnitude is the smallest relative change (0.02 = 2%) reported.
+	// MinMagnitude is the smallest relative change (0.02 = 2%) worth
+	// reporting: a change that noise alone cannot explain (MinZ) but
+	// smaller than this is still a level of its own (its neighbours'
+	// levels stay right) and is returned marked Minor.
 	MinMagnitude float64
 	// Clip bounds each point's distance from the running median, in noise
 	// units, before segmentation (heavy tails).
 	Clip float64
 }
 
-// DefaultParams are the settings measured on ../shared/realnoise (see the
-// package comment and realnoise_test.go).
+// DefaultParams are the settings measured on ../shared/realnoise and the
+// simulated corpus (see the package comment and quality_test.go).
 func DefaultParams() Params {
-	return Params{MinSegment: 5, Threshold: 2.4, MinZ: 6, MinMagnitude: 0.01, Clip: 3}
+	return Params{MinSegment: 5, Threshold: 1.8, MinZ: 4.5, MinMagnitude: 0.01, Clip: 3}
 }
 
 // Step is a change of level found in one series.
@@ -44,16 +49,24 @@ type Step struct {
 	Before     float64 // level (median) of the segment before, in the input's units
 	After      float64 // level of the segment after
 	NoiseUnits float64 // difference of the levels in noise units of one point
-	Z          float64 // difference of the medians over its standard error
-	Sigma      float64 // noise of one point (log scale when Log)
+	Z          float64 // difference of the medians over its standard error (at the noise of a level)
+	Sigma      float64 // noise of one point (log scale when the values are compared on a log scale)
 	NBefore    int     // points in the level before
 	NAfter     int     // points in the level after
 	Drift      bool    // several same-direction steps over a drifting stretch, reported once
+	// Suspected marks a change not yet confirmed: fewer than MinSegment
+	// points at the new level (a change in the last points), or fewer
+	// than twice that with weak evidence (Z under 1.5 MinZ).
+	Suspected bool
+	// Minor marks a change beyond the noise (Z at least MinZ) but smaller
+	// than MinMagnitude: real, below the threshold worth an alert.
+	Minor bool
 }
 
 // Detect finds the changes of level of x (oldest first). Values are
 // compared on a log scale when all are positive (a 5% change is the same
-// at any level), else as they are.
+// at any level), else as they are. See the package comment for the
+// method.
 func Detect(x []float64, p Params) []Step {
 	n := len(x)
 	if n < 2*p.MinSegment {
@@ -68,16 +81,45 @@ func Detect(x []float64, p Params) []Step {
 			y[i] = v
 		}
 	}
-	sigma := noise(y)
-	if !(sigma > 0) || math.IsInf(sigma, 0) {
+	sd := noise(y)
+	if !(sd > 0) || math.IsInf(sd, 0) {
 		return nil
 	}
-	yc := clipped(y, sigma, p)
-	cuts := binseg(yc, sigma, p)
-	cuts = prune(y, cuts, sigma, p, useLog)
+	yc := clipped(y, sd, p)
+	cuts, nm := segmentation(y, yc, sd, p)
+	st := steps(y, cuts, nm, p, useLog)
+	if t, ok := tail(y, cuts, nm, p, useLog); ok {
+		st = append(st, t)
+	}
+	return st
+}
+
+// segmentation segments y under a noise model fitted to its own
+// residuals: it starts from the noise of successive differences, which
+// persistent noise (a random walk, a thermal cycle, blocks of slow
+// runners) hides, fits the noise model to the residuals around the
+// segmentation found, and segments again until the cuts or the noise
+// hold (at most three rounds; the noise of a level never shrinks between
+// rounds). The rounds place cuts roughly (binary segmentation and
+// pruning); the cuts of the last are then refined and pruned again.
+func segmentation(y, yc []float64, sd float64, p Params) ([]int, noiseModel) {
+	nm := noiseModel{point: sd, level: sd}
+	var cuts []int
+	for round := 0; round < 3; round++ {
+		c := prune(y, yc, binseg(yc, nm.level, p), nm.level, p)
+		if round > 0 && slices.Equal(c, cuts) {
+			break
+		}
+		cuts = c
+		next := fitNoise(yc, cuts, sd, 2*p.MinSegment)
+		if next.level <= nm.level*1.02 {
+			// The noise holds: another round would cut the same.
+			break
+		}
+		nm = next.atLeast(nm)
+	}
 	cuts = refine(yc, cuts, p)
-	cuts = prune(y, cuts, sigma, p, useLog)
-	return steps(y, cuts, sigma, p, useLog)
+	return prune(y, yc, cuts, nm.level, p), nm
 }
 
 func allPositive(xs []float64) bool {
@@ -111,6 +153,120 @@ func noise(y []float64) float64 {
 	}
 	// E|X-Y| = 2σ/√π for normal noise.
 	return sum / float64(len(d)) * math.Sqrt(math.Pi) / 2
+}
+
+// noiseModel is the noise of a series: of one point, and of a level
+// (the noise that the mean of a stretch of points averages down to as
+// if the points were independent: the point noise inflated by the
+// residuals' persistence).
+type noiseModel struct {
+	point float64 // noise of one point
+	rho   float64 // lag-1 autocorrelation of the residuals, in [0, maxRho]
+	// level is the long-run noise: point·sqrt(f), f the smaller of the
+	// AR(1) factor (1+rho)/(1-rho) and the Newey-West factor of the
+	// residuals' autocorrelations up to 2·MinSegment lags (longRun).
+	level float64
+}
+
+// maxRho bounds the residuals' autocorrelation (a noise of a level at
+// most 6.2 times the point's).
+const maxRho = 0.95
+
+func (m noiseModel) atLeast(o noiseModel) noiseModel {
+	if o.level > m.level {
+		m.level = o.level
+	}
+	if o.point > m.point {
+		m.point = o.point
+	}
+	return m
+}
+
+// fitNoise fits the noise model to the residuals of yc around the level
+// (median) of each segment between cuts: the point noise is the larger
+// of sd (from successive differences) and the residuals' robust scale,
+// the persistence their autocorrelations pooled within segments, up to
+// lags. A random walk, a
+// cycle or a sawtooth, which segmentation at the noise of successive
+// differences cuts into many levels, leaves persistent residuals around
+// them; white noise around real levels does not. (A drift that fills
+// most of a series does too: it is then read as wander; a drift in a
+// stretch of a longer series is still found, see steps.)
+func fitNoise(yc []float64, cuts []int, sd float64, lags int) noiseModel {
+	bounds := append(append([]int{0}, cuts...), len(yc))
+	res := make([]float64, 0, len(yc))
+	buf := make([]float64, 0, len(yc))
+	acov := make([]float64, lags+1) // pooled within segments, lag 0..lags
+	for i := 0; i+1 < len(bounds); i++ {
+		a, b := bounds[i], bounds[i+1]
+		if b-a < 3 {
+			continue
+		}
+		k := len(res)
+		med := level(yc, a, b, buf)
+		for _, v := range yc[a:b] {
+			res = append(res, v-med)
+		}
+		e := res[k:]
+		for t := range e {
+			for l := 0; l <= min(lags, t); l++ {
+				acov[l] += e[t] * e[t-l]
+			}
+		}
+	}
+	m := noiseModel{point: sd}
+	if len(res) > 0 {
+		abs := make([]float64, len(res))
+		for i, v := range res {
+			abs[i] = math.Abs(v)
+		}
+		m.point = math.Max(sd, 1.4826*medianOf(abs))
+	}
+	if acov[0] > 0 {
+		m.rho = min(max(acov[1]/acov[0], 0), maxRho)
+	}
+	m.level = m.point * math.Sqrt(min((1+m.rho)/(1-m.rho), longRun(acov)))
+	return m
+}
+
+// longRun is the ratio of the long-run variance of residuals to their
+// variance, from their autocovariances acov (lag 0 first) with
+// Bartlett weights (Newey-West), at least 1. It is low where the AR(1)
+// factor of the lag-1 autocorrelation is not: for a short cycle (a
+// 12-point season), whose autocorrelations turn negative within a few
+// lags and whose mean over a level averages it out.
+func longRun(acov []float64) float64 {
+	if !(acov[0] > 0) {
+		return 1
+	}
+	k := len(acov) - 1
+	f := 1.0
+	for l := 1; l <= k; l++ {
+		f += 2 * (1 - float64(l)/float64(k+1)) * acov[l] / acov[0]
+	}
+	return max(f, 1)
+}
+
+// lineResiduals appends to out the residuals of y around its
+// least-squares line.
+func lineResiduals(y, out []float64) []float64 {
+	n := float64(len(y))
+	tm := (n - 1) / 2
+	var sy, sty, stt float64
+	for _, v := range y {
+		sy += v
+	}
+	ym := sy / n
+	for i, v := range y {
+		t := float64(i) - tm
+		sty += t * (v - ym)
+		stt += t * t
+	}
+	b := sty / stt
+	for i, v := range y {
+		out = append(out, v-ym-b*(float64(i)-tm))
+	}
+	return out
 }
 
 // clipped bounds every point to Clip noise units around the median of the
@@ -186,7 +342,8 @@ func binseg(y []float64, sigma float64, p Params) []int {
 // levels (least absolute deviation from each side's median; the CUSUM's
 // mean is pulled by the old level's last points), and drops a cut that
 // then leaves fewer than MinSegment points on a side: a change in the
-// last points is reported only once MinSegment points confirm it.
+// last points is confirmed only once MinSegment points hold it (tail
+// reports it as suspected before).
 func refine(y []float64, cuts []int, p Params) []int {
 	m := p.MinSegment
 	buf := make([]float64, 0, 4*m)
@@ -247,22 +404,28 @@ func medianOf(xs []float64) float64 {
 }
 
 // prune removes, one at a time, the weakest cut whose neighbouring levels
-// differ by less than MinZ standard errors or MinMagnitude, until every
-// cut passes: the segments around a removed cut merge, and the cuts next
-// to it are judged again on the merged level.
-func prune(y []float64, cuts []int, sigma float64, p Params, useLog bool) []int {
+// differ by less than MinZ standard errors, until every cut passes: the
+// segments around a removed cut merge, and the cuts next to it are
+// judged again on the merged level. The standard error is at the noise
+// of a level floor (the series') inflated by the persistence of the
+// residuals of the two segments around the cut (resid.levelNoise). The
+// size of the change does not prune: a change below MinMagnitude stays
+// a level of its own and is marked Minor (steps).
+func prune(y, yc []float64, cuts []int, floor float64, p Params) []int {
 	buf := make([]float64, 0, len(y))
 	bounds := append(append([]int{0}, cuts...), len(y))
 	lv := make([]float64, len(bounds)-1)
+	rs := make([]resid, len(bounds)-1)
 	for i := range lv {
 		lv[i] = level(y, bounds[i], bounds[i+1], buf)
+		rs[i] = residOf(yc[bounds[i]:bounds[i+1]], buf)
 	}
 	for len(bounds) > 2 {
 		worst, wi := math.Inf(1), -1
 		for i := 1; i < len(bounds)-1; i++ {
+			sigma := rs[i-1].add(rs[i]).levelNoise(floor)
 			z := medianZ(lv[i-1], lv[i], bounds[i]-bounds[i-1], bounds[i+1]-bounds[i], sigma)
-			mag := magnitude(lv[i-1], lv[i], useLog)
-			score := math.Min(z/p.MinZ, mag/math.Max(p.MinMagnitude, 1e-12))
+			score := z / p.MinZ
 			if score < 1 && score < worst {
 				worst, wi = score, i
 			}
@@ -273,9 +436,48 @@ func prune(y []float64, cuts []int, sigma float64, p Params, useLog bool) []int 
 		// Segments wi-1 and wi merge.
 		bounds = slices.Delete(bounds, wi, wi+1)
 		lv = slices.Delete(lv, wi, wi+1)
+		rs = slices.Delete(rs, wi, wi+1)
 		lv[wi-1] = level(y, bounds[wi-1], bounds[wi], buf)
+		rs[wi-1] = residOf(yc[bounds[wi-1]:bounds[wi]], buf)
 	}
 	return bounds[1 : len(bounds)-1]
+}
+
+// resid sums the residuals of a stretch around its least-squares line:
+// their number less the line's two parameters, their squares and their
+// lag-1 products.
+type resid struct {
+	dof    int
+	s2, s1 float64
+}
+
+func residOf(y, buf []float64) resid {
+	if len(y) < 3 {
+		return resid{}
+	}
+	e := lineResiduals(y, buf[:0])
+	r := resid{dof: len(e) - 2}
+	for t, v := range e {
+		r.s2 += v * v
+		if t > 0 {
+			r.s1 += v * e[t-1]
+		}
+	}
+	return r
+}
+
+func (r resid) add(o resid) resid { return resid{r.dof + o.dof, r.s2 + o.s2, r.s1 + o.s1} }
+
+// levelNoise is the noise of a level from the residuals r: their scale
+// (at least floor, the noise of successive differences) inflated by
+// their persistence, sqrt((1+rho)/(1-rho)) for a lag-1 autocorrelation
+// rho (at most maxRho).
+func (r resid) levelNoise(floor float64) float64 {
+	if r.dof <= 0 || r.s2 <= 0 {
+		return floor
+	}
+	rho := min(max(r.s1/r.s2, 0), maxRho)
+	return floor * math.Sqrt((1+rho)/(1-rho))
 }
 
 func medianZ(a, b float64, na, nb int, sigma float64) float64 {
@@ -295,8 +497,9 @@ func magnitude(a, b float64, useLog bool) float64 {
 }
 
 // steps turns the surviving cuts into Steps, merging runs of
-// same-direction cuts over drifting stretches into one.
-func steps(y []float64, cuts []int, sigma float64, p Params, useLog bool) []Step {
+// same-direction cuts over drifting stretches into one, and telling an
+// abrupt change inside a drift from the drift.
+func steps(y []float64, cuts []int, nm noiseModel, p Params, useLog bool) []Step {
 	if len(cuts) == 0 {
 		return nil
 	}
@@ -307,34 +510,239 @@ func steps(y []float64, cuts []int, sigma float64, p Params, useLog bool) []Step
 		lv[i] = level(y, bounds[i], bounds[i+1], buf)
 	}
 	var out []Step
-	for i := 0; i < len(cuts); {
-		// The run of same-direction cuts starting at i is one drift when
-		// the levels between them keep moving that way (driftZ).
-		dir := math.Copysign(1, lv[i+1]-lv[i])
-		j := i
-		for j+1 < len(cuts) && math.Copysign(1, lv[j+2]-lv[j+1]) == dir {
-			j++
-		}
-		if j > i && driftZ(y, bounds[i+1:j+2], sigma, dir) <= 1.64 {
-			j = i
-		}
-		before, after := lv[i], lv[j+1]
-		nb, na := bounds[i+1]-bounds[i], bounds[j+2]-bounds[j+1]
-		st := Step{
-			At: bounds[j+1], From: bounds[i+1], Drift: j > i,
-			NoiseUnits: math.Abs(after-before) / sigma,
-			Z:          medianZ(before, after, nb, na, sigma),
-			Sigma:      sigma, NBefore: nb, NAfter: na,
-		}
-		if useLog {
-			st.Before, st.After = math.Exp(before), math.Exp(after)
-		} else {
-			st.Before, st.After = before, after
+	for _, r := range runs(y, bounds, lv, 0, len(cuts)-1, nm, p, useLog) {
+		st, trend := newStep(y, bounds, lv, r[0], r[1], nm, p, useLog)
+		if trend {
+			continue
 		}
 		out = append(out, st)
-		i = j + 1
 	}
 	return out
+}
+
+// runs groups the cuts i..j (indices into bounds[1:]) into changes: a run
+// of same-direction cuts is one drift when the levels between them keep
+// moving that way (driftZ), unless one of its cuts is a jump off the
+// drift's line (jumpIn), which is a change of its own between the
+// stretches on either side.
+func runs(y []float64, bounds []int, lv []float64, i, j int, nm noiseModel, p Params, useLog bool) [][2]int {
+	var out [][2]int
+	for i <= j {
+		dir := math.Copysign(1, lv[i+1]-lv[i])
+		k := i
+		for k+1 <= j && math.Copysign(1, lv[k+2]-lv[k+1]) == dir {
+			k++
+		}
+		switch {
+		case k == i || driftZ(y, bounds[i+1:k+2], nm.point, dir) <= 1.64:
+			out = append(out, [2]int{i, i})
+			k = i
+		default:
+			if c, ok := jumpIn(y, bounds, i, k, nm, p, useLog); ok {
+				out = append(out, runs(y, bounds, lv, i, c-1, nm, p, useLog)...)
+				out = append(out, [2]int{c, c})
+				out = append(out, runs(y, bounds, lv, c+1, k, nm, p, useLog)...)
+			} else {
+				out = append(out, [2]int{i, k})
+			}
+		}
+		i = k + 1
+	}
+	return out
+}
+
+// jumpIn finds, among the cuts i..k of a drift, the one where the level
+// jumps off the drift's line: fitting a line to each side of the cut
+// (up to 2·MinSegment points of the segments either side, so that the
+// bend where a drift starts or ends weighs little), their values at the
+// cut differ by MinZ standard errors (at the point noise: around a line
+// the drift's residuals are white) and by MinMagnitude or more. It
+// returns the strongest such cut.
+func jumpIn(y []float64, bounds []int, i, k int, nm noiseModel, p Params, useLog bool) (int, bool) {
+	best, bc := 0.0, -1
+	w := 2 * p.MinSegment
+	for c := i; c <= k; c++ {
+		at := bounds[c+1]
+		a, b := max(bounds[c], at-w), min(bounds[c+2], at+w)
+		d, se := stepOnLine(y[a:b], at-a)
+		z := math.Abs(d) / (nm.point * se)
+		if z >= p.MinZ && magnitude(0, d, useLog) >= p.MinMagnitude && z > best {
+			best, bc = z, c
+		}
+	}
+	return bc, bc >= 0
+}
+
+// stepOnLine fits a line to each of y[:at] and y[at:] and returns the
+// difference d of their values midway between at-1 and at, and its
+// standard error for unit noise: a drift that bends there has none, a
+// jump does.
+func stepOnLine(y []float64, at int) (d, se float64) {
+	x0 := float64(at) - 0.5
+	l, vl := lineAt(y[:at], 0, x0)
+	r, vr := lineAt(y[at:], float64(at), x0)
+	return r - l, math.Sqrt(vl + vr)
+}
+
+// lineAt is the value at x0 of the least-squares line through y (the
+// first at x = t0) and its variance for unit noise.
+func lineAt(y []float64, t0, x0 float64) (v, variance float64) {
+	n := float64(len(y))
+	tm := t0 + (n-1)/2
+	var sy, sty, stt float64
+	for _, v := range y {
+		sy += v
+	}
+	ym := sy / n
+	for i, v := range y {
+		t := t0 + float64(i) - tm
+		sty += t * (v - ym)
+		stt += t * t
+	}
+	if stt == 0 {
+		return ym, 1 / n
+	}
+	return ym + sty/stt*(x0-tm), 1/n + (x0-tm)*(x0-tm)/stt
+}
+
+// newStep is the change of the run of cuts i..j.
+//
+// A drift over the whole series with no level either side (its hinges
+// fit no better than a line: runner drift or a slow wander) is a trend,
+// not a change of level; newStep says so.
+func newStep(y []float64, bounds []int, lv []float64, i, j int, nm noiseModel, p Params, useLog bool) (st Step, trend bool) {
+	before, after := lv[i], lv[j+1]
+	nb, na := bounds[i+1]-bounds[i], bounds[j+2]-bounds[j+1]
+	st = Step{
+		At: bounds[j+1], From: bounds[i+1], Drift: j > i,
+		NoiseUnits: math.Abs(after-before) / nm.point,
+		Z:          medianZ(before, after, nb, na, nm.level),
+		Sigma:      nm.point, NBefore: nb, NAfter: na,
+	}
+	if st.Drift {
+		var gf, ga float64
+		st.From, st.At, gf, ga = driftEnds(y, bounds[i], (bounds[i+1]+bounds[j+1])/2, bounds[j+2])
+		// A level bends into the line by more than chance over the
+		// bend's choice (2·log n, BIC-like, in point noises squared).
+		crit := 2 * math.Log(float64(len(y))) * nm.point * nm.point
+		trend = bounds[i] == 0 && bounds[j+2] == len(y) && gf < crit && ga < crit
+	}
+	st.Suspected = suspected(st, len(y), p)
+	st.Minor = magnitude(before, after, useLog) < p.MinMagnitude
+	st.Before, st.After = unscale(before, useLog), unscale(after, useLog)
+	return st, trend
+}
+
+// driftEnds places the ends of a drift whose staircase spans a..b (mid
+// in its middle): where the level before bends into a line (the
+// least-squares flat-then-line hinge over a..mid) and where a line
+// flattens into the level after (line-then-flat over mid..b). The
+// staircase's first and last cuts lie inside the drift, halfway up its
+// first and last stairs. gainFrom and gainAt are how much better each
+// hinge fits than a straight line (in squared units of y): next to
+// nothing when there is no level on that side.
+func driftEnds(y []float64, a, mid, b int) (from, at int, gainFrom, gainAt float64) {
+	kf, gf := hinge(y[a:mid], true)
+	ka, ga := hinge(y[mid:b], false)
+	return a + kf, mid + ka, gf, ga
+}
+
+// hinge is the bend of the least-squares fit to w of a level then a
+// line from the bend on (start), or of a line up to the bend then a
+// level (!start): the index of the bend, the first point of the line
+// or of the level, and how much less its squared error is than a
+// straight line's. It uses prefix sums, O(len(w)).
+func hinge(w []float64, start bool) (int, float64) {
+	n := len(w)
+	p0, p1 := make([]float64, n+1), make([]float64, n+1)
+	for t, v := range w {
+		p0[t+1] = p0[t] + v
+		p1[t+1] = p1[t] + float64(t)*v
+	}
+	fn, sy := float64(n), p0[n]
+	best, bk := math.Inf(-1), 1
+	for k := 1; k < n-1; k++ {
+		// The hinge's regressor: u = t-k for t >= k (start), u = k-t for
+		// t < k (end); m values 0..m-1 or 1..m.
+		var sh, shh, shy float64
+		if start {
+			m := float64(n - k)
+			sh, shh = m*(m-1)/2, (m-1)*m*(2*m-1)/6
+			shy = (p1[n] - p1[k]) - float64(k)*(p0[n]-p0[k])
+		} else {
+			m := float64(k)
+			sh, shh = m*(m+1)/2, m*(m+1)*(2*m+1)/6
+			shy = m*p0[k] - p1[k]
+		}
+		det := fn*shh - sh*sh
+		if det <= 0 {
+			continue
+		}
+		c := (shh*sy - sh*shy) / det
+		beta := (fn*shy - sh*sy) / det
+		if fit := c*sy + beta*shy; fit > best {
+			best, bk = fit, k
+		}
+	}
+	tm := (fn - 1) / 2
+	sty := p1[n] - tm*sy
+	line := sy*sy/fn + sty*sty/(fn*(fn*fn-1)/12)
+	return bk, best - line
+}
+
+// suspected says whether a change is not yet confirmed: fewer than
+// MinSegment points hold the new level (for a drift, follow its end),
+// or fewer than twice that and the evidence is under 1.5 MinZ.
+func suspected(st Step, n int, p Params) bool {
+	after := min(st.NAfter, n-st.At)
+	return after < p.MinSegment || (after < 2*p.MinSegment && st.Z < 1.5*p.MinZ)
+}
+
+func unscale(v float64, useLog bool) float64 {
+	if useLog {
+		return math.Exp(v)
+	}
+	return v
+}
+
+// tail finds a change in the last points, fewer than MinSegment, which
+// segmentation cannot confirm: the last points all lie more than 3 point
+// noises beyond the level of the last segment, on one side, there are
+// at least 2 of them, and their median differs from the level by MinZ
+// standard errors (at the level's noise) and MinMagnitude. It is
+// reported as suspected.
+func tail(y []float64, cuts []int, nm noiseModel, p Params, useLog bool) (Step, bool) {
+	n, m := len(y), p.MinSegment
+	b := 0
+	if len(cuts) > 0 {
+		b = cuts[len(cuts)-1]
+	}
+	first := n - m + 1 // the earliest point of a tail shorter than m
+	if first-b < m || first < 1 {
+		return Step{}, false
+	}
+	buf := make([]float64, 0, n-b)
+	lvl := level(y, b, first, buf)
+	dir := math.Copysign(1, y[n-1]-lvl)
+	k := n
+	for k > first && (y[k-1]-lvl)*dir > 3*nm.point {
+		k--
+	}
+	if n-k < 2 {
+		return Step{}, false
+	}
+	lvl = level(y, b, k, buf)
+	after := level(y, k, n, buf)
+	z := medianZ(lvl, after, k-b, n-k, nm.level)
+	if z < p.MinZ {
+		return Step{}, false
+	}
+	return Step{
+		Minor: magnitude(lvl, after, useLog) < p.MinMagnitude,
+		At:    k, From: k, Before: unscale(lvl, useLog), After: unscale(after, useLog),
+		NoiseUnits: math.Abs(after-lvl) / nm.point, Z: z, Sigma: nm.point,
+		NBefore: k - b, NAfter: n - k, Suspected: true,
+	}, true
 }
 
 // driftZ pools the evidence that the segments between consecutive bounds

@@ -90,7 +90,8 @@ func TestDetectSynthetic(t *testing.T) {
 }
 
 // A slow drift (+15% over 200 points, 1.5% noise) is one change, reported
-// as a drift that spans the stretch where the level moved.
+// as a drift that spans the stretch where the level moved, its ends
+// placed where the level starts and stops moving.
 func TestDetectDriftOnce(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		testDrift(t, seed)
@@ -113,16 +114,20 @@ func testDrift(t *testing.T, seed uint64) {
 		return
 	}
 	st := got[0]
-	if st.From < 90 || st.At > 310 || st.From > st.At {
-		t.Errorf("seed %d: drift spans %d..%d, want within 90..310", seed, st.From, st.At)
+	// The ends are where a line through the drift meets the levels
+	// either side (driftEnds): within 15 points of 100 and 300 at this
+	// slope (0.075% a point) and noise (1.5%).
+	if st.From < 85 || st.From > 115 || st.At < 285 || st.At > 315 {
+		t.Errorf("seed %d: drift spans %d..%d, want 100..300 within 15 points", seed, st.From, st.At)
 	}
 	if rel := st.After/st.Before - 1; rel < 0.08 {
 		t.Errorf("seed %d: drift of %.1f%%, want most of the 15%%", seed, 100*rel)
 	}
 }
 
-// A step in the last points is not reported until MinSegment points
-// confirm the new level.
+// A step in the last points is reported as suspected once two points
+// hold the new level, and confirmed once MinSegment do; one point is an
+// outlier, not a change.
 func TestDetectConfirmation(t *testing.T) {
 	p := DefaultParams()
 	base := synth(8, 200, 0.02, func(i int) float64 {
@@ -134,11 +139,15 @@ func TestDetectConfirmation(t *testing.T) {
 	for n := 191; n <= 200; n++ {
 		got := Detect(base[:n], p)
 		after := n - 190
-		if after < p.MinSegment && len(got) > 0 {
-			t.Errorf("%d points after the step: reported %+v before %d confirm it", after, got, p.MinSegment)
-		}
-		if after >= p.MinSegment && (len(got) != 1 || got[0].At != 190) {
+		switch {
+		case after < 2:
+			if len(got) > 0 {
+				t.Errorf("%d point after the step: reported %+v", after, got)
+			}
+		case len(got) != 1 || got[0].At != 190:
 			t.Errorf("%d points after the step: got %+v, want one change at 190", after, got)
+		case got[0].Suspected != (after < p.MinSegment):
+			t.Errorf("%d points after the step: suspected %v, want %v", after, got[0].Suspected, after < p.MinSegment)
 		}
 	}
 }
@@ -159,4 +168,80 @@ func TestDetectQuantised(t *testing.T) {
 	if len(got) != 1 || got[0].At != 60 {
 		t.Fatalf("got %+v, want one change at 60", got)
 	}
+}
+
+// Persistent noise is not a change, a step inside a drift is one of its
+// own (the drift's stretches either side of it, each below 5%, are
+// Minor or a drift: not compared here), a step below MinMagnitude but
+// far beyond the noise is kept and marked Minor, and one wild point at
+// the end is not a change.
+func TestDetectShapes(t *testing.T) {
+	p := DefaultParams()
+	p.MinMagnitude = 0.05 // watch's default min_change
+	tests := []struct {
+		name string
+		x    []float64
+		want []int  // change indices, within 3 points
+		mark []bool // Minor, per change
+	}{
+		{"random walk", synthWalk(11, 400, 0.004, 0.002), nil, nil},
+		{"thermal cycle: 3% sine, period 60", synth(12, 400, 0.003, func(i int) float64 {
+			return math.Exp(0.03 * math.Sin(2*math.Pi*float64(i)/60))
+		}), nil, nil},
+		{"sawtooth: 4% rise over 50, reset", synth(13, 400, 0.003, func(i int) float64 {
+			return math.Exp(0.04 * float64(i%50) / 50)
+		}), nil, nil},
+		{"+10% step at 200 inside a +10% drift over 100..300", synth(14, 400, 0.01, func(i int) float64 {
+			l := 1 + 0.1*math.Min(1, math.Max(0, float64(i-100)/200))
+			if i >= 200 {
+				l *= 1.1
+			}
+			return l
+		}), []int{200}, nil},
+		{"+2% step at 150, 0.2% noise: below 5%, 10 noise units", synth(15, 300, 0.002, func(i int) float64 {
+			if i >= 150 {
+				return 1.02
+			}
+			return 1
+		}), []int{150}, []bool{true}},
+		{"one wild point at the end", func() []float64 {
+			x := synth(16, 200, 0.01, func(int) float64 { return 1 })
+			x[199] *= 1.5
+			return x
+		}(), nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []Step
+			for _, st := range Detect(tt.x, p) {
+				if !st.Drift && (!st.Minor || tt.mark != nil) {
+					got = append(got, st)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("found %d steps %+v, want %d at %v", len(got), got, len(tt.want), tt.want)
+			}
+			for i, st := range got {
+				if d := st.At - tt.want[i]; d < -3 || d > 3 {
+					t.Errorf("step %d at %d, want %d", i, st.At, tt.want[i])
+				}
+				if tt.mark != nil && st.Minor != tt.mark[i] {
+					t.Errorf("step %d minor %v, want %v (%+v)", i, st.Minor, tt.mark[i], st)
+				}
+			}
+		})
+	}
+}
+
+// synthWalk is a random walk of step walk (relative) plus white noise of
+// sigma, around 100.
+func synthWalk(seed uint64, n int, walk, sigma float64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 7))
+	x := make([]float64, n)
+	w := 0.0
+	for i := range x {
+		w += walk * r.NormFloat64()
+		x[i] = 100 * math.Exp(w+sigma*r.NormFloat64())
+	}
+	return x
 }

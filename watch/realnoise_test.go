@@ -123,11 +123,16 @@ func watchDetect(p Params) func([]float64) []int {
 	}
 }
 
-// scaled returns log values in units of their successive-difference noise.
+// scaled returns the values (log values when all are positive, as watch
+// takes them) in units of their successive-difference noise.
 func scaled(x []float64) []float64 {
 	y := make([]float64, len(x))
+	pos := allPositive(x)
 	for i, v := range x {
-		y[i] = math.Log(v)
+		y[i] = v
+		if pos {
+			y[i] = math.Log(v)
+		}
 	}
 	s := noise(y)
 	if !(s > 0) {

@@ -60,6 +60,8 @@ func (c *Change) status() string {
 	switch {
 	case c.Accepted != "":
 		return c.Kind + ", accepted"
+	case c.Suspected:
+		return "suspected " + c.Kind
 	case c.Open:
 		return "OPEN " + c.Kind
 	case c.Kind == Regression:

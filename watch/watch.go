@@ -141,6 +141,11 @@ type Change struct {
 	Bisect     string  `json:"bisect,omitempty"`
 	Current    float64 `json:"current"` // the series' level now
 	seriesKey  string
+
+	// Suspected: fewer than MinSegment points, or weak evidence, hold the
+	// new level (a change in the last points); never open.
+	Suspected bool `json:"suspected,omitempty"`
+	below     bool // beyond the noise, smaller than the threshold: counted in a warning
 }
 
 // SeriesKey is the change's series key (gate's identity).
@@ -248,10 +253,20 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 		}
 	}
 	sha := func(i int32) string { return chain[len(chain)-1-int(i)].SHA }
+	var below []Change
 	for _, tr := range c.sortedTracks() {
 		rep.Series++
-		rep.Changes = append(rep.Changes, c.changes(tr, sha)...)
+		for _, ch := range c.changes(tr, sha) {
+			if ch.below {
+				below = append(below, ch)
+				continue
+			}
+			rep.Changes = append(rep.Changes, ch)
+		}
 		tr.idx, tr.vals = nil, nil // done with it
+	}
+	if len(below) > 0 {
+		rep.Warnings = append(rep.Warnings, belowWarning(below))
 	}
 	rep.Missing = c.missing(sha)
 	if rep.Measured == 0 {
@@ -412,6 +427,7 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 			NoiseUnits: st.NoiseUnits,
 			Confidence: confidence(tr.vals, from, st.At),
 			NBefore:    st.NBefore, NAfter: st.NAfter, Drift: st.Drift,
+			Suspected: st.Suspected, below: st.Minor,
 			Threshold: pct, Rule: origin, Current: current,
 		}
 		if st.Before == 0 {
@@ -433,7 +449,7 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 				}
 			}
 		}
-		if ch.Kind == Regression && ch.Accepted == "" {
+		if ch.Kind == Regression && ch.Accepted == "" && !ch.Suspected && !ch.below {
 			// Open while the level now is still worse than before the
 			// change by the threshold.
 			rel := 100 * (current/st.Before - 1)
@@ -449,6 +465,19 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 		out = append(out, ch)
 	}
 	return out
+}
+
+// belowWarning says how many changes the noise cannot explain were left
+// out for being smaller than their threshold, and the largest.
+func belowWarning(below []Change) string {
+	big := below[0]
+	for _, c := range below[1:] {
+		if math.Abs(c.ChangePct) > math.Abs(big.ChangePct) {
+			big = c
+		}
+	}
+	return fmt.Sprintf("%d changes of level beyond the noise but below their threshold are not listed; the largest: %s %s %+.1f%% (%.1f noise units) at %s, threshold %g%% (%s)",
+		len(below), big.Name(), big.Metric, big.ChangePct, big.NoiseUnits, shortSHA(big.FirstBad), big.Threshold, big.Rule)
 }
 
 // confidence is 1 - p of a two-sided Mann-Whitney U test between up to 30
