@@ -235,3 +235,33 @@ func TestGoldenTrendAccepted(t *testing.T) {
 		golden(t, "trend-accepted."+map[string]string{"text": "txt", "markdown": "md", "json": "json"}[format], b.Bytes())
 	}
 }
+
+// Runs of the base branch invalidated on record change which runs are the
+// baseline: the report says so in its warnings, with who and why, beside
+// the verdict (TestCheck's self-invalid runs stay in the notes).
+func TestCheckShowsInvalidationsOnRecord(t *testing.T) {
+	f := newFakeRepo()
+	parent := f.commit("", "root")
+	var last string
+	for i := 0; i < 8; i++ {
+		parent = f.commit(parent, "main")
+		f.add(parent, "serving", nil, map[string]float64{"mean_ttft_ms": 100 + float64(i%3)})
+		last = parent
+	}
+	f.samples[last][0].Invalid = "invalidated by mallory: runner was throttled"
+	head := f.commit(last, "pr")
+	f.add(head, "serving", nil, map[string]float64{"mean_ttft_ms": 101})
+	cfg := DefaultConfig()
+	cfg.Rules = []Rule{mustRule(t, "mean_ttft_ms:5%")}
+	rep, err := Check(context.Background(), f, f, CheckOptions{Head: head, Base: last, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(rep.Warnings, "\n")
+	if !strings.Contains(w, "1 run of the base branch was invalidated on record") || !strings.Contains(w, "serving at "+shortSHA(last)+" (invalidated by mallory: runner was throttled)") {
+		t.Errorf("warnings %q do not show the invalidation", rep.Warnings)
+	}
+	if rep.Baseline.Commit == last {
+		t.Errorf("the invalidated run is the baseline")
+	}
+}

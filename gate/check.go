@@ -51,6 +51,10 @@ type series struct {
 	window  []windowPoint
 	baseIdx int // walker index of the baseline commit; -1 when none
 	dropped []string
+	// onRecord are the dropped runs that a record (perfgate invalidate)
+	// made invalid, not their own numbers: the history branch is written
+	// by more hands than CI's, so the report shows them with the verdict.
+	onRecord []string
 	// fixedCount: the benchmark sends a fixed number of requests (see
 	// fixedRequests), so fewer completed requests make a run invalid.
 	fixedCount bool
@@ -77,6 +81,7 @@ type checker struct {
 
 	accepted []Acceptance
 	walkIdx  map[string]int // commit -> walker index, made when asked
+	all      []*series      // head's series, in report order
 }
 
 // Check gates a commit: for every series of the head results and every
@@ -283,6 +288,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			strings.Join(names, ", "), example)
 	}
 
+	c.all = all
 	tbFirst, tbWarnings := c.testbedWarnings(all) // before warnings(): it may replace noBaseline
 	rep.Warnings = append(append(append(tbFirst, c.warnings()...), tbWarnings...), globWarnings...)
 	if noRule != "" {
@@ -368,6 +374,7 @@ func (c *checker) collect(sr *series) bool {
 	// Validity: drop runs that failed too many requests, then runs whose
 	// completed count fell below the window's median.
 	sr.dropped = sr.dropped[:0]
+	sr.onRecord = sr.onRecord[:0]
 	var valid []windowPoint
 	for _, p := range cands {
 		var ok []*Sample
@@ -375,6 +382,9 @@ func (c *checker) collect(sr *series) bool {
 			if why := selfInvalid(s); why != "" {
 				if p.idx <= c.cfg.Baseline.MaxDistance {
 					sr.dropped = append(sr.dropped, fmt.Sprintf("%s (%s)", shortSHA(w.commits[p.idx].SHA), why))
+					if s.Invalid != "" {
+						sr.onRecord = append(sr.onRecord, fmt.Sprintf("%s at %s (%s)", seriesName(sr.bench, sr.labels), shortSHA(w.commits[p.idx].SHA), s.Invalid))
+					}
 				}
 				continue
 			}
@@ -765,6 +775,9 @@ func (c *checker) warnings() []string {
 	if w := resolutionWarning(rep.Checks); w != "" {
 		out = append(out, w)
 	}
+	if w := c.onRecordWarning(); w != "" {
+		out = append(out, w)
+	}
 	if cut > 0 {
 		out = append(out, fmt.Sprintf("%s compared with the base branch's level since a change point, not with its whole window: the base branch itself moved",
 			plural(cut, "check was", "checks were")))
@@ -832,4 +845,20 @@ func benchList(all []*series) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// onRecordWarning lists the base branch's runs that invalidations on
+// record kept out of this verdict's baselines and windows, with who and
+// why: what silences a gate is shown where it is decided.
+func (c *checker) onRecordWarning() string {
+	var runs []string
+	for _, sr := range c.all {
+		runs = append(runs, sr.onRecord...)
+	}
+	runs = dedupe(runs)
+	if len(runs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s of the base branch %s invalidated on record and not used as a baseline or in a window, which changes this verdict if they were sound: %s",
+		plural(len(runs), "run", "runs"), map[bool]string{true: "was", false: "were"}[len(runs) == 1], strings.Join(runs, "; "))
 }
