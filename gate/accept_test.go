@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -263,5 +264,39 @@ func TestCheckShowsInvalidationsOnRecord(t *testing.T) {
 	}
 	if rep.Baseline.Commit == last {
 		t.Errorf("the invalidated run is the baseline")
+	}
+}
+
+// A value its metric cannot take (a negative latency, as a forged history
+// line may hold) makes the run invalid: never a baseline, and a head with
+// one fails on validity.
+func TestCheckImpossibleValues(t *testing.T) {
+	f := newFakeRepo()
+	parent := f.commit("", "root")
+	for i := 0; i < 6; i++ {
+		parent = f.commit(parent, "main")
+		f.add(parent, "serving", nil, map[string]float64{"mean_ttft_ms": 100 + float64(i%3)})
+	}
+	forged := f.commit(parent, "main")
+	f.add(forged, "serving", nil, map[string]float64{"mean_ttft_ms": -1000})
+	head := f.commit(forged, "pr")
+	f.add(head, "serving", nil, map[string]float64{"mean_ttft_ms": 200})
+	cfg := DefaultConfig()
+	cfg.Rules = []Rule{mustRule(t, "mean_ttft_ms:5%")}
+	rep, err := Check(context.Background(), f, f, CheckOptions{Head: head, Base: forged, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ttftCheck(t, rep); c.Verdict != Fail || c.BaselineCommit == forged {
+		t.Errorf("verdict %s against %s (%s), want a fail against the last sound run", c.Verdict, shortSHA(c.BaselineCommit), c.Reason)
+	}
+	bad := f.commit(forged, "pr 2")
+	f.add(bad, "serving", nil, map[string]float64{"mean_ttft_ms": -5})
+	rep, err = Check(context.Background(), f, f, CheckOptions{Head: bad, Base: forged, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != Fail || !strings.Contains(fmt.Sprint(rep.Checks), "cannot be") {
+		t.Errorf("a negative head: %s %+v", rep.Verdict, rep.Checks)
 	}
 }

@@ -3,9 +3,13 @@ package gate
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/perfgate/perfgate/metric"
 )
 
 // Sample is one benchmark result as gate sees it.
@@ -199,10 +203,14 @@ const (
 )
 
 // selfInvalid says why a sample is invalid on its own: the store's reason,
-// or too many failed requests. It returns "" for a valid sample.
+// a value its metric cannot take, or too many failed requests. It returns
+// "" for a valid sample.
 func selfInvalid(s *Sample) string {
 	if s.Invalid != "" {
 		return s.Invalid
+	}
+	if why := impossible(s); why != "" {
+		return why
 	}
 	failed, fok := s.Metrics["failed"]
 	completed, cok := s.Metrics["completed"]
@@ -287,4 +295,26 @@ func shortSHA(s string) string {
 		return s[:7]
 	}
 	return s
+}
+
+// impossible names a value of a known metric that its meaning rules out:
+// a negative or non-finite duration, latency, throughput or count (every
+// metric of perfgate's vocabulary is one of these). A history line may be
+// forged: a baseline of -1000 ms would pass any head.
+func impossible(s *Sample) string {
+	names := make([]string, 0, len(s.Metrics))
+	for name := range s.Metrics {
+		names = append(names, name)
+	}
+	slices.Sort(names) // the same reason whatever the map's order
+	for _, name := range names {
+		v := s.Metrics[name]
+		if !metric.Get(name).Known {
+			continue
+		}
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Sprintf("%s is %v, which it cannot be (a duration, rate or count is finite and not negative)", name, v)
+		}
+	}
+	return ""
 }
