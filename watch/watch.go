@@ -141,6 +141,9 @@ type Change struct {
 	Bisect     string  `json:"bisect,omitempty"`
 	Current    float64 `json:"current"` // the series' level now
 	seriesKey  string
+	// lo and hi are the positions of LastGood and FirstBad on the walked
+	// chain (0 = oldest), for grouping the metrics of one change.
+	lo, hi int32
 }
 
 // SeriesKey is the change's series key (gate's identity).
@@ -399,7 +402,7 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 	}
 	current := steps[len(steps)-1].After
 	var out []Change
-	for _, st := range steps {
+	for k, st := range steps {
 		from := st.From
 		ch := Change{
 			Series: tr.Series, seriesKey: tr.key,
@@ -413,6 +416,7 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 			Confidence: confidence(tr.vals, from, st.At),
 			NBefore:    st.NBefore, NAfter: st.NAfter, Drift: st.Drift,
 			Threshold: pct, Rule: origin, Current: current,
+			lo: tr.idx[from-1], hi: tr.idx[st.At],
 		}
 		if st.Before == 0 {
 			ch.ChangePct = 0 // no relative change from zero; the levels say it
@@ -427,7 +431,8 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 			ch.Kind = Improvement
 		}
 		if c.opts.Accepted != nil {
-			for i := tr.idx[from-1] + 1; i <= tr.idx[st.At]; i++ {
+			a, b := acceptSpan(steps, k, len(tr.idx))
+			for i := tr.idx[a] + 1; i <= tr.idx[b]; i++ {
 				if text, ok := c.opts.Accepted.Accepted(tr.Series, sha(i)); ok {
 					ch.Accepted = text
 				}
@@ -449,6 +454,27 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 		out = append(out, ch)
 	}
 	return out
+}
+
+// AcceptSlack is how many measured points beyond either end of a change's
+// range an acceptance still covers it: on noisy values the detector can
+// place a step a point or two off the commit that made it, and the
+// acceptance recorded at that commit must still silence it.
+const AcceptSlack = 2
+
+// acceptSpan is the stretch of a track's points (indexes a < b) whose
+// commits after a's, up to b's, accept steps[k]: its range widened by
+// AcceptSlack points either side, never past the neighbouring changes.
+func acceptSpan(steps []Step, k, n int) (a, b int) {
+	st := steps[k]
+	a, b = max(0, st.From-1-AcceptSlack), min(n-1, st.At+AcceptSlack)
+	if k > 0 {
+		a = max(a, steps[k-1].At)
+	}
+	if k+1 < len(steps) {
+		b = min(b, steps[k+1].From-1)
+	}
+	return a, b
 }
 
 // confidence is 1 - p of a two-sided Mann-Whitney U test between up to 30
@@ -592,4 +618,26 @@ func shortSHA(s string) string {
 		return s[:7]
 	}
 	return s
+}
+
+// Acceptances adapts recorded acceptances (perfgate accept) to Accepted:
+// the newest decision at the commit that covers the series' benchmark and
+// metric wins.
+func Acceptances(a []gate.Acceptance) Accepted {
+	if len(a) == 0 {
+		return nil
+	}
+	return acceptances(a)
+}
+
+type acceptances []gate.Acceptance
+
+func (a acceptances) Accepted(s Series, commit string) (string, bool) {
+	for i := len(a) - 1; i >= 0; i-- {
+		x := &a[i]
+		if x.Commit == commit && x.Covers(s.Benchmark, s.Metric) {
+			return x.Text(), true
+		}
+	}
+	return "", false
 }

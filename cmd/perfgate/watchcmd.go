@@ -78,9 +78,7 @@ func watchCommand(e *env) *cli.Command {
 			}
 			var rep *watch.Report
 			err = withHistory(c, repo, func(h history) error {
-				if len(h.accepted) > 0 {
-					opts.Accepted = acceptances(h.accepted)
-				}
+				opts.Accepted = watch.Acceptances(h.accepted)
 				var werr error
 				rep, werr = watch.Watch(c.Context, graph{r: repo, info: !opts.Since.IsZero() || !opts.Until.IsZero()}, h, opts)
 				return werr
