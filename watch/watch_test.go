@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -438,6 +439,16 @@ func TestWatchAlertsGroupChange(t *testing.T) {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("issues lack %q", s)
 		}
+	}
+	// The keys of the issues perfgate opened per metric before grouping.
+	var sk string
+	for _, c := range rep.Changes {
+		if c.Benchmark == "serving" {
+			sk = c.SeriesKey()
+		}
+	}
+	if want := []string{AlertKey(Regression, sk, "mean_ttft_ms"), AlertKey(Regression, sk, "p99_ttft_ms")}; len(alerts) == 3 && !slices.Equal(alerts[2].Formerly, sortedSet(map[string]bool{want[0]: true, want[1]: true})) {
+		t.Errorf("formerly %q, want the per-metric keys %q", alerts[2].Formerly, want)
 	}
 	goldenfile.Check(t, filepath.Join("testdata", "alerts.md"), b.Bytes())
 }
