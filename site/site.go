@@ -93,6 +93,10 @@ type Options struct {
 	// band of the latest commit starts at the newest of them, as the
 	// gate's window does.
 	Accepted []gate.Acceptance
+	// Rules are the rules watch judges changes by (thresholds,
+	// directions, watch settings): the overview flags a chart with an
+	// open regression of perfgate watch's. Nil: the defaults.
+	Rules *gate.Config
 }
 
 // Summary says what Generate wrote.
@@ -101,8 +105,11 @@ type Summary struct {
 	Series  int `json:"series"`  // benchmark + identity labels + testbed
 	Charts  int `json:"charts"`  // series × metric
 	Runs    int `json:"runs"`    // results drawn
-	Flagged int `json:"flagged"` // charts whose latest commit is a regression
-	Files   int `json:"files"`
+	Flagged int `json:"flagged"` // charts flagged as a regression: an open regression of watch's, or the latest commit beyond the band
+	// OpenRegressions are perfgate watch's open regressions on the
+	// charts shown (a chart may have more than one).
+	OpenRegressions int `json:"open_regressions"`
+	Files           int `json:"files"`
 }
 
 // Generate writes the site of commits (oldest first, the first-parent
@@ -119,6 +126,10 @@ func Generate(ctx context.Context, commits []gate.Commit, h gate.History, dir st
 	if err != nil {
 		return nil, err
 	}
+	if m.alerts, _, err = watchOpen(ctx, commits, h, opts); err != nil {
+		return nil, err
+	}
+	placeAlerts(m.alerts, m.commits)
 	return write(dir, m, opts)
 }
 
