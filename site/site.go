@@ -26,7 +26,9 @@
 // bands. The band is the gate's noise band (gate.NoiseBand) of the
 // Window medians before the latest commit: the band the latest commit was
 // judged against; a latest median beyond it in the worse direction flags
-// the row as a regression. Accepted changes (Options.Accepted) are marked
+// the row as a regression, as does an open regression of perfgate watch's
+// (Generate runs watch over the same commits, rules and acceptances, so
+// the overview agrees with it; see watch.go). Accepted changes (Options.Accepted) are marked
 // at their commit with who accepted them and why, and the band starts
 // there, so an accepted step is not flagged. Change points are the gate's (gate.ChangePoints)
 // over windows of 2×Window medians overlapping by a quarter, so the cost grows
@@ -122,13 +124,28 @@ func Generate(ctx context.Context, commits []gate.Commit, h gate.History, dir st
 	if err := prepareDir(dir); err != nil {
 		return nil, err
 	}
+	// Watch reads the history on its own, beside collect: two readers of
+	// a history that serves concurrent reads (bbolt's read transactions).
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type watched struct {
+		alerts map[alertKey][]openAlert
+		err    error
+	}
+	wch := make(chan watched, 1)
+	go func() {
+		a, _, err := watchOpen(wctx, commits, h, opts)
+		wch <- watched{a, err}
+	}()
 	m, err := collect(ctx, commits, h, opts)
 	if err != nil {
 		return nil, err
 	}
-	if m.alerts, _, err = watchOpen(ctx, commits, h, opts); err != nil {
-		return nil, err
+	w := <-wch
+	if w.err != nil {
+		return nil, w.err
 	}
+	m.alerts = w.alerts
 	placeAlerts(m.alerts, m.commits)
 	return write(dir, m, opts)
 }
