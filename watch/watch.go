@@ -189,12 +189,13 @@ func (t *track) push(pos int32, v float64, n int) {
 type collector struct {
 	id       gate.SeriesIdentity
 	opts     Options
-	tracks   map[string]map[string]*track // series key -> metric -> track
+	tracks   map[string]map[string]*track // series key -> metric -> track (nil: not watched)
 	seriesAt map[string][]int32
 	legacy   map[string]map[string]bool // legacy key -> testbeds
 	measured []bool
 	n        int
 	neutrals map[string]bool
+	touched  []*track // add's buffer
 }
 
 // neutral reports whether a metric is descriptive (metric.Neutral).
@@ -293,7 +294,7 @@ func walk(g gate.Graph, opts Options) ([]gate.Commit, error) {
 // add records one commit's results: per track, the median of the
 // commit's values.
 func (c *collector) add(pos int32, samples []gate.Sample) {
-	var touched []*track
+	touched := c.touched[:0]
 	for i := range samples {
 		s := &samples[i]
 		if s.Dirty || gate.SelfInvalid(s) != "" {
@@ -315,19 +316,23 @@ func (c *collector) add(pos int32, samples []gate.Sample) {
 			c.tracks[key] = byName
 		}
 		for name, v := range s.Metrics {
-			if c.opts.Metric != "" && name != c.opts.Metric {
-				continue
-			}
-			if c.opts.Metric == "" && c.neutral(name) {
-				continue // token counts and the like: described, not judged
-			}
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
-			tr := byName[name]
-			if tr == nil {
+			tr, seen := byName[name]
+			if !seen {
+				if (c.opts.Metric != "" && name != c.opts.Metric) || (c.opts.Metric == "" && c.neutral(name)) {
+					// Not watched (token counts and the like are
+					// described, not judged): remembered as nil, so
+					// the next result costs one lookup.
+					byName[name] = nil
+					continue
+				}
 				tr = &track{key: key, Series: Series{Benchmark: s.Benchmark, Labels: c.id.IdentityLabels(s), Testbed: c.id.Testbed(s), Metric: name}, curPos: -1}
 				byName[name] = tr
+			}
+			if tr == nil {
+				continue
 			}
 			if tr.curPos != pos {
 				tr.curPos = pos
@@ -344,6 +349,7 @@ func (c *collector) add(pos int32, samples []gate.Sample) {
 		}
 		tr.push(pos, v, c.n)
 	}
+	c.touched = touched[:0]
 }
 
 // seriesKey is gate's series key; a result stored before perfgate recorded
@@ -585,7 +591,9 @@ func (c *collector) sortedTracks() []*track {
 	var out []*track
 	for _, byName := range c.tracks {
 		for _, tr := range byName {
-			out = append(out, tr)
+			if tr != nil { // nil: a metric not watched
+				out = append(out, tr)
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -602,6 +610,9 @@ func (c *collector) describe(key string) Series {
 	var s Series
 	names := []string{}
 	for _, tr := range c.tracks[key] {
+		if tr == nil {
+			continue
+		}
 		s = tr.Series
 		names = append(names, tr.Metric)
 	}
