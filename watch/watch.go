@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aclements/go-moremath/stats"
@@ -43,7 +46,8 @@ type Options struct {
 	Metric string    // canonical metric name ("" every metric)
 	Config *gate.Config
 	Params Params
-	// Accepted is consulted for every change (nil: none accepted).
+	// Accepted is consulted for every change (nil: none accepted), from
+	// several goroutines at once.
 	Accepted Accepted
 }
 
@@ -227,23 +231,8 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 	c := &collector{id: gate.NewSeriesIdentity(opts.Config.IgnoreLabels), opts: opts,
 		tracks: map[string]map[string]*track{}, seriesAt: map[string][]int32{}, legacy: map[string]map[string]bool{},
 		measured: make([]bool, len(chain)), n: len(chain)}
-	// Oldest first: position i is chain[len-1-i].
-	for lo := 0; lo < len(chain); lo += batch {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		hi := min(len(chain), lo+batch)
-		shas := make([]string, hi-lo)
-		for i := range shas {
-			shas[i] = chain[len(chain)-1-(lo+i)].SHA
-		}
-		samples, err := h.Samples(shas)
-		if err != nil {
-			return nil, err
-		}
-		for i, sha := range shas {
-			c.add(int32(lo+i), samples[sha])
-		}
+	if err := c.read(ctx, h, chain); err != nil {
+		return nil, err
 	}
 	rep := &Report{Ref: opts.Ref, Tip: opts.From, Commits: len(chain), Method: MethodSummary}
 	for _, m := range c.measured {
@@ -252,16 +241,85 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 		}
 	}
 	sha := func(i int32) string { return chain[len(chain)-1-int(i)].SHA }
-	for _, tr := range c.sortedTracks() {
+	tracks := c.sortedTracks()
+	found := make([][]Change, len(tracks))
+	// The tracks are independent: detected on every processor, reported
+	// in order.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(tracks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(tracks); i = int(next.Add(1)) - 1 {
+				found[i] = c.changes(tracks[i], sha)
+				tracks[i].idx, tracks[i].vals = nil, nil // done with it
+			}
+		}()
+	}
+	wg.Wait()
+	for _, f := range found {
 		rep.Series++
-		rep.Changes = append(rep.Changes, c.changes(tr, sha)...)
-		tr.idx, tr.vals = nil, nil // done with it
+		rep.Changes = append(rep.Changes, f...)
 	}
 	rep.Missing = c.missing(sha)
 	if rep.Measured == 0 {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no stored results on the %d first-parent commits walked from %s; store results of the base branch (perfgate ingest/run on each commit, or perfgate sync)", len(chain), shortSHA(opts.From)))
 	}
 	return rep, nil
+}
+
+// read adds the results of chain's commits, oldest first (position i is
+// chain[len-1-i]), in batches: one goroutine reads the next batch from
+// the history while this one adds the last.
+func (c *collector) read(ctx context.Context, h gate.History, chain []gate.Commit) error {
+	type result struct {
+		lo      int
+		shas    []string
+		samples map[string][]gate.Sample
+		err     error
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	results := make(chan result)
+	go func() {
+		defer close(results)
+		for lo := 0; lo < len(chain); lo += batch {
+			if rctx.Err() != nil {
+				return
+			}
+			hi := min(len(chain), lo+batch)
+			shas := make([]string, hi-lo)
+			for i := range shas {
+				shas[i] = chain[len(chain)-1-(lo+i)].SHA
+			}
+			samples, err := h.Samples(shas)
+			select {
+			case results <- result{lo, shas, samples, err}:
+			case <-rctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		cancel()
+		for range results { // the reader is done with the history on return
+		}
+	}()
+	for r := range results {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if r.err != nil {
+			return r.err
+		}
+		for i, sha := range r.shas {
+			c.add(int32(r.lo+i), r.samples[sha])
+		}
+	}
+	return ctx.Err()
 }
 
 // walk returns the first-parent chain from opts.From, newest first, cut at
