@@ -20,13 +20,13 @@ import (
 // gone (the series recovered or the change was accepted). Creating an
 // issue is not idempotent: after an ambiguous failure the issues are
 // listed again before another create (NoBlindRetry).
-
 //
 // An alert may answer to more keys than its own: Also (written on the
 // issue's hidden second line, <!-- perfgate:watch-also=K1 K2 -->) and
 // Formerly (not written). An alert with no issue under its key adopts
-// the oldest open issue whose key is one of them, or whose Also lists
-// one of its Also keys, unless another alert's key claims it; the other
+// the oldest open issue whose key is one of them, or whose Also line
+// lists its key or one of its Also keys, unless another alert's key
+// claims it; the other
 // such issues are closed as merged into the alert's issue. Watch uses it
 // to keep one issue per change while its metrics or range move, and to
 // fold the issues opened per metric by an earlier perfgate into one.
