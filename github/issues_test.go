@@ -161,3 +161,89 @@ func TestSyncIssuesCreateNotBlindlyRetried(t *testing.T) {
 		t.Errorf("%s", got)
 	}
 }
+
+func actionsMerged(acts []IssueAction) string {
+	var s []string
+	for _, a := range acts {
+		x := fmt.Sprintf("%s #%d %s", a.Do, a.Number, a.Key)
+		if a.Adopted != "" {
+			x += " (was " + a.Adopted + ")"
+		}
+		if a.MergedInto != 0 {
+			x += fmt.Sprintf(" into #%d", a.MergedInto)
+		}
+		s = append(s, x)
+	}
+	return strings.Join(s, "; ")
+}
+
+// An alert that answers to more keys (watch's one issue per change)
+// adopts the oldest own open issue under one of them and closes the
+// others as merged into it, writing its Also keys on the hidden second
+// line; an issue another alert's key claims is never adopted; a later
+// alert whose key an issue's Also line lists adopts that issue (the
+// change lost or gained a metric); a dry run only says so.
+func TestSyncIssuesAdoptsAndMerges(t *testing.T) {
+	group := IssueAlert{Key: "regression-g1", Title: "2 metrics", Body: "both", Also: []string{"regression-r1", "regression-r2"}, Formerly: []string{"regression-m1", "regression-m2"}}
+	other := IssueAlert{Key: "regression-m2", Title: "t", Body: "o"} // claims #8 by its own key
+	groupBody := WatchMarker("regression-g1") + "\n" + alsoMarker(group.Also) + "\nboth"
+	tests := []struct {
+		name   string
+		open   []any
+		alerts []IssueAlert
+		dry    bool
+		calls  []githubtest.Call
+		want   string
+	}{
+		{
+			name:   "per-metric issues of an earlier perfgate fold into the oldest",
+			open:   []any{ownIssue(5, "regression-m1", "old"), ownIssue(6, "regression-m2", "old"), issue(7, WatchMarker("regression-m1")+"\nquoted", "mallory")},
+			alerts: []IssueAlert{group},
+			calls: []githubtest.Call{
+				{Method: "PATCH", Path: issuesPath + "/5", Body: issue(5, "", githubtest.Bot), Check: func(t testing.TB, r *http.Request, body []byte) {
+					if m := githubtest.DecodeBody(t, body); m["body"] != groupBody || m["title"] != "2 metrics" {
+						t.Errorf("adopt %v", m)
+					}
+				}},
+				{Method: "POST", Path: issuesPath + "/6/comments", Body: githubtest.Comment(1, "x"), Check: bodyHas("body", "part of #5")},
+				{Method: "PATCH", Path: issuesPath + "/6", Body: issue(6, "", githubtest.Bot), Check: bodyHas("state", "closed")},
+			},
+			want: "update #5 regression-g1 (was regression-m1); close #6 regression-m2 into #5",
+		},
+		{
+			name:   "an issue claimed by another alert's key stays its own",
+			open:   []any{ownIssue(8, "regression-m2", "o")},
+			alerts: []IssueAlert{group, other},
+			calls: []githubtest.Call{
+				{Method: "POST", Path: issuesPath, Body: issue(12, "", githubtest.Bot), Check: bodyHas("body", "perfgate:watch-also=regression-r1 regression-r2")},
+			},
+			want: "open #12 regression-g1; unchanged #8 regression-m2",
+		},
+		{
+			name:   "the change lost a metric: its key is on the old issue's also line",
+			open:   []any{issue(5, groupBody, githubtest.Bot)},
+			alerts: []IssueAlert{{Key: "regression-r1", Title: "1 metric", Body: "one", Formerly: []string{"regression-m1"}}},
+			calls: []githubtest.Call{
+				{Method: "PATCH", Path: issuesPath + "/5", Body: issue(5, "", githubtest.Bot), Check: bodyHas("body", WatchMarker("regression-r1")+"\none")},
+			},
+			want: "update #5 regression-r1 (was regression-g1)",
+		},
+		{
+			name:   "dry run",
+			open:   []any{ownIssue(5, "regression-m1", "old"), ownIssue(6, "regression-m2", "old")},
+			alerts: []IssueAlert{group},
+			dry:    true,
+			want:   "update #5 regression-g1 (was regression-m1); close #6 regression-m2 into #5",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := githubtest.New(t, testToken)
+			srv.Expect(append([]githubtest.Call{listCall(srv, 1, tt.open, false), githubtest.User("")}, tt.calls...)...)
+			_, c, _ := setup(t, srv, "schedule", "")
+			if got := actionsMerged(syncIssues(t, c, tt.alerts, tt.dry)); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -366,3 +366,32 @@ func screenshot(t *testing.T, ctx context.Context, file string) {
 		t.Fatal(err)
 	}
 }
+
+// TestBrowserRegressionsOnlyShowsWatch: the new user's case in the
+// browser. A +8% TTFT step 13 commits back is inside the latest band but
+// open for perfgate watch: its row's status is a regression that names
+// the change and its commit, "regressions only" keeps exactly that row,
+// and the header counts watch's open regression.
+func TestBrowserRegressionsOnlyShowsWatch(t *testing.T) {
+	const n, back = 60, 13
+	commits, h := stepHistory(n, back, 8)
+	dir := t.TempDir()
+	if _, err := Generate(context.Background(), commits, h, dir, Options{Ref: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, errs := browser(t, 1280, 800)
+	must(t, ctx, "overview", chromedp.Navigate(fileURL(dir, "")), chromedp.WaitVisible(chromedp.CSS(`#table tbody tr`)))
+	must(t, ctx, "regressions only", chromedp.Click(chromedp.ID("onlyflag")), chromedp.Sleep(100*time.Millisecond))
+	var shown []string
+	eval(t, ctx, `[...document.querySelectorAll("#table tbody tr:not([hidden])")].map(r => r.dataset.series + "/" + r.dataset.metric + ": " + r.lastElementChild.textContent)`, &shown)
+	const want = "serving/mean_ttft_ms: \u25b2 regression+7" // +7.7%: the medians of noisy runs
+	if len(shown) != 1 || !strings.HasPrefix(shown[0], want) || !strings.HasSuffix(shown[0], " at "+commits[n-back].SHA[:7]) {
+		t.Errorf("regressions only shows %q, want one row %q... at %s", shown, want, commits[n-back].SHA[:7])
+	}
+	if meta := text(t, ctx, "meta"); !strings.Contains(meta, "1 open regression (perfgate watch)") {
+		t.Errorf("header %q does not count watch's open regression", meta)
+	}
+	if e := errs(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
+	}
+}

@@ -22,6 +22,7 @@ const (
 type model struct {
 	commits []gate.Commit
 	series  []*series // by key
+	alerts  map[alertKey][]openAlert
 }
 
 // series is one benchmark + identity labels + testbed.

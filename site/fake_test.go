@@ -89,3 +89,28 @@ func genHistory(sh shape) ([]gate.Commit, fakeHistory) {
 	}
 	return commits, h
 }
+
+// stepHistory is the new user's history: n commits of one serving
+// benchmark, one run each with about 1% noise, whose mean TTFT steps up
+// by pct percent back commits before the tip (throughput stays flat).
+func stepHistory(n, back int, pct float64) ([]gate.Commit, fakeHistory) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	commits := make([]gate.Commit, n)
+	h := fakeHistory{}
+	for i := range commits {
+		sha := fmt.Sprintf("%x", sha1.Sum([]byte(fmt.Sprint("step commit ", i))))
+		commits[i] = gate.Commit{SHA: sha, Subject: fmt.Sprintf("change %d", i), Time: t0.Add(time.Duration(i) * time.Hour)}
+		ttft := 100.0
+		if i >= n-back {
+			ttft *= 1 + pct/100
+		}
+		h[sha] = []gate.Sample{{Commit: sha, Benchmark: "serving", Testbed: "ci", Time: commits[i].Time,
+			Labels: map[string]string{"model": "qwen2.5-7b"},
+			Metrics: map[string]float64{
+				"mean_ttft_ms":      math.Round(ttft*(1+0.01*rng.NormFloat64())*1000) / 1000,
+				"output_throughput": math.Round(300*(1+0.01*rng.NormFloat64())*1000) / 1000,
+			}}}
+	}
+	return commits, h
+}

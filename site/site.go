@@ -26,7 +26,9 @@
 // bands. The band is the gate's noise band (gate.NoiseBand) of the
 // Window medians before the latest commit: the band the latest commit was
 // judged against; a latest median beyond it in the worse direction flags
-// the row as a regression. Accepted changes (Options.Accepted) are marked
+// the row as a regression, as does an open regression of perfgate watch's
+// (Generate runs watch over the same commits, rules and acceptances, so
+// the overview agrees with it; see watch.go). Accepted changes (Options.Accepted) are marked
 // at their commit with who accepted them and why, and the band starts
 // there, so an accepted step is not flagged. Change points are the gate's (gate.ChangePoints)
 // over windows of 2×Window medians overlapping by a quarter, so the cost grows
@@ -93,6 +95,10 @@ type Options struct {
 	// band of the latest commit starts at the newest of them, as the
 	// gate's window does.
 	Accepted []gate.Acceptance
+	// Rules are the rules watch judges changes by (thresholds,
+	// directions, watch settings): the overview flags a chart with an
+	// open regression of perfgate watch's. Nil: the defaults.
+	Rules *gate.Config
 }
 
 // Summary says what Generate wrote.
@@ -101,8 +107,11 @@ type Summary struct {
 	Series  int `json:"series"`  // benchmark + identity labels + testbed
 	Charts  int `json:"charts"`  // series × metric
 	Runs    int `json:"runs"`    // results drawn
-	Flagged int `json:"flagged"` // charts whose latest commit is a regression
-	Files   int `json:"files"`
+	Flagged int `json:"flagged"` // charts flagged as a regression: an open regression of watch's, or the latest commit beyond the band
+	// OpenRegressions are perfgate watch's open regressions on the
+	// charts shown (a chart may have more than one).
+	OpenRegressions int `json:"open_regressions"`
+	Files           int `json:"files"`
 }
 
 // Generate writes the site of commits (oldest first, the first-parent
@@ -115,10 +124,29 @@ func Generate(ctx context.Context, commits []gate.Commit, h gate.History, dir st
 	if err := prepareDir(dir); err != nil {
 		return nil, err
 	}
+	// Watch reads the history on its own, beside collect: two readers of
+	// a history that serves concurrent reads (bbolt's read transactions).
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type watched struct {
+		alerts map[alertKey][]openAlert
+		err    error
+	}
+	wch := make(chan watched, 1)
+	go func() {
+		a, _, err := watchOpen(wctx, commits, h, opts)
+		wch <- watched{a, err}
+	}()
 	m, err := collect(ctx, commits, h, opts)
 	if err != nil {
 		return nil, err
 	}
+	w := <-wch
+	if w.err != nil {
+		return nil, w.err
+	}
+	m.alerts = w.alerts
+	placeAlerts(m.alerts, m.commits)
 	return write(dir, m, opts)
 }
 

@@ -68,9 +68,11 @@ func TestGenerateFlagsRegression(t *testing.T) {
 
 // TestGenerateAccepted: an acceptance is marked on the charts it covers
 // only, and the latest commit's band starts there: a step accepted at the
-// latest commit is not flagged; the latest commit's own regression past an
-// accepted step still is, against the accepted level. An acceptance at a
-// commit the walk does not hold is not drawn.
+// latest commit is not beyond the band, but the +30% step before it, not
+// accepted, is still watch's open regression and flags the chart; the
+// step accepted, the latest commit's own regression past it is flagged
+// by the band, against the accepted level, and watch has none open. An
+// acceptance at a commit the walk does not hold is not drawn.
 func TestGenerateAccepted(t *testing.T) {
 	sh := shape{commits: 60, benches: 1, metrics: 2, reps: 3}
 	commits, _ := genHistory(sh)
@@ -86,20 +88,21 @@ func TestGenerateAccepted(t *testing.T) {
 		name      string
 		acc       []gate.Acceptance
 		flagged   int
+		open      int    // watch's open regressions
 		marked    int    // commit index of the mark, -1 none
 		bandStart string // the band's "from", when it must start at the acceptance
 	}{
-		{"none", nil, 1, -1, ""},
-		{"at the latest commit", acc(last, "mean_ttft_ms"), 0, last, ""},
-		{"every metric of the benchmark", acc(last, ""), 0, last, ""},
-		{"at the step: the latest regression is judged from there", acc(step, "mean_ttft_ms"), 1, step, fmt.Sprintf(`"band":{"from":%d,`, measured)},
-		{"another metric", acc(last, "output_throughput"), 1, -1, ""},
-		{"off the walked history", []gate.Acceptance{{Commit: strings.Repeat("e", 40), Benchmark: "bench-0", Metric: "mean_ttft_ms", By: "ana", Reason: "x"}}, 1, -1, ""},
+		{"none", nil, 1, 1, -1, ""},
+		{"at the latest commit", acc(last, "mean_ttft_ms"), 1, 1, last, ""},
+		{"every metric of the benchmark", acc(last, ""), 1, 1, last, ""},
+		{"at the step: the latest regression is judged from there", acc(step, "mean_ttft_ms"), 1, 0, step, fmt.Sprintf(`"band":{"from":%d,`, measured)},
+		{"another metric", acc(last, "output_throughput"), 1, 1, -1, ""},
+		{"off the walked history", []gate.Acceptance{{Commit: strings.Repeat("e", 40), Benchmark: "bench-0", Metric: "mean_ttft_ms", By: "ana", Reason: "x"}}, 1, 1, -1, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, sum := generate(t, sh, Options{Accepted: tt.acc})
-			if sum.Flagged != tt.flagged {
-				t.Errorf("flagged %d charts, want %d", sum.Flagged, tt.flagged)
+			if sum.Flagged != tt.flagged || sum.OpenRegressions != tt.open {
+				t.Errorf("flagged %d charts, %d open regressions, want %d and %d", sum.Flagged, sum.OpenRegressions, tt.flagged, tt.open)
 			}
 			data, err := os.ReadFile(filepath.Join(dir, "data", "s", "bench-0", "mean_ttft_ms.js"))
 			if err != nil {
@@ -176,4 +179,74 @@ func TestEmptyHistory(t *testing.T) {
 	if err != nil || sum.Charts != 0 {
 		t.Fatalf("sum %+v, err %v", sum, err)
 	}
+}
+
+// TestGenerateAgreesWithWatch: the new user's case. A +8% TTFT step 13
+// commits back has left the latest commit inside the band of its new
+// level, but perfgate watch reports it as an open regression: the
+// overview flags the chart, its row and chart data carry watch's change,
+// and the summary counts it. Accepted, or too small for the rules, it is
+// not flagged.
+func TestGenerateAgreesWithWatch(t *testing.T) {
+	const n, back = 60, 13
+	commits, h := stepHistory(n, back, 8)
+	at := commits[n-back].SHA
+	tests := []struct {
+		name string
+		opts Options
+		open int
+	}{
+		{"the step is open", Options{}, 1},
+		{"accepted at its commit", Options{Accepted: []gate.Acceptance{{Commit: at, Benchmark: "serving", Metric: "mean_ttft_ms", By: "ana", Reason: "new default"}}}, 0},
+		{"under the rule's threshold", Options{Rules: rulesWith(t, "mean_ttft_ms:10%")}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sum, err := Generate(context.Background(), commits, h, dir, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.OpenRegressions != tt.open || sum.Flagged != tt.open {
+				t.Errorf("open regressions %d, flagged %d; want %d", sum.OpenRegressions, sum.Flagged, tt.open)
+			}
+			index, err := os.ReadFile(filepath.Join(dir, "data", "index.js"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := ""
+			for _, l := range strings.Split(string(index), "\n") {
+				if strings.Contains(l, `"m":"mean_ttft_ms"`) {
+					row = l
+				}
+			}
+			flagged := strings.Contains(row, `"flag":"regression"`)
+			carries := strings.Contains(row, fmt.Sprintf(`"w":[{"at":%d,"sha":%q,"good":%q`, n-back, at, commits[n-back-1].SHA))
+			if flagged != (tt.open > 0) || carries != (tt.open > 0) || !strings.Contains(string(index), fmt.Sprintf(`"open":%d`, tt.open)) {
+				t.Errorf("row %s\nwant flagged and carrying watch's change at %s: %v", row, at[:7], tt.open > 0)
+			}
+			chart, err := os.ReadFile(filepath.Join(dir, "data", "s", "serving", "mean_ttft_ms.js"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(chart), `"watch":[{"at":`); got != (tt.open > 0) {
+				t.Errorf("chart data carries watch's change: %v, want %v", got, tt.open > 0)
+			}
+		})
+	}
+}
+
+// rulesWith is the default configuration with --rule flags on top.
+func rulesWith(t *testing.T, flags ...string) *gate.Config {
+	t.Helper()
+	cfg := gate.DefaultConfig()
+	cfg.Rules = gate.DefaultRules()
+	for _, f := range flags {
+		r, err := gate.ParseRuleFlag(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Rules = append([]gate.Rule{r}, cfg.Rules...)
+	}
+	return cfg
 }

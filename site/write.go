@@ -29,6 +29,7 @@ type summary struct {
 	row  []byte // the overview row, JSON
 	flag string
 	runs int
+	open int // watch's open regressions
 }
 
 // write writes the viewer, the data files and the marker.
@@ -43,7 +44,7 @@ func write(dir string, m *model, opts Options) (*Summary, error) {
 	}
 	var buf bytes.Buffer
 	buf.Reset()
-	indexFile(&buf, rows, m, opts)
+	indexFile(&buf, rows, m, sum.OpenRegressions, opts)
 	if err := writeData(filepath.Join(dir, "data", "index.js"), "index", buf.Bytes(), sum); err != nil {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ func writeCharts(dir string, m *model, acc []accMark, opts Options, sum *Summary
 			for i := range next {
 				j := jobs[i]
 				buf = dataHead(buf[:0], "s/"+j.s.id+"/"+j.file)
-				buf, out[i] = chartFile(buf, j.s, j.c, j.file, acc, opts)
+				buf, out[i] = chartFile(buf, j.s, j.c, j.file, acc, m.alerts[alertKey{j.s.key, j.c.metric}], opts)
 				buf = append(buf, dataTail...)
 				errs[i] = os.WriteFile(filepath.Join(dir, "data", "s", j.s.id, j.file+".js"), buf, 0o644)
 			}
@@ -124,6 +125,7 @@ func writeCharts(dir string, m *model, acc []accMark, opts Options, sum *Summary
 		if cs.flag == flagRegression {
 			sum.Flagged++
 		}
+		sum.OpenRegressions += cs.open
 	}
 	return rows, nil
 }
@@ -306,13 +308,16 @@ func change(now, then float64) float64 {
 }
 
 // chartFile appends one chart's data to buf and returns its overview row.
-func chartFile(buf []byte, s *series, c *chart, file string, acc []accMark, opts Options) ([]byte, summary) {
+func chartFile(buf []byte, s *series, c *chart, file string, acc []accMark, open []openAlert, opts Options) ([]byte, summary) {
 	info := metric.Get(c.metric)
 	med := medianLine(c)
 	marks, cut := chartMarks(acc, s.bench, c.metric)
 	bd := latestBand(med, opts.Window, cut)
 	cps := changePoints(med, opts.Window)
 	flag := flagOf(bd, info.Direction)
+	if len(open) > 0 {
+		flag = flagRegression // watch's open regression, whatever the band says
+	}
 
 	buf = slices.Grow(buf, 64+len(c.y)*24)
 	buf = append(buf, `{"series":`...)
@@ -333,6 +338,8 @@ func chartFile(buf []byte, s *series, c *chart, file string, acc []accMark, opts
 	buf = append(buf, jstr(info.Direction.String())...)
 	buf = append(buf, `,"flag":`...)
 	buf = append(buf, jstr(flag)...)
+	buf = append(buf, `,"watch":`...)
+	buf = alertsJSON(buf, open)
 	buf = append(buf, "\n,\"runs\":{\"x\":"...)
 	buf = ints(buf, c.x)
 	buf = append(buf, ",\"y\":"...)
@@ -376,7 +383,7 @@ func chartFile(buf []byte, s *series, c *chart, file string, acc []accMark, opts
 		buf = append(buf, '}')
 	}
 	buf = append(buf, "]}"...)
-	return buf, summary{row: overviewRow(s, c, file, info, med, flag, opts), flag: flag, runs: len(c.y)}
+	return buf, summary{row: overviewRow(s, c, file, info, med, flag, open, opts), flag: flag, runs: len(c.y), open: len(open)}
 }
 
 func bandJSON(buf []byte, bd band) []byte {
@@ -398,7 +405,7 @@ func bandJSON(buf []byte, bd band) []byte {
 
 // overviewRow is one row of the overview: latest median, its changes and
 // a sparkline of the last medians.
-func overviewRow(s *series, c *chart, file string, info metric.Info, med medians, flag string, opts Options) []byte {
+func overviewRow(s *series, c *chart, file string, info metric.Info, med medians, flag string, open []openAlert, opts Options) []byte {
 	buf := make([]byte, 0, 512)
 	buf = append(buf, `{"s":`...)
 	buf = append(buf, jstr(s.id)...)
@@ -418,6 +425,10 @@ func overviewRow(s *series, c *chart, file string, info metric.Info, med medians
 	buf = append(buf, jstr(info.Direction.String())...)
 	buf = append(buf, `,"flag":`...)
 	buf = append(buf, jstr(flag)...)
+	if len(open) > 0 {
+		buf = append(buf, `,"w":`...)
+		buf = alertsJSON(buf, open)
+	}
 	n := len(med.y)
 	latest, prev, ago := math.NaN(), math.NaN(), math.NaN()
 	at := int32(-1)
@@ -446,14 +457,14 @@ func overviewRow(s *series, c *chart, file string, info metric.Info, med medians
 }
 
 // indexFile is the overview's data.
-func indexFile(b *bytes.Buffer, rows [][]byte, m *model, opts Options) {
+func indexFile(b *bytes.Buffer, rows [][]byte, m *model, open int, opts Options) {
 	b.WriteString(`{"title":`)
 	b.Write(jstr(opts.Title))
 	b.WriteString(`,"ref":`)
 	b.Write(jstr(opts.Ref))
 	b.WriteString(`,"forge":`)
 	b.Write(jval(opts.Forge))
-	fmt.Fprintf(b, `,"ago":%d,"window":%d,"commits":%d,"series":%d`, opts.Ago, opts.Window, len(m.commits), len(m.series))
+	fmt.Fprintf(b, `,"ago":%d,"window":%d,"commits":%d,"series":%d,"open":%d`, opts.Ago, opts.Window, len(m.commits), len(m.series), open)
 	if n := len(m.commits); n > 0 {
 		b.WriteString(`,"head":`)
 		b.Write(jstr(m.commits[n-1].SHA))

@@ -143,7 +143,12 @@
 // change when the direction is unknown. A regression is open while the
 // series' current level is still worse than the level before it by the
 // threshold; it closes when the series recovers or the change is
-// accepted (Accepted).
+// accepted (Accepted: an acceptance in its range, or up to AcceptSlack
+// measured points beyond either end).
+//
+// Alerts groups the open regressions of one series whose commit ranges
+// overlap or touch into one alert (one issue per change, listing every
+// metric); a missing series is an alert of its own.
 //
 // A series that reported on each of the last watch missing_after (default
 // 5) measured commits before its last result, and on none of the measured

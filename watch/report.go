@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/mdtext"
@@ -174,31 +175,112 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(&out)
 }
 
-// Alert is one thing watch raises for people: an open regression or a
-// missing series. Key is stable across runs for the same series and
-// metric, so a tracker can find its issue again.
+// Alert is one thing watch raises for people: the open regressions of
+// one change (the metrics of one series whose commit ranges overlap), or
+// a missing series. Key is stable across runs while the change's range
+// is, so a tracker can find its issue again.
 type Alert struct {
 	Key   string
 	Title string
 	Body  string // markdown, names escaped
+	// Also are the keys of the change's metrics on their own (series and
+	// the metric's commit range): an issue written under another key that
+	// lists one of them is the same change, whose set of metrics or
+	// overall range moved, and is adopted.
+	Also []string
+	// Formerly are the keys an issue of one of these metrics had before
+	// watch grouped metrics into one issue per change (series and
+	// metric): such an issue is adopted, or merged into the change's.
+	Formerly []string
+	// Metrics are the metrics of the change, in the order listed.
+	Metrics []string
 }
 
-// Alerts are the open regressions (the latest per series and metric) and
-// the missing series.
-func (r *Report) Alerts() []Alert {
-	var out []Alert
-	seen := map[string]int{}
+// group is the open regressions of one series whose commit ranges
+// overlap or touch (the detector may place the same step a commit apart
+// in two metrics): one change, one alert.
+type group struct {
+	members []Change
+	lo, hi  int32 // the union of the members' ranges
+	first   *Change
+	last    *Change // the members holding the union's ends
+}
+
+// groups gathers the open regressions by series and overlapping range, in
+// the order of the series and, within one, oldest range first.
+func (r *Report) groups() []*group {
+	bySeries := map[string][]Change{}
+	var order []string
 	for _, c := range r.Changes {
 		if !c.Open {
 			continue
 		}
-		k := AlertKey(Regression, c.seriesKey, c.Metric)
-		a := Alert{Key: k, Title: fmt.Sprintf("Performance regression: %s %s %+.1f%%", oneLine(c.Name(), 120), oneLine(c.Metric, 60), c.ChangePct), Body: c.issueBody(r)}
-		if i, ok := seen[k]; ok {
-			out[i] = a // the later regression of the same series
-			continue
+		if _, ok := bySeries[c.seriesKey]; !ok {
+			order = append(order, c.seriesKey)
 		}
-		seen[k] = len(out)
+		bySeries[c.seriesKey] = append(bySeries[c.seriesKey], c)
+	}
+	var out []*group
+	for _, k := range order {
+		cs := bySeries[k]
+		sort.SliceStable(cs, func(i, j int) bool {
+			if cs[i].lo != cs[j].lo {
+				return cs[i].lo < cs[j].lo
+			}
+			return cs[i].hi < cs[j].hi
+		})
+		var g *group
+		for _, c := range cs {
+			if g == nil || c.lo > g.hi {
+				g = &group{lo: c.lo, hi: c.hi}
+				out = append(out, g)
+			}
+			g.members = append(g.members, c)
+			g.hi = max(g.hi, c.hi)
+		}
+	}
+	for _, g := range out {
+		sort.SliceStable(g.members, func(i, j int) bool { return g.members[i].Metric < g.members[j].Metric })
+		for i := range g.members {
+			m := &g.members[i]
+			if m.lo == g.lo && g.first == nil {
+				g.first = m
+			}
+			if m.hi == g.hi && g.last == nil {
+				g.last = m
+			}
+		}
+	}
+	return out
+}
+
+// rangeKey is the key of a series' change over a commit range.
+func rangeKey(seriesKey, lastGood, firstBad string) string {
+	return AlertKey(Regression, seriesKey, "range\x00"+lastGood+".."+firstBad)
+}
+
+// Alerts are the open regressions, one per change (the metrics of one
+// series whose commit ranges overlap), and the missing series.
+func (r *Report) Alerts() []Alert {
+	var out []Alert
+	for _, g := range r.groups() {
+		sk := g.first.seriesKey
+		a := Alert{Key: rangeKey(sk, g.first.LastGood, g.last.FirstBad), Body: g.issueBody(r)}
+		also, formerly := map[string]bool{}, map[string]bool{}
+		var parts []string
+		for _, m := range g.members {
+			a.Metrics = append(a.Metrics, m.Metric)
+			also[rangeKey(sk, m.LastGood, m.FirstBad)] = true
+			formerly[AlertKey(Regression, sk, m.Metric)] = true
+			parts = append(parts, fmt.Sprintf("%s %+.1f%%", oneLine(m.Metric, 60), m.ChangePct))
+		}
+		delete(also, a.Key)
+		a.Also, a.Formerly = sortedSet(also), sortedSet(formerly)
+		list := strings.Join(parts, ", ")
+		if len(parts) > 3 {
+			list = fmt.Sprintf("%s and %d more", strings.Join(parts[:3], ", "), len(parts)-3)
+		}
+		a.Title = fmt.Sprintf("Performance regression: %s %s at %s", oneLine(g.first.Name(), 100), list, shortSHA(g.last.FirstBad))
 		out = append(out, a)
 	}
 	for _, m := range r.Missing {
@@ -210,25 +292,74 @@ func (r *Report) Alerts() []Alert {
 	return out
 }
 
-func (c *Change) issueBody(r *Report) string {
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// issueBody describes one change: its series and range, and each open
+// metric with its levels, change and confidence; the regressions of the
+// series over the same range that are no longer open (recovered or
+// accepted) are named below.
+func (g *group) issueBody(r *Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "perfgate watch found a regression on %s (at `%s`).\n\n", mdtext.Escape(r.Ref), shortSHA(r.Tip))
-	fmt.Fprintf(&b, "| | |\n|---|---|\n")
-	fmt.Fprintf(&b, "| series | %s |\n| metric | %s |\n", mdtext.Escape(c.Name()), mdtext.Code(c.Metric))
-	if c.Unmeasured == 0 {
-		fmt.Fprintf(&b, "| commit | `%s` (its parent `%s` measured at the old level) |\n", c.FirstBad, c.LastGood)
-	} else {
-		fmt.Fprintf(&b, "| commits | `%s`..`%s` (%d unmeasured between) |\n", c.LastGood, c.FirstBad, c.Unmeasured)
+	first := g.first
+	n := len(g.members)
+	what := "a regression"
+	if n > 1 {
+		what = fmt.Sprintf("one change that regressed %d metrics", n)
 	}
-	fmt.Fprintf(&b, "| before | %s (%d points) |\n| after | %s (%d points) |\n| now | %s |\n", fmtVal(c.Before), c.NBefore, fmtVal(c.After), c.NAfter, fmtVal(c.Current))
-	fmt.Fprintf(&b, "| change | %+.1f%%, %.1f noise units |\n| confidence | %.3f |\n| rule | smallest change %g%% (%s) |\n", c.ChangePct, c.NoiseUnits, c.Confidence, c.Threshold, mdtext.Escape(c.Rule))
-	if c.Drift {
-		b.WriteString("| shape | a drift over several commits |\n")
+	fmt.Fprintf(&b, "perfgate watch found %s on %s (at `%s`).\n\n", what, mdtext.Escape(r.Ref), shortSHA(r.Tip))
+	fmt.Fprintf(&b, "| | |\n|---|---|\n| series | %s |\n", mdtext.Escape(first.Name()))
+	same := true
+	for _, m := range g.members {
+		same = same && m.lo == g.lo && m.hi == g.hi
 	}
-	if c.Bisect != "" {
-		fmt.Fprintf(&b, "\nTo find the commit:\n\n%s\n", fence(c.Bisect))
+	switch {
+	case same && first.Drift:
+		fmt.Fprintf(&b, "| commits | `%s`..`%s` (a drift over several commits; %d unmeasured between) |\n", first.LastGood, first.FirstBad, first.Unmeasured)
+	case same && first.Unmeasured == 0:
+		fmt.Fprintf(&b, "| commit | `%s` (its parent `%s` measured at the old level) |\n", first.FirstBad, first.LastGood)
+	case same:
+		fmt.Fprintf(&b, "| commits | `%s`..`%s` (%d unmeasured between) |\n", first.LastGood, first.FirstBad, first.Unmeasured)
+	default:
+		fmt.Fprintf(&b, "| commits | `%s`..`%s` (the metrics' ranges below overlap) |\n", first.LastGood, g.last.FirstBad)
 	}
-	b.WriteString("\nThis issue is updated by each watch run and closed when the series recovers.")
+	b.WriteString("\n| metric | commits | before | after | now | change | noise units | confidence | smallest change (rule) |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, m := range g.members {
+		fmt.Fprintf(&b, "| %s | %s | %s (%d points) | %s (%d points) | %s | %+.1f%% | %.1f | %.3f | %g%% (%s) |\n",
+			mdtext.Code(m.Metric), mdtext.Escape(m.rangeText()), fmtVal(m.Before), m.NBefore, fmtVal(m.After), m.NAfter, fmtVal(m.Current),
+			m.ChangePct, m.NoiseUnits, m.Confidence, m.Threshold, mdtext.Escape(m.Rule))
+	}
+	var closed []string
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if c.seriesKey != first.seriesKey || c.Kind != Regression || c.Open || c.hi < g.lo || c.lo > g.hi {
+			continue
+		}
+		st := "recovered"
+		if c.Accepted != "" {
+			st = mdtext.Escape(c.Accepted)
+		}
+		closed = append(closed, fmt.Sprintf("%s (%s)", mdtext.Code(c.Metric), st))
+	}
+	if len(closed) > 0 {
+		fmt.Fprintf(&b, "\nNo longer open: %s.\n", strings.Join(closed, ", "))
+	}
+	seen := map[string]bool{}
+	for _, m := range g.members {
+		if m.Bisect == "" || seen[m.LastGood+".."+m.FirstBad] {
+			continue
+		}
+		seen[m.LastGood+".."+m.FirstBad] = true
+		fmt.Fprintf(&b, "\nTo find the commit (%s):\n\n%s\n", mdtext.Code(m.Metric), fence(m.Bisect))
+	}
+	b.WriteString("\nThis issue is updated by each watch run as metrics of this change recover, are accepted (perfgate accept) or join it, and closed when none is open.")
 	return b.String()
 }
 

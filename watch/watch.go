@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aclements/go-moremath/stats"
@@ -43,7 +46,8 @@ type Options struct {
 	Metric string    // canonical metric name ("" every metric)
 	Config *gate.Config
 	Params Params
-	// Accepted is consulted for every change (nil: none accepted).
+	// Accepted is consulted for every change (nil: none accepted), from
+	// several goroutines at once.
 	Accepted Accepted
 }
 
@@ -146,6 +150,9 @@ type Change struct {
 	// new level (a change in the last points); never open.
 	Suspected bool `json:"suspected,omitempty"`
 	below     bool // beyond the noise, smaller than the threshold: counted in a warning
+	// lo and hi are the positions of LastGood and FirstBad on the walked
+	// chain (0 = oldest), for grouping the metrics of one change.
+	lo, hi int32
 }
 
 // SeriesKey is the change's series key (gate's identity).
@@ -191,12 +198,13 @@ func (t *track) push(pos int32, v float64, n int) {
 type collector struct {
 	id       gate.SeriesIdentity
 	opts     Options
-	tracks   map[string]map[string]*track // series key -> metric -> track
+	tracks   map[string]map[string]*track // series key -> metric -> track (nil: not watched)
 	seriesAt map[string][]int32
 	legacy   map[string]map[string]bool // legacy key -> testbeds
 	measured []bool
 	n        int
 	neutrals map[string]bool
+	touched  []*track // add's buffer
 }
 
 // neutral reports whether a metric is descriptive (metric.Neutral).
@@ -228,23 +236,8 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 	c := &collector{id: gate.NewSeriesIdentity(opts.Config.IgnoreLabels), opts: opts,
 		tracks: map[string]map[string]*track{}, seriesAt: map[string][]int32{}, legacy: map[string]map[string]bool{},
 		measured: make([]bool, len(chain)), n: len(chain)}
-	// Oldest first: position i is chain[len-1-i].
-	for lo := 0; lo < len(chain); lo += batch {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		hi := min(len(chain), lo+batch)
-		shas := make([]string, hi-lo)
-		for i := range shas {
-			shas[i] = chain[len(chain)-1-(lo+i)].SHA
-		}
-		samples, err := h.Samples(shas)
-		if err != nil {
-			return nil, err
-		}
-		for i, sha := range shas {
-			c.add(int32(lo+i), samples[sha])
-		}
+	if err := c.read(ctx, h, chain); err != nil {
+		return nil, err
 	}
 	rep := &Report{Ref: opts.Ref, Tip: opts.From, Commits: len(chain), Method: MethodSummary}
 	for _, m := range c.measured {
@@ -253,17 +246,33 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 		}
 	}
 	sha := func(i int32) string { return chain[len(chain)-1-int(i)].SHA }
+	tracks := c.sortedTracks()
+	found := make([][]Change, len(tracks))
+	// The tracks are independent: detected on every processor, reported
+	// in order.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(tracks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(tracks); i = int(next.Add(1)) - 1 {
+				found[i] = c.changes(tracks[i], sha)
+				tracks[i].idx, tracks[i].vals = nil, nil // done with it
+			}
+		}()
+	}
+	wg.Wait()
 	var below []Change
-	for _, tr := range c.sortedTracks() {
+	for _, f := range found {
 		rep.Series++
-		for _, ch := range c.changes(tr, sha) {
+		for _, ch := range f {
 			if ch.below {
 				below = append(below, ch)
 				continue
 			}
 			rep.Changes = append(rep.Changes, ch)
 		}
-		tr.idx, tr.vals = nil, nil // done with it
 	}
 	if len(below) > 0 {
 		rep.Warnings = append(rep.Warnings, belowWarning(below))
@@ -273,6 +282,59 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no stored results on the %d first-parent commits walked from %s; store results of the base branch (perfgate ingest/run on each commit, or perfgate sync)", len(chain), shortSHA(opts.From)))
 	}
 	return rep, nil
+}
+
+// read adds the results of chain's commits, oldest first (position i is
+// chain[len-1-i]), in batches: one goroutine reads the next batch from
+// the history while this one adds the last.
+func (c *collector) read(ctx context.Context, h gate.History, chain []gate.Commit) error {
+	type result struct {
+		lo      int
+		shas    []string
+		samples map[string][]gate.Sample
+		err     error
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	results := make(chan result)
+	go func() {
+		defer close(results)
+		for lo := 0; lo < len(chain); lo += batch {
+			if rctx.Err() != nil {
+				return
+			}
+			hi := min(len(chain), lo+batch)
+			shas := make([]string, hi-lo)
+			for i := range shas {
+				shas[i] = chain[len(chain)-1-(lo+i)].SHA
+			}
+			samples, err := h.Samples(shas)
+			select {
+			case results <- result{lo, shas, samples, err}:
+			case <-rctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		cancel()
+		for range results { // the reader is done with the history on return
+		}
+	}()
+	for r := range results {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if r.err != nil {
+			return r.err
+		}
+		for i, sha := range r.shas {
+			c.add(int32(r.lo+i), r.samples[sha])
+		}
+	}
+	return ctx.Err()
 }
 
 // walk returns the first-parent chain from opts.From, newest first, cut at
@@ -305,7 +367,7 @@ func walk(g gate.Graph, opts Options) ([]gate.Commit, error) {
 // add records one commit's results: per track, the median of the
 // commit's values.
 func (c *collector) add(pos int32, samples []gate.Sample) {
-	var touched []*track
+	touched := c.touched[:0]
 	for i := range samples {
 		s := &samples[i]
 		if s.Dirty || gate.SelfInvalid(s) != "" {
@@ -327,19 +389,23 @@ func (c *collector) add(pos int32, samples []gate.Sample) {
 			c.tracks[key] = byName
 		}
 		for name, v := range s.Metrics {
-			if c.opts.Metric != "" && name != c.opts.Metric {
-				continue
-			}
-			if c.opts.Metric == "" && c.neutral(name) {
-				continue // token counts and the like: described, not judged
-			}
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
-			tr := byName[name]
-			if tr == nil {
+			tr, seen := byName[name]
+			if !seen {
+				if (c.opts.Metric != "" && name != c.opts.Metric) || (c.opts.Metric == "" && c.neutral(name)) {
+					// Not watched (token counts and the like are
+					// described, not judged): remembered as nil, so
+					// the next result costs one lookup.
+					byName[name] = nil
+					continue
+				}
 				tr = &track{key: key, Series: Series{Benchmark: s.Benchmark, Labels: c.id.IdentityLabels(s), Testbed: c.id.Testbed(s), Metric: name}, curPos: -1}
 				byName[name] = tr
+			}
+			if tr == nil {
+				continue
 			}
 			if tr.curPos != pos {
 				tr.curPos = pos
@@ -356,6 +422,7 @@ func (c *collector) add(pos int32, samples []gate.Sample) {
 		}
 		tr.push(pos, v, c.n)
 	}
+	c.touched = touched[:0]
 }
 
 // seriesKey is gate's series key; a result stored before perfgate recorded
@@ -414,7 +481,7 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 	}
 	current := steps[len(steps)-1].After
 	var out []Change
-	for _, st := range steps {
+	for k, st := range steps {
 		from := st.From
 		ch := Change{
 			Series: tr.Series, seriesKey: tr.key,
@@ -429,6 +496,7 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 			NBefore:    st.NBefore, NAfter: st.NAfter, Drift: st.Drift,
 			Suspected: st.Suspected, below: st.Minor,
 			Threshold: pct, Rule: origin, Current: current,
+			lo: tr.idx[from-1], hi: tr.idx[st.At],
 		}
 		if st.Before == 0 {
 			ch.ChangePct = 0 // no relative change from zero; the levels say it
@@ -443,7 +511,8 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 			ch.Kind = Improvement
 		}
 		if c.opts.Accepted != nil {
-			for i := tr.idx[from-1] + 1; i <= tr.idx[st.At]; i++ {
+			a, b := acceptSpan(steps, k, len(tr.idx))
+			for i := tr.idx[a] + 1; i <= tr.idx[b]; i++ {
 				if text, ok := c.opts.Accepted.Accepted(tr.Series, sha(i)); ok {
 					ch.Accepted = text
 				}
@@ -478,6 +547,27 @@ func belowWarning(below []Change) string {
 	}
 	return fmt.Sprintf("%d changes of level beyond the noise but below their threshold are not listed; the largest: %s %s %+.1f%% (%.1f noise units) at %s, threshold %g%% (%s)",
 		len(below), big.Name(), big.Metric, big.ChangePct, big.NoiseUnits, shortSHA(big.FirstBad), big.Threshold, big.Rule)
+}
+
+// AcceptSlack is how many measured points beyond either end of a change's
+// range an acceptance still covers it: on noisy values the detector can
+// place a step a point or two off the commit that made it, and the
+// acceptance recorded at that commit must still silence it.
+const AcceptSlack = 2
+
+// acceptSpan is the stretch of a track's points (indexes a < b) whose
+// commits after a's, up to b's, accept steps[k]: its range widened by
+// AcceptSlack points either side, never past the neighbouring changes.
+func acceptSpan(steps []Step, k, n int) (a, b int) {
+	st := steps[k]
+	a, b = max(0, st.From-1-AcceptSlack), min(n-1, st.At+AcceptSlack)
+	if k > 0 {
+		a = max(a, steps[k-1].At)
+	}
+	if k+1 < len(steps) {
+		b = min(b, steps[k+1].From-1)
+	}
+	return a, b
 }
 
 // confidence is 1 - p of a two-sided Mann-Whitney U test between up to 30
@@ -588,7 +678,9 @@ func (c *collector) sortedTracks() []*track {
 	var out []*track
 	for _, byName := range c.tracks {
 		for _, tr := range byName {
-			out = append(out, tr)
+			if tr != nil { // nil: a metric not watched
+				out = append(out, tr)
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -605,6 +697,9 @@ func (c *collector) describe(key string) Series {
 	var s Series
 	names := []string{}
 	for _, tr := range c.tracks[key] {
+		if tr == nil {
+			continue
+		}
 		s = tr.Series
 		names = append(names, tr.Metric)
 	}
@@ -621,4 +716,26 @@ func shortSHA(s string) string {
 		return s[:7]
 	}
 	return s
+}
+
+// Acceptances adapts recorded acceptances (perfgate accept) to Accepted:
+// the newest decision at the commit that covers the series' benchmark and
+// metric wins.
+func Acceptances(a []gate.Acceptance) Accepted {
+	if len(a) == 0 {
+		return nil
+	}
+	return acceptances(a)
+}
+
+type acceptances []gate.Acceptance
+
+func (a acceptances) Accepted(s Series, commit string) (string, bool) {
+	for i := len(a) - 1; i >= 0; i-- {
+		x := &a[i]
+		if x.Commit == commit && x.Covers(s.Benchmark, s.Metric) {
+			return x.Text(), true
+		}
+	}
+	return "", false
 }

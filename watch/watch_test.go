@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -307,4 +308,147 @@ func TestWatchDrift(t *testing.T) {
 	if !c.Drift || c.Kind != Regression || !c.Open || c.Unmeasured != 0 || c.Bisect != "" {
 		t.Errorf("drift %+v", c)
 	}
+}
+
+// An acceptance recorded at the commit of a step, or a point or two off
+// it (where noise can move the detected step), leaves no open regression
+// and no alert; one elsewhere, or for another metric, does not.
+func TestWatchAcceptedNearTheStep(t *testing.T) {
+	const n, step = 150, 100
+	x := synth(21, n, 0.02, func(i int) float64 {
+		if i >= step {
+			return 1.15
+		}
+		return 1
+	})
+	tests := []struct {
+		name   string
+		at     int
+		metric string
+		open   bool
+	}{
+		{"at the step", step, "mean_ttft_ms", false},
+		{"one commit before", step - 1, "mean_ttft_ms", false},
+		{"two before", step - 2, "mean_ttft_ms", false},
+		{"two after", step + 2, "mean_ttft_ms", false},
+		{"three before", step - 3, "mean_ttft_ms", true},
+		{"three after", step + 3, "mean_ttft_ms", true},
+		{"long before", 40, "mean_ttft_ms", true},
+		{"another metric", step, "mean_tpot_ms", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(n)
+			for i := 0; i < n; i++ {
+				f.put(i, "a", map[string]float64{"mean_ttft_ms": x[i]})
+			}
+			rep, err := Watch(context.Background(), f, f, Options{From: f.shas[n-1], Accepted: acceptAt{commit: f.shas[tt.at], metric: tt.metric}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Changes) != 1 || rep.Changes[0].FirstBad != f.shas[step] || rep.Changes[0].LastGood != f.shas[step-1] {
+				t.Fatalf("changes %+v, want the step at %d", rep.Changes, step)
+			}
+			c := rep.Changes[0]
+			if c.Open != tt.open || (c.Accepted == "") != tt.open || len(rep.Regressions()) != btoi(tt.open) || len(rep.Alerts()) != btoi(tt.open) || rep.Failed() != tt.open {
+				t.Errorf("open %v accepted %q alerts %d, want open %v", c.Open, c.Accepted, len(rep.Alerts()), tt.open)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// The open regressions of one change (the metrics of one series whose
+// ranges overlap or touch) are one alert; its issue lists each metric and
+// names those no longer open. Another range, or another series, is
+// another alert. The alerts are held to a golden file.
+func TestWatchAlertsGroupChange(t *testing.T) {
+	const n = 170
+	stepAt := func(at int, by float64, until int) func(int) float64 {
+		return func(i int) float64 {
+			if i >= at && i < until {
+				return by
+			}
+			return 1
+		}
+	}
+	series := []struct {
+		bench, metric string
+		level         func(int) float64
+	}{
+		{"serving", "mean_ttft_ms", stepAt(100, 1.08, n)},
+		{"serving", "p99_ttft_ms", stepAt(101, 1.12, n)},   // the same change, seen a commit later
+		{"serving", "mean_tpot_ms", stepAt(100, 1.2, n)},   // accepted
+		{"serving", "mean_e2el_ms", stepAt(100, 1.2, 135)}, // recovered
+		{"serving", "median_itl_ms", stepAt(40, 1.1, n)},   // an earlier change
+		{"batch", "mean_ttft_ms", stepAt(100, 1.3, n)},     // another series
+	}
+	f := newFake(n)
+	for i := range f.shas {
+		f.shas[i] = fmt.Sprintf("%04d%036x", i, 0xc0ffee) // short ids that say the commit
+	}
+	for k, s := range series {
+		x := synth(uint64(30+k), n, 0.01, s.level)
+		for i := 0; i < n; i++ {
+			f.put(i, s.bench, map[string]float64{s.metric: x[i]})
+		}
+	}
+	// One result per benchmark and commit.
+	for _, sha := range f.shas {
+		merged := map[string]gate.Sample{}
+		var order []string
+		for _, s := range f.samples[sha] {
+			m, ok := merged[s.Benchmark]
+			if !ok {
+				order = append(order, s.Benchmark)
+				m = s
+				m.Metrics = map[string]float64{}
+			}
+			for k, v := range s.Metrics {
+				m.Metrics[k] = v
+			}
+			merged[s.Benchmark] = m
+		}
+		f.samples[sha] = nil
+		for _, b := range order {
+			f.samples[sha] = append(f.samples[sha], merged[b])
+		}
+	}
+	rep, err := Watch(context.Background(), f, f, Options{From: f.shas[n-1], Ref: "main", Accepted: acceptAt{commit: f.shas[100], metric: "mean_tpot_ms"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerts := rep.Alerts()
+	var got []string
+	var b bytes.Buffer
+	for _, a := range alerts {
+		got = append(got, strings.Join(a.Metrics, "+"))
+		fmt.Fprintf(&b, "key: %s\ntitle: %s\nalso: %s\nformerly: %s\n\n%s\n\n----\n", a.Key, a.Title, strings.Join(a.Also, " "), strings.Join(a.Formerly, " "), a.Body)
+	}
+	want := []string{"mean_ttft_ms", "median_itl_ms", "mean_ttft_ms+p99_ttft_ms"} // batch, then serving oldest first
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("alerts of %q, want %q", got, want)
+	}
+	for _, s := range []string{"No longer open: `mean_e2el_ms` (recovered), `mean_tpot_ms` (accepted by Ada", "| `p99_ttft_ms` |", "one change that regressed 2 metrics"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("issues lack %q", s)
+		}
+	}
+	// The keys of the issues perfgate opened per metric before grouping.
+	var sk string
+	for _, c := range rep.Changes {
+		if c.Benchmark == "serving" {
+			sk = c.SeriesKey()
+		}
+	}
+	if want := []string{AlertKey(Regression, sk, "mean_ttft_ms"), AlertKey(Regression, sk, "p99_ttft_ms")}; len(alerts) == 3 && !slices.Equal(alerts[2].Formerly, sortedSet(map[string]bool{want[0]: true, want[1]: true})) {
+		t.Errorf("formerly %q, want the per-metric keys %q", alerts[2].Formerly, want)
+	}
+	goldenfile.Check(t, filepath.Join("testdata", "alerts.md"), b.Bytes())
 }

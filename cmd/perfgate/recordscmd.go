@@ -17,7 +17,6 @@ import (
 	"github.com/perfgate/perfgate/internal/suggest"
 	"github.com/perfgate/perfgate/metric"
 	"github.com/perfgate/perfgate/store"
-	"github.com/perfgate/perfgate/watch"
 )
 
 // accept, invalidate and runs: the history's records (store.Record).
@@ -72,19 +71,6 @@ func markInvalidated(s *store.Store, runs map[string][]store.Run) error {
 		}
 	}
 	return nil
-}
-
-// acceptances adapts the recorded acceptances to watch.Accepted.
-type acceptances []gate.Acceptance
-
-func (a acceptances) Accepted(s watch.Series, commit string) (string, bool) {
-	for i := len(a) - 1; i >= 0; i-- { // the newest decision wins
-		x := &a[i]
-		if x.Commit == commit && x.Covers(s.Benchmark, s.Metric) {
-			return x.Text(), true
-		}
-	}
-	return "", false
 }
 
 // whoAmI names who records a decision: $GITHUB_ACTOR in GitHub Actions,

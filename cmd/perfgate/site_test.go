@@ -89,3 +89,84 @@ func TestSite(t *testing.T) {
 		}
 	}
 }
+
+// TestSiteAgreesWithWatch is the new user's case: a +8% TTFT step 13
+// commits back. watch reports it as an open regression and exits 1; the
+// site flags its row (the latest commit is inside the band of the new
+// level, so the band alone would say ok), its JSON summary counts it, and
+// its overview data carry watch's commit. Accepted, neither reports it.
+func TestSiteAgreesWithWatch(t *testing.T) {
+	repo := gitRepo(t)
+	setUser(t, repo)
+	wobble := []float64{0, 0.8, -0.6, 1.1, -0.9, 0.3, -0.4, 0.7, -1.0, 0.5, 0.2, -0.3, 0.9}
+	const n, back = 45, 13
+	var shas []string
+	for i := 0; i < n; i++ {
+		shas = append(shas, commit(t, repo, fmt.Sprintf("main %d", i), map[string]string{"main.txt": fmt.Sprint(i)}))
+		w, level := 1+wobble[i%len(wobble)]/100, 1.0
+		if i >= n-back {
+			level = 1.08
+		}
+		ingestAt(t, repo, metricsJSON(100*w*level, 300/w))
+	}
+	step := shas[n-back]
+	for _, tt := range []struct {
+		name   string
+		accept bool
+		open   int
+	}{
+		{"open", false, 1},
+		{"accepted", true, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.accept {
+				if _, stderr, code := runCLI(t, "", "--repo", repo, "accept", "--benchmark", "serving", "--metric", "mean_ttft_ms", "--commit", step, "--reason", "new default"); code != 0 {
+					t.Fatalf("accept: exit %d\n%s", code, stderr)
+				}
+			}
+			out, stderr, code := runCLI(t, "", "--repo", repo, "watch", "-o", "json", "--github=false")
+			var rep watchJSON
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			open := 0
+			for _, c := range rep.Changes {
+				if c.Open && c.FirstBad == step && c.Metric == "mean_ttft_ms" {
+					open++
+				}
+			}
+			if open != tt.open || code != map[bool]int{true: 1, false: 0}[tt.open > 0] {
+				t.Errorf("watch: exit %d, %d open regressions at %s, want %d\n%s", code, open, step[:7], tt.open, stderr)
+			}
+			dir := filepath.Join(t.TempDir(), "site")
+			out, stderr, code = runCLI(t, "", "--repo", repo, "site", "--out", dir, "-o", "json")
+			if code != 0 {
+				t.Fatalf("site: exit %d\n%s", code, stderr)
+			}
+			var sum struct {
+				Flagged         int
+				OpenRegressions int `json:"open_regressions"`
+			}
+			if err := json.Unmarshal([]byte(out), &sum); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if sum.Flagged != tt.open || sum.OpenRegressions != tt.open {
+				t.Errorf("site summary %+v, want %d flagged and open", sum, tt.open)
+			}
+			index, err := os.ReadFile(filepath.Join(dir, "data", "index.js"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var row string
+			for _, l := range strings.Split(string(index), "\n") {
+				if strings.Contains(l, `"m":"mean_ttft_ms"`) {
+					row = l
+				}
+			}
+			flagged := strings.Contains(row, `"flag":"regression"`) && strings.Contains(row, fmt.Sprintf(`"sha":%q`, step))
+			if flagged != (tt.open > 0) {
+				t.Errorf("overview row %s\nflagged with watch's change at %s: %v, want %v", row, step[:7], flagged, tt.open > 0)
+			}
+		})
+	}
+}

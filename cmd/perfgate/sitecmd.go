@@ -21,7 +21,9 @@ func siteCommand(e *env) *cli.Command {
 		Name:  "site",
 		Usage: "write a static dashboard of the history (works from file:// and GitHub Pages)",
 		Description: "Walks the first-parent history of --branch and writes an overview of every series (benchmark,\n" +
-			"identity labels, testbed) and a chart per series and metric into --out. The site loads nothing\n" +
+			"identity labels, testbed) and a chart per series and metric into --out. A row is flagged as a regression\n" +
+			"when perfgate watch has an open regression on it (same rules and acceptances) or its latest commit is\n" +
+			"beyond the noise band. The site loads nothing\n" +
 			"from the network. Commits link to the forge of the origin remote (GitHub, GHES, GitLab).\n\n" +
 			"Examples:\n  perfgate site --out _site\n  perfgate site --out _site --branch main --benchmark 'serving-*' --metric mean_ttft_ms --title 'Serving'",
 		Flags: []cli.Flag{
@@ -65,7 +67,7 @@ func siteCommand(e *env) *cli.Command {
 			opts := site.Options{
 				Title: c.String("title"), Ref: shortRef(ref, branch), Benchmark: c.String("benchmark"),
 				Metrics: c.StringSlice("metric"), IgnoreLabels: cfg.IgnoreLabels, Window: cfg.Baseline.Window,
-				Forge: site.ParseRemote(originURL(repo)),
+				Forge: site.ParseRemote(originURL(repo)), Rules: cfg,
 			}
 			var sum *site.Summary
 			err = withHistory(c, repo, func(h history) error {
@@ -133,7 +135,10 @@ func writeSiteSummary(c *cli.Context, e *env, o string, sum *site.Summary) error
 	index := filepath.Join(c.String("out"), "index.html")
 	fmt.Fprintf(e.stdout, "wrote %s: %d series, %d charts, %d runs at %d commits, %d files", index, sum.Series, sum.Charts, sum.Runs, sum.Commits, sum.Files)
 	if sum.Flagged > 0 {
-		fmt.Fprintf(e.stdout, "; %d charts end in a regression", sum.Flagged)
+		fmt.Fprintf(e.stdout, "; %d charts flagged as a regression", sum.Flagged)
+	}
+	if sum.OpenRegressions > 0 {
+		fmt.Fprintf(e.stdout, " (%d open regressions of perfgate watch)", sum.OpenRegressions)
 	}
 	fmt.Fprintln(e.stdout)
 	return nil

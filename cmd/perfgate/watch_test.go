@@ -187,3 +187,85 @@ func TestWatchAcceptedClosesIssue(t *testing.T) {
 		t.Errorf("run 2: exit %d (1: the missing series)\n%s\n%s", code, out, stderr)
 	}
 }
+
+// The metrics of one change are one issue: TTFT and throughput regress
+// at the same commit; the issue lists both, is updated in place when TTFT
+// is accepted, and closed when throughput is accepted too.
+func TestWatchIssueGroupsChange(t *testing.T) {
+	repo := gitRepo(t)
+	setUser(t, repo)
+	wobble := []float64{0, 0.8, -0.6, 1.1, -0.9, 0.3, -0.4, 0.7, -1.0, 0.5, 0.2, -0.3, 0.9}
+	var shas []string
+	for i := 0; i < 30; i++ {
+		shas = append(shas, commit(t, repo, fmt.Sprintf("main %d", i), map[string]string{"main.txt": fmt.Sprint(i)}))
+		w, level := 1+wobble[i%len(wobble)]/100, 1.0
+		if i >= 18 {
+			level = 1.15
+		}
+		ingestAt(t, repo, metricsJSON(100*w*level, 300/w/level))
+	}
+	srv := githubtest.New(t, secretToken)
+	list := githubtest.Call{Method: "GET", Path: "/repos/o/r/issues", Query: map[string]string{"state": "open", "labels": "perf"}, Body: []any{}}
+	var body, title string
+	capture := func(t testing.TB, r *http.Request, b []byte) {
+		m := githubtest.DecodeBody(t, b)
+		if s, ok := m["body"].(string); ok {
+			body, title = s, m["title"].(string)
+		}
+	}
+	srv.Expect(list, githubtest.Call{Method: "POST", Path: "/repos/o/r/issues", Body: map[string]any{"number": 7}, Check: capture})
+	actionsEnv(t, srv, "schedule", "{}")
+	accept := func(metric string) {
+		t.Helper()
+		if _, stderr, code := runCLI(t, "", "--repo", repo, "accept", "--benchmark", "serving", "--metric", metric, "--commit", shas[18], "--reason", "new default"); code != 0 {
+			t.Fatalf("accept: exit %d\n%s", code, stderr)
+		}
+	}
+	openIssue := func() githubtest.Call {
+		c := list
+		c.Body = []any{map[string]any{"number": 7, "body": body, "title": title, "user": map[string]any{"login": githubtest.Bot}}}
+		return c
+	}
+	steps := []struct {
+		name   string
+		before func()
+		calls  func() []githubtest.Call
+		code   int
+		stderr string
+		check  func(t *testing.T)
+	}{
+		{"both metrics, one issue", func() {}, nil, 1, "opened #7", func(t *testing.T) {
+			for _, s := range []string{"mean_ttft_ms +15.", "output_throughput -13.", "at " + shas[18][:7]} {
+				if !strings.Contains(title, s) {
+					t.Errorf("title %q lacks %q", title, s)
+				}
+			}
+			if !strings.Contains(body, "one change that regressed 2 metrics") || !strings.Contains(body, "| `output_throughput` |") {
+				t.Errorf("body:\n%s", body)
+			}
+		}},
+		{"TTFT accepted: updated in place", func() { accept("mean_ttft_ms") }, func() []githubtest.Call {
+			return []githubtest.Call{openIssue(), githubtest.User(""), {Method: "PATCH", Path: "/repos/o/r/issues/7", Body: map[string]any{"number": 7}, Check: capture}}
+		}, 1, "updated #7", func(t *testing.T) {
+			if strings.Contains(title, "mean_ttft_ms") || !strings.Contains(body, "No longer open: `mean_ttft_ms` (accepted by Ada") {
+				t.Errorf("title %q body:\n%s", title, body)
+			}
+		}},
+		{"throughput accepted too: closed", func() { accept("output_throughput") }, func() []githubtest.Call {
+			return []githubtest.Call{openIssue(), githubtest.User(""),
+				{Method: "POST", Path: "/repos/o/r/issues/7/comments", Body: githubtest.Comment(1, "x")},
+				{Method: "PATCH", Path: "/repos/o/r/issues/7", Body: map[string]any{"number": 7}}}
+		}, 0, "closed #7", func(t *testing.T) {}},
+	}
+	for _, st := range steps {
+		st.before()
+		if st.calls != nil {
+			srv.Expect(st.calls()...)
+		}
+		_, stderr, code := runCLI(t, "", "--repo", repo, "watch", "--issue-label", "perf")
+		if code != st.code || !strings.Contains(stderr, st.stderr) {
+			t.Fatalf("%s: exit %d, want %d and %q\n%s", st.name, code, st.code, st.stderr, stderr)
+		}
+		st.check(t)
+	}
+}

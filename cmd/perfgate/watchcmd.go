@@ -35,7 +35,7 @@ var watchEvents = map[string]bool{"push": true, "schedule": true, "workflow_disp
 func watchCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "watch",
-		Usage: "find changes of level and silent benchmarks on the base branch's history; open an issue per open regression",
+		Usage: "find changes of level and silent benchmarks on the base branch's history; open an issue per regressed change",
 		Description: "Walks the first-parent history of the base branch, takes every stored series (benchmark, identity labels,\n" +
 			"testbed) and metric, and reports its changes of level (docs/watch.md gives the method and its measured\n" +
 			"accuracy). Exit 1 when a regression is open or a series stopped reporting, 0 otherwise.",
@@ -78,9 +78,7 @@ func watchCommand(e *env) *cli.Command {
 			}
 			var rep *watch.Report
 			err = withHistory(c, repo, func(h history) error {
-				if len(h.accepted) > 0 {
-					opts.Accepted = acceptances(h.accepted)
-				}
+				opts.Accepted = watch.Acceptances(h.accepted)
 				var werr error
 				rep, werr = watch.Watch(c.Context, graph{r: repo, info: !opts.Since.IsZero() || !opts.Until.IsZero()}, h, opts)
 				return werr
@@ -153,7 +151,8 @@ func parseDate(s string, end bool) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// watchIssues opens, updates and closes one issue per alert when asked
+// watchIssues opens, updates and closes one issue per alert (a change's
+// open regressions, or a missing series) when asked
 // (--github, or inside Actions on push, schedule or workflow_dispatch).
 // A GitHub failure is an environment error (exit 3) after the report was
 // printed.
@@ -184,7 +183,7 @@ func watchIssues(c *cli.Context, e *env, cfgLabels []string, rep *watch.Report) 
 	}
 	var alerts []github.IssueAlert
 	for _, a := range rep.Alerts() {
-		alerts = append(alerts, github.IssueAlert{Key: a.Key, Title: a.Title, Body: a.Body})
+		alerts = append(alerts, github.IssueAlert{Key: a.Key, Title: a.Title, Body: a.Body, Also: a.Also, Formerly: a.Formerly})
 	}
 	ctx, cancel := context.WithTimeout(c.Context, publishTimeout)
 	defer cancel()
@@ -203,7 +202,16 @@ func watchIssues(c *cli.Context, e *env, cfgLabels []string, rep *watch.Report) 
 		if a.Number > 0 {
 			num = fmt.Sprintf("#%d", a.Number)
 		}
-		fmt.Fprintf(e.stderr, "perfgate: github: %s %s %q\n", v, num, a.Title)
+		how := ""
+		switch {
+		case a.Adopted != "":
+			how = " (its earlier issue, now the change's)"
+		case a.Merged && a.MergedInto > 0:
+			how = fmt.Sprintf(" (merged into #%d)", a.MergedInto)
+		case a.Merged:
+			how = " (merged into the change's new issue)"
+		}
+		fmt.Fprintf(e.stderr, "perfgate: github: %s %s %q%s\n", v, num, a.Title, how)
 	}
 	if err != nil {
 		msg := ghEnv.Redact(err.Error())

@@ -62,7 +62,8 @@
       index = ix;
       document.title = ix.title;
       $("home").textContent = ix.title;
-      $("meta").textContent = ix.series + " series, " + ix.rows.length + " charts, " + ix.commits + " commits" + (ix.ref ? " of " + ix.ref : "");
+      $("meta").textContent = ix.series + " series, " + ix.rows.length + " charts, " + ix.commits + " commits" + (ix.ref ? " of " + ix.ref : "") +
+        (ix.open ? ", " + ix.open + " open regression" + (ix.open === 1 ? "" : "s") + " (perfgate watch)" : "");
       $("agohead").textContent = "vs " + ix.ago + " ago";
       $("agohead").title = "change against the median " + ix.ago + " measured commits earlier";
       buildRows(ix);
@@ -88,9 +89,20 @@
       var sp = el("td", { class: "spark" });
       sp.appendChild(spark(r.sp, r.ml));
       tr.appendChild(sp);
-      tr.appendChild(el("td", { class: r.flag ? "flag-" + r.flag : "" }, flagText[r.flag] || "ok"));
+      var st = el("td", { class: r.flag ? "flag-" + r.flag : "" }, flagText[r.flag] || "ok");
+      if (r.w && r.w.length) {
+        // perfgate watch's open regressions: the newest one's change and commit.
+        var w = r.w[r.w.length - 1];
+        st.appendChild(document.createElement("br"));
+        st.appendChild(el("span", { class: "why" }, pct(w.pct) + " at " + w.sha.slice(0, 7)));
+        st.title = r.w.map(function (a) {
+          return "perfgate watch: open regression " + pct(a.pct) + " at " + a.sha.slice(0, 7) + " (" + fmt(a.before) + " \u2192 " + fmt(a.after) +
+            ", confidence " + a.conf + ")";
+        }).join("\n");
+      }
+      tr.appendChild(st);
       tr.addEventListener("click", function (ev) { if (ev.target.tagName !== "A") location.hash = r.s + "/" + r.file; });
-      var hay = [r.b, r.m, r.ml, r.s, r.flag].concat(labelText(r.l)).join(" ").toLowerCase();
+      var hay = [r.b, r.m, r.ml, r.s, r.flag, r.w ? "watch" : ""].concat(labelText(r.l)).join(" ").toLowerCase();
       tb.appendChild(tr);
       return { r: r, tr: tr, hay: hay };
     });
@@ -185,7 +197,8 @@
     $("ctitle").textContent = d.bench + ": " + d.label;
     var dirText = { lower: "lower is better", higher: "higher is better" }[d.dir] || "no better direction";
     $("csub").textContent = (labelText(d.labels).join(", ") || "no labels") + " \u00b7 " + d.runs.y.length + " runs at " + xs.length +
-      " commits \u00b7 " + dirText + (d.flag ? " \u00b7 latest: " + (flagText[d.flag] || d.flag) : "");
+      " commits \u00b7 " + dirText + (d.flag ? " \u00b7 latest: " + (flagText[d.flag] || d.flag) : "") +
+      (d.watch || []).map(function (a) { return " \u00b7 watch: open regression " + pct(a.pct) + " at " + a.sha.slice(0, 7); }).join("");
     $("canvas").setAttribute("aria-label", "Chart of " + d.label + " for " + d.bench + " over " + xs.length + " commits");
     draw();
   }
