@@ -152,7 +152,7 @@ func loadConfig(c *cli.Context, repo *gitrepo.Repo) (*gate.Config, error) {
 		if err != nil {
 			return nil, gateError(err)
 		}
-		cfg.Rules = append(cfg.Rules, r)
+		cfg.AddRule(r) // once, when the rules file or an earlier --rule has it
 	}
 	return cfg, nil
 }
@@ -398,6 +398,9 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 			}
 			opts.HeadSamples = samples
 		}
+		if err := checkRuleBenchmarks(cfg, h, opts.HeadSamples); err != nil {
+			return err
+		}
 		var cerr error
 		rep, cerr = gate.Check(c.Context, graph{r: repo}, h, opts)
 		return cerr
@@ -411,6 +414,24 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		return nil, gateError(err)
 	}
 	return rep, nil
+}
+
+// checkRuleBenchmarks refuses a rule whose benchmark glob matches no
+// benchmark of the history or of head's runs (exit 2, gate.Config.
+// CheckBenchmarks): a typo there would turn the gate green for good.
+func checkRuleBenchmarks(cfg *gate.Config, h history, head []gate.Sample) error {
+	var names []string
+	if h.s != nil {
+		stored, err := h.s.Benchmarks()
+		if err != nil {
+			return storeError(err)
+		}
+		names = stored
+	}
+	for _, s := range head {
+		names = append(names, s.Benchmark)
+	}
+	return cfg.CheckBenchmarks(names)
 }
 
 func shortRef(ref, fallback string) string {
