@@ -184,13 +184,7 @@ func displayPath(p string) string {
 func resolveBase(c *cli.Context, repo *gitrepo.Repo, name string, fallback bool) (string, string, error) {
 	sha, ref, err := repo.ResolveBranch(name)
 	if err != nil && fallback && errors.Is(err, gitrepo.ErrUnknownRevision) {
-		for _, alt := range []string{"master", "origin/HEAD"} {
-			s, r, aerr := repo.ResolveBranch(alt)
-			if aerr != nil {
-				continue
-			}
-			used := shortRef(r, alt)
-			fmt.Fprintf(c.App.ErrWriter, "perfgate: no branch %q; using %s as the base branch (set baseline.branch in .perfgate.yml or pass --base to choose)\n", name, used)
+		if s, r, ok := fallbackBranch(c, repo, name, "--base"); ok {
 			return s, r, nil
 		}
 	}
@@ -214,6 +208,21 @@ func resolveBase(c *cli.Context, repo *gitrepo.Repo, name string, fallback bool)
 		return "", "", envError(err)
 	}
 	return sha, ref, nil
+}
+
+// fallbackBranch is the base branch when the default name (main) is not
+// there: master, else the branch origin/HEAD points to, said on stderr
+// with the rules key and the flag (--base, --branch) that choose it.
+func fallbackBranch(c *cli.Context, repo *gitrepo.Repo, name, flag string) (sha, ref string, ok bool) {
+	for _, alt := range []string{"master", "origin/HEAD"} {
+		s, r, err := repo.ResolveBranch(alt)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(c.App.ErrWriter, "perfgate: no branch %q; using %s as the base branch (set baseline.branch in .perfgate.yml or pass %s to choose)\n", name, shortRef(r, alt), flag)
+		return s, r, true
+	}
+	return "", "", false
 }
 
 // writeReport prints doc in the -o format to stdout, or to --out with a

@@ -50,13 +50,9 @@ func siteCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			branch := c.String("branch")
-			if branch == "" {
-				branch = cmp(cfg.Baseline.Branch, gate.DefaultBranch)
-			}
-			from, ref, err := repo.ResolveBranch(branch)
+			from, ref, branch, err := siteBranch(c, repo, cfg)
 			if err != nil {
-				return gitError(fmt.Errorf("--branch: %w", err))
+				return err
 			}
 			commits, err := siteCommits(c, repo, from)
 			if err != nil {
@@ -83,6 +79,30 @@ func siteCommand(e *env) *cli.Command {
 			return writeSiteSummary(c, e, o, sum)
 		},
 	}
+}
+
+// siteBranch resolves the branch the site walks: --branch, else the
+// rules' baseline.branch, else main, which falls back to master or
+// origin's default branch as check's base does (said on stderr).
+func siteBranch(c *cli.Context, repo *gitrepo.Repo, cfg *gate.Config) (sha, ref, name string, err error) {
+	name = c.String("branch")
+	where := "--branch"
+	if name == "" {
+		name, where = cmp(cfg.Baseline.Branch, gate.DefaultBranch), "the default branch main"
+		if cfg.Baseline.BranchSet {
+			where = "baseline.branch of the rules file"
+		}
+	}
+	sha, ref, err = repo.ResolveBranch(name)
+	if err == nil {
+		return sha, ref, name, nil
+	}
+	if !c.IsSet("branch") && !cfg.Baseline.BranchSet && errors.Is(err, gitrepo.ErrUnknownRevision) {
+		if s, r, ok := fallbackBranch(c, repo, name, "--branch"); ok {
+			return s, r, name, nil
+		}
+	}
+	return "", "", "", gitError(fmt.Errorf("%s: %w", where, err))
 }
 
 func cmp(a, b string) string {
