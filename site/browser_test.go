@@ -56,6 +56,9 @@ func browser(t *testing.T, width, height int) (context.Context, func() []string)
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
+		// Its org.chromium.Chromium.* singleton directory, which a killed
+		// browser leaves behind, in the test's directory, not the system's.
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 		chromedp.WindowSize(width, height),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
