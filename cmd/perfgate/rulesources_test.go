@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/perfgate/perfgate/gate"
 )
 
 // TestRuleMatchesNoBenchmark: a rule whose benchmark glob matches no
@@ -100,6 +102,31 @@ func TestRuleSources(t *testing.T) {
 			cj, _, _ := checkOut(t, repo, args[3:]...)
 			if len(cj.Checks) != tt.count {
 				t.Errorf("%d checks, want %d (one per rule, none twice)", len(cj.Checks), tt.count)
+			}
+		})
+	}
+}
+
+// TestStatusTitle: the commit status of a gate that applied no rule says
+// so, and is not a pass.
+func TestStatusTitle(t *testing.T) {
+	sha := "0123456789abcdef0123456789abcdef01234567"
+	tests := []struct {
+		name string
+		rep  gate.Report
+		want string
+	}{
+		{"no check applied", gate.Report{Verdict: gate.Inconclusive, Baseline: gate.BaselineRef{Commit: sha}},
+			"no check applied: no rule matched the results, not a pass against 0123456"},
+		{"inconclusive", gate.Report{Verdict: gate.Inconclusive, Summary: gate.Summary{Checks: 3, Inconclusive: 1, Pass: 2}},
+			"inconclusive: 1 of 3 checks undecided, none failed, no measured baseline"},
+		{"pass", gate.Report{Verdict: gate.Pass, Summary: gate.Summary{Checks: 2, Pass: 2}, Baseline: gate.BaselineRef{Commit: sha}},
+			"2 checks passed against 0123456"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := statusTitle(&tt.rep); got != tt.want {
+				t.Errorf("statusTitle = %q, want %q", got, tt.want)
 			}
 		})
 	}
