@@ -26,7 +26,17 @@ func TestSiteBaseBranchFallback(t *testing.T) {
 		{name: "default main falls back to master", stderr: []string{`no branch "main"; using master as the base branch`, "pass --branch to choose"}, ref: `"ref":"master"`},
 		{name: "--branch master", args: []string{"--branch", "master"}, ref: `"ref":"master"`},
 		{name: "--branch main is not there", args: []string{"--branch", "main"}, code: 2, stderr: []string{`--branch: revision "main"`}},
-		{name: "baseline.branch is not there", rules: "baseline:\n  branch: trunk\n", code: 2, stderr: []string{`baseline.branch of the rules file: revision "trunk"`}},
+		{name: "baseline.branch is not there", rules: "baseline:\n  branch: trunk\n", code: 3, stderr: []string{`baseline.branch of the rules file: revision "trunk"`}},
+	}
+	// Neither main nor master: the clone lacks the base branch (a
+	// shallow CI checkout), the environment's state (3), and fetching it
+	// is the next step.
+	bare := t.TempDir()
+	git(t, bare, "-c", "init.defaultBranch=trunk", "init", "-q")
+	commit(t, bare, "one", map[string]string{"f.txt": "1"})
+	if _, stderr, code := runCLI(t, "", "--repo", bare, "site", "--out", filepath.Join(t.TempDir(), "site")); code != 3 ||
+		!strings.Contains(stderr, `the default branch main: revision "main"`) || !strings.Contains(stderr, "fetch-depth: 0") {
+		t.Errorf("no main, no master: exit %d, want 3: %s", code, stderr)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -102,7 +102,13 @@ func siteBranch(c *cli.Context, repo *gitrepo.Repo, cfg *gate.Config) (sha, ref,
 			return s, r, name, nil
 		}
 	}
-	return "", "", "", gitError(fmt.Errorf("%s: %w", where, err))
+	err = fmt.Errorf("%s: %w", where, err)
+	if c.IsSet("branch") {
+		return "", "", "", gitError(err) // a name typed on the command line: bad input (2)
+	}
+	// The default or configured branch missing from this clone is the
+	// environment's state (a shallow CI checkout), as for check: 3.
+	return "", "", "", envError(err)
 }
 
 func cmp(a, b string) string {
