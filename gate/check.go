@@ -109,7 +109,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		c.rules = DefaultRules()
 		rep.Rules.Defaults = true
 	}
-	rep.Rules.Count = len(c.rules)
+	rep.Rules.Count, rep.Rules.Flags = len(c.rules), flagRules(c.rules)
 	c.ruleUsed = make([]bool, len(c.rules))
 
 	head := opts.HeadSamples
@@ -329,6 +329,10 @@ func (rep *Report) settle(cfg *Config) {
 		case Accepted:
 			rep.Summary.Accepted++
 		}
+	}
+	if rep.Summary.Checks == 0 {
+		// No rule applied: nothing was gated, which is not a pass.
+		rep.Verdict = Inconclusive
 	}
 	if rep.Verdict == Pass && rep.Summary.Inconclusive > 0 {
 		switch cfg.Inconclusive {

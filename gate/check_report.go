@@ -36,6 +36,8 @@ func (r *Report) headline() string {
 			head = fmt.Sprintf("%d of %d %s inconclusive (inconclusive: fail), none failed", s.Inconclusive, s.Checks, checks)
 			s.Inconclusive = 0
 		}
+	case r.Verdict == Inconclusive && s.Checks == 0:
+		head = "no check applied: not a pass, see the warnings for the rules to add"
 	case r.Verdict == Inconclusive:
 		head = fmt.Sprintf("%d of %d %s inconclusive, none failed: not a pass, see the warnings for what would decide", s.Inconclusive, s.Checks, checks)
 		s.Inconclusive = 0
@@ -105,10 +107,15 @@ func (r *Report) rulesLine() string {
 	case src == "":
 		src = "--rule flags"
 	}
-	if r.Paired {
-		return fmt.Sprintf("%d from %s; paired runs, alpha %g", r.Rules.Count, src, pairedAlpha)
+	count := fmt.Sprintf("%d from %s", r.Rules.Count, src)
+	if n := r.Rules.Flags; n > 0 && r.Rules.File != "" && !r.Rules.Defaults {
+		// The file's rules and the --rule flags, each counted.
+		count = fmt.Sprintf("%d: %d from %s, %d from --rule", r.Rules.Count, r.Rules.Count-n, src, n)
 	}
-	return fmt.Sprintf("%d from %s; noise window %d commits, max distance %d", r.Rules.Count, src, r.Rules.Window, r.Rules.MaxDistance)
+	if r.Paired {
+		return fmt.Sprintf("%s; paired runs, alpha %g", count, pairedAlpha)
+	}
+	return fmt.Sprintf("%s; noise window %d commits, max distance %d", count, r.Rules.Window, r.Rules.MaxDistance)
 }
 
 // displayNames names each check's series: the benchmark, plus the labels

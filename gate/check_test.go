@@ -581,8 +581,17 @@ func TestCheckNoRuleApplies(t *testing.T) {
 	}
 	w := newWorld(3, gobench, gobench(0))
 	rep := w.checkCfg(t, nil)
-	if rep.Verdict != Pass || len(rep.Checks) != 0 {
-		t.Fatalf("%s with %d checks", rep.Verdict, len(rep.Checks))
+	// Nothing gated is not a pass: inconclusive (a neutral check run),
+	// and the headline says so.
+	if rep.Verdict != Inconclusive || len(rep.Checks) != 0 {
+		t.Fatalf("%s with %d checks, want inconclusive with none", rep.Verdict, len(rep.Checks))
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if h, _, _ := strings.Cut(md.String(), "\n"); h != "### ⚠️ perfgate: inconclusive — no check applied: not a pass, see the warnings for the rules to add" {
+		t.Errorf("markdown headline %q", h)
 	}
 	want := `no rule applies to these results (metrics: allocs_per_op, ns_per_op), so this gate checked nothing; add one to the rules file or with --rule "allocs_per_op:5%"`
 	if !strings.Contains(strings.Join(rep.Warnings, "\n"), want) {

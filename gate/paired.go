@@ -161,7 +161,7 @@ func CheckPaired(pairs []Pair, opts PairedOptions) *Report {
 		rules = DefaultRules()
 		rep.Rules.Defaults = true
 	}
-	rep.Rules.Count = len(rules)
+	rep.Rules.Count, rep.Rules.Flags = len(rules), flagRules(rules)
 	id := newIdentity(cfg.IgnoreLabels)
 	series, order := pairSeries(pairs, id)
 	used := make([]bool, len(rules))

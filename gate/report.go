@@ -68,11 +68,14 @@ type BaselineRef struct {
 
 // RulesInfo says which rules the check applied.
 type RulesInfo struct {
-	File        string `json:"file,omitempty"`
-	Defaults    bool   `json:"defaults"` // no rule was given: DefaultRules applied
-	Count       int    `json:"count"`
-	Window      int    `json:"window"`
-	MaxDistance int    `json:"max_distance"`
+	File     string `json:"file,omitempty"`
+	Defaults bool   `json:"defaults"` // no rule was given: DefaultRules applied
+	Count    int    `json:"count"`
+	// Flags is how many of Count came from --rule flags (the rest from
+	// File, or the defaults).
+	Flags       int `json:"flags,omitempty"`
+	Window      int `json:"window"`
+	MaxDistance int `json:"max_distance"`
 	// MissingFails: a vanished series or metric fails the check.
 	MissingFails bool `json:"missing_fails"`
 	// Inconclusive is the rules file's inconclusive policy: pass, warn or fail.

@@ -82,6 +82,10 @@ func (r *Report) validate() error {
 	v.count("baseline.distance", r.Baseline.Distance)
 	v.name("rules.file", r.Rules.File)
 	v.count("rules.count", r.Rules.Count)
+	v.count("rules.flags", r.Rules.Flags)
+	if v.err == nil && r.Rules.Flags > r.Rules.Count {
+		v.fail("rules.flags %d is more than rules.count %d", r.Rules.Flags, r.Rules.Count)
+	}
 	v.count("rules.window", r.Rules.Window)
 	v.count("rules.max_distance", r.Rules.MaxDistance)
 	if r.Rules.Inconclusive != "" && !slices.Contains(InconclusivePolicies, r.Rules.Inconclusive) {

@@ -125,6 +125,10 @@ func TestReadReportRefuses(t *testing.T) {
 		{"a second verdict key, pass after fail", strings.Replace(string(valid), `"verdict": "fail",`, `"verdict": "fail", "verdict": "pass",`, 1), `key "verdict" appears twice in one object`},
 		{"a duplicate key in a check", strings.Replace(string(valid), `"metric": `, `"metric": "x", "metric": `, 1), `key "metric" appears twice`},
 		{"a pass headline over a failing check", edit(func(m map[string]any) { m["verdict"] = "pass" }), `verdict "pass" does not follow from its checks, which make it "fail"`},
+		{"a pass with no check", edit(func(m map[string]any) {
+			m["verdict"], m["checks"], m["summary"] = "pass", nil, map[string]any{}
+		}), `verdict "pass" does not follow from its checks, which make it "inconclusive"`},
+		{"more rules from flags than rules", edit(func(m map[string]any) { m["rules"].(map[string]any)["flags"] = 99.0 }), "rules.flags 99 is more than rules.count"},
 		{"over the size limit", `{"verdict":"pass","notes":["` + strings.Repeat("x", MaxReportBytes) + `"]}`, "over 64 MiB"},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -586,4 +587,83 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// AddRule appends r (a --rule) unless the same rule (metric, direction,
+// bound, limit, strictness and benchmark) is there already, from the
+// rules file or an earlier --rule: a rule given twice is checked once.
+// It reports whether r was added.
+func (c *Config) AddRule(r Rule) bool {
+	for _, have := range c.Rules {
+		o := have
+		o.Origin = r.Origin
+		if o == r {
+			return false
+		}
+	}
+	c.Rules = append(c.Rules, r)
+	return true
+}
+
+// flagRules counts the rules that came from --rule flags.
+func flagRules(rules []Rule) int {
+	n := 0
+	for _, r := range rules {
+		if strings.HasPrefix(r.Origin, "--rule ") {
+			n++
+		}
+	}
+	return n
+}
+
+// CheckBenchmarks returns an error (a *ConfigError, exit 2) for each rule
+// whose benchmark glob matches none of names, the benchmarks the history
+// and the head's runs have: such a glob is a typo, and a rule that never
+// applies would leave the gate checking nothing. Without any name (an
+// empty history) there is nothing to check against, and nothing is said.
+func (c *Config) CheckBenchmarks(names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	names = append([]string(nil), names...)
+	sort.Strings(names)
+	names = slices.Compact(names)
+	var errs []error
+	for _, r := range c.Rules {
+		if r.Benchmark == "" || slices.ContainsFunc(names, r.matches) {
+			continue
+		}
+		msg := fmt.Sprintf("benchmark %q matches no stored benchmark, so the rule would never apply", r.Benchmark)
+		if s := suggest.Closest(r.Benchmark, names); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		}
+		shown := make([]string, 0, min(len(names), 9))
+		for i, n := range names {
+			if i == 8 {
+				shown = append(shown, fmt.Sprintf("... (%d in all)", len(names)))
+				break
+			}
+			shown = append(shown, strconv.Quote(n))
+		}
+		msg += fmt.Sprintf(" The stored benchmarks are %s; fix the glob (path.Match syntax: *, ?, [...]; perfgate history lists the names) or remove the rule", strings.Join(shown, ", "))
+		errs = append(errs, ruleError(r, msg))
+	}
+	return errors.Join(errs...)
+}
+
+// ruleError is a *ConfigError at the rule's origin: "FILE:LINE" or a
+// --rule flag.
+func ruleError(r Rule, msg string) *ConfigError {
+	if flag, ok := strings.CutPrefix(r.Origin, "--rule "); ok {
+		if s, err := strconv.Unquote(flag); err == nil {
+			return &ConfigError{Flag: s, Msg: msg}
+		}
+	}
+	file, line := r.Origin, 0
+	if i := strings.LastIndexByte(r.Origin, ':'); i > 0 {
+		if n, err := strconv.Atoi(r.Origin[i+1:]); err == nil {
+			file, line = r.Origin[:i], n
+		}
+	}
+	return &ConfigError{File: file, Line: line, Msg: msg}
 }

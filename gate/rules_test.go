@@ -330,3 +330,81 @@ func TestParseRulesWatch(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckBenchmarks: a rule whose benchmark glob matches no stored
+// benchmark is an error at the rule's origin, with a did-you-mean.
+func TestCheckBenchmarks(t *testing.T) {
+	stored := []string{"serving-llama", "multimodal", "serving-qwen", "multimodal"}
+	tests := []struct {
+		name  string
+		rules string
+		names []string
+		want  []string // "" when no error
+	}{
+		{"typo", "rules:\n  - metric: mean_ttft_ms\n    benchmark: multimodel\n    max_regression: 3%\n", stored,
+			[]string{`r.yml:4: benchmark "multimodel" matches no stored benchmark`, `did you mean "multimodal"?`, `"multimodal", "serving-llama", "serving-qwen"`, "fix the glob"}},
+		{"glob matches", "rules:\n  - metric: mean_ttft_ms\n    benchmark: serving-*\n    max_regression: 3%\n", stored, nil},
+		{"no benchmark key", "rules:\n  - metric: mean_ttft_ms\n    max_regression: 3%\n", stored, nil},
+		{"empty history", "rules:\n  - metric: mean_ttft_ms\n    benchmark: multimodel\n    max_regression: 3%\n", nil, nil},
+		{"two bad rules, both said", "rules:\n  - metric: mean_ttft_ms\n    benchmark: srving-*\n    max_regression: 3%\n  - metric: failed\n    benchmark: nope\n    max: 0\n", stored,
+			[]string{`r.yml:4: benchmark "srving-*"`, `r.yml:7: benchmark "nope"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseRules("r.yml", []byte(tt.rules))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cfg.CheckBenchmarks(tt.names)
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Errorf("error %v, want none", err)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, ErrBadConfig) {
+				t.Fatalf("error %v, want a rules error", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestAddRule: a --rule that repeats a rule of the file (or an earlier
+// --rule) is checked once; the report counts each source.
+func TestAddRule(t *testing.T) {
+	cfg, err := ParseRules(".perfgate.yml", []byte("rules:\n  - metric: mean_ttft_ms\n    max_regression: 3%\n  - metric: failed\n    max: 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		flag  string
+		added bool
+	}{
+		{"mean_ttft_ms:3%", false}, // the file's rule
+		{"Mean TTFT:3%", false},    // the same, by its label
+		{"failed<=0", false},
+		{"mean_ttft_ms:5%", true}, // another limit: another rule
+		{"mean_ttft_ms:5%", false},
+		{"failed<0", true}, // strict: another rule
+	} {
+		r, err := ParseRuleFlag(tt.flag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.AddRule(r); got != tt.added {
+			t.Errorf("AddRule(%q) = %v, want %v", tt.flag, got, tt.added)
+		}
+	}
+	if len(cfg.Rules) != 4 || flagRules(cfg.Rules) != 2 {
+		t.Fatalf("%d rules, %d from flags; want 4 and 2", len(cfg.Rules), flagRules(cfg.Rules))
+	}
+	rep := &Report{Rules: RulesInfo{File: ".perfgate.yml", Count: 4, Flags: 2, Window: 20, MaxDistance: 50}}
+	if got, want := rep.rulesLine(), "4: 2 from .perfgate.yml, 2 from --rule; noise window 20 commits, max distance 50"; got != want {
+		t.Errorf("rules line %q, want %q", got, want)
+	}
+}

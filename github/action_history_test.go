@@ -43,7 +43,7 @@ func TestActionHistoryFailsClosed(t *testing.T) {
 		cmd := exec.Command("bash", "-e", "-c", script)
 		cmd.Dir = work
 		cmd.Env = append(env, "PERFGATE="+bin, "GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME="+event,
-			"GITHUB_OUTPUT="+filepath.Join(t.TempDir(), "output"), "GITHUB_REPOSITORY=o/r", "GITHUB_TOKEN=",
+			"GITHUB_OUTPUT="+filepath.Join(t.TempDir(), "output"), "RUNNER_TEMP="+t.TempDir(), "GITHUB_REPOSITORY=o/r", "GITHUB_TOKEN=",
 			"PERFGATE_GITHUB_TOKEN=", "GITHUB_STEP_SUMMARY=", "GITHUB_EVENT_PATH=", "GITHUB_BASE_REF=", "PERFGATE_GATE_ID=",
 			"PERFGATE_SYNC_REMOTE=", "PERFGATE_SYNC_BRANCH=", "PERFGATE_DB=")
 		in := map[string]string{"COMMAND": "check", "ARGS": "", "INGEST": result, "NAME": "serving", "RULES": "",

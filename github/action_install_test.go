@@ -151,6 +151,11 @@ func TestActionInstall(t *testing.T) {
 			"PATH": sysPath, "HOME": tmp, "GITHUB_OUTPUT": out, "RUNNER_TEMP": tmp, "RUNNER_OS": "Linux", "RUNNER_ARCH": "X64",
 			"GITHUB_SERVER_URL": srv.URL, "ACTION_REF": "v1.2.3", "ACTION_REPOSITORY": "o/perfgate", "ACTION_PATH": actionPath,
 			"INPUT_BINARY": "",
+			// The go command the step may run starts a telemetry sidecar
+			// that outlives it and writes under HOME after the test removed
+			// it, leaving TestActionInstall*/.config/go/telemetry in the
+			// system's temporary directory; "2" says it is one already.
+			"GO_TELEMETRY_CHILD": "2",
 		}
 		for k, v := range env {
 			all[k] = v

@@ -118,6 +118,13 @@ func TestActionScript(t *testing.T) {
 		t.Errorf("a pull request pushed to the history (%d runs)", n)
 	}
 
+	// command ingest with the ingest input stores the files in one call.
+	git(work, "commit", "-q", "--allow-empty", "-m", "feature ingest")
+	log, _, code = runStep("pull_request", map[string]string{"COMMAND": "ingest", "INGEST": filepath.Join(tmp, "pr.json"), "NAME": "serving", "SYNC": "false"})
+	if code != 0 || !strings.Contains(log, "stored") {
+		t.Errorf("command ingest with input ingest: exit %d\n%s", code, log)
+	}
+
 	// The pull request's next push runs the benchmark itself with repeat:
 	// auto: perfgate run --repeat=auto --max-runs=3 stops once the verdict
 	// is decided.
@@ -252,6 +259,24 @@ func TestActionScriptInputsAreInert(t *testing.T) {
 				"--gate-id", "x$(touch owned1)", "`touch owned2`", "--rule=Mean TTFT:3%", `"$(touch owned3)"; touch owned4`},
 			[]string{"sync", "--push-only"})
 	})
+	// command ingest with input ingest: one perfgate ingest, with the
+	// files (not one before it that leaves the command none).
+	for _, tt := range []struct {
+		name, args string
+		want       []string
+	}{
+		{"ingest with input ingest", "--label\nmodel=llama", []string{"ingest", "--commit", "HEAD", "--name=serving", "--label", "model=llama", "--", "a.txt", "*.json"}},
+		{"ingest with input ingest and its own --commit and --name", "--commit=HEAD~1\n--name\nother",
+			[]string{"ingest", "--commit=HEAD~1", "--name", "other", "--", "a.txt", "*.json"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, calls, code := run(t, "pull_request", map[string]string{"COMMAND": "ingest", "INGEST": "a.txt\n*.json", "NAME": "serving", "ARGS": tt.args})
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, out)
+			}
+			same(t, out, calls, []string{"sync", "--pull-only"}, tt.want)
+		})
+	}
 	t.Run("publish never syncs", func(t *testing.T) {
 		out, calls, code := run(t, "push", map[string]string{"COMMAND": "publish", "SYNC": "true", "ARGS": "--report\nreport.json"})
 		if code != 0 {
@@ -317,6 +342,8 @@ func TestActionScriptInputsAreInert(t *testing.T) {
 		{"a command with a newline", map[string]string{"COMMAND": "check\n::error::x"}, "input command: not a perfgate command"},
 		{"shell words on one line", map[string]string{"ARGS": "--rule=x:3%\n-o json"}, "input args, line 2: a flag and more words on one line"},
 		{"ingest with publish", map[string]string{"COMMAND": "publish", "INGEST": "*.txt"}, "input ingest: publish stores nothing"},
+		{"ingest with files in args too", map[string]string{"COMMAND": "ingest", "INGEST": "a.txt", "ARGS": "--\nb.txt"},
+			"input args: -- as well as input ingest; list the files in input ingest only, one per line"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, calls, code := run(t, "pull_request", tt.inputs)

@@ -16,15 +16,20 @@ const summaryNote = "\n> [!NOTE]\n> This report was shortened to fit GitHub's 1 
 // MaxStepOutput is GitHub's limit on one step output, in bytes.
 const MaxStepOutput = 1_000_000
 
-// maxReportOutput bounds the report output, leaving room in
-// MaxStepOutput for the other outputs of the step.
-const maxReportOutput = MaxStepOutput - 8<<10
+// MaxEnvString is Linux's limit on one environment string (NAME=value),
+// MAX_ARG_STRLEN: a later step that reads an output through env: fails
+// to start ("argument list too long") beyond it.
+const MaxEnvString = 128 << 10
 
-// outputNote ends a report output that was cut to GitHub's limit.
-const outputNote = "\n> [!NOTE]\n> This report was shortened to fit GitHub's 1 MB limit on a step output; the step's report-file output names a file with the whole report.\n"
+// maxReportOutput bounds the report output well below MaxEnvString (and
+// so below GitHub's MaxStepOutput), leaving room for the variable's name.
+const maxReportOutput = MaxEnvString - 8<<10
+
+// outputNote ends a report output that was cut to maxReportOutput.
+const outputNote = "\n> [!NOTE]\n> This report was shortened to 120 KiB, so that a later step can read the report output through `env:` (Linux limits one environment variable to 128 KiB); the step's report-file output names a file with the whole report.\n"
 
 // ReportOutputs are the step outputs of a report: its verdict, the
-// report (cut to fit MaxStepOutput) and, when file is not empty, the path
+// report (cut to fit maxReportOutput) and, when file is not empty, the path
 // of the file that holds it whole. shortened says whether it was cut.
 func ReportOutputs(verdict, markdown, file string) (outputs map[string]string, shortened bool) {
 	outputs = map[string]string{"verdict": verdict, "report": markdown}

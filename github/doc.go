@@ -63,8 +63,9 @@
 //
 // # Step outputs
 //
-// Publish writes the outputs verdict, report (the markdown, cut to
-// GitHub's 1 MB limit on a step output with a note saying so) and
+// Publish writes the outputs verdict, report (the markdown, cut below
+// the 128 KiB Linux allows one environment variable, so that a later
+// step can read it through env:, with a note saying so) and
 // report-file (a file under RUNNER_TEMP with the whole report), and
 // appends the report to the job summary, cut to GitHub's 1 MiB.
 //

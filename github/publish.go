@@ -220,7 +220,7 @@ func (o *Outcome) writeOutputs(env *Env, gateID, verdict, markdown string) {
 		if file != "" {
 			whole = "the whole report is in " + file + " (the report-file output)"
 		}
-		o.note("the report is %d bytes, over GitHub's limit of 1 MB for a step output: the report output holds it shortened to %d bytes; %s",
+		o.note("the report is %d bytes, over the 120 KiB a step output can hold and still be read through env: in a later step (Linux limits one environment variable to 128 KiB): the report output holds it shortened to %d bytes; %s",
 			len(markdown), len(outputs["report"]), whole)
 	}
 }

@@ -15,8 +15,9 @@ import (
 )
 
 // TestWorktreeCancel cancels a command that started a background process
-// (a server, say): Run returns promptly with the context's error, the
-// process group is gone and so is the checkout.
+// (a server, say): Run returns with the context's error, the process group
+// is gone and so is the checkout. The background process would run for an
+// hour: Run returning at all is the kill at work (no wall-time bound).
 func TestWorktreeCancel(t *testing.T) {
 	repo, _, shas := testRepo(t)
 	work := t.TempDir()
@@ -37,13 +38,9 @@ func TestWorktreeCancel(t *testing.T) {
 		}
 		cancel()
 	}()
-	start := time.Now()
-	_, err := wt.Run(ctx, shas[0], "sleep 60 & echo $! > "+pidFile+"; wait", nil)
+	_, err := wt.Run(ctx, shas[0], "sleep 3600 & echo $! > "+pidFile+"; wait", nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("Run took %s after the cancel", d)
 	}
 	emptyDir(t, work)
 	data, err := os.ReadFile(pidFile)

@@ -56,6 +56,9 @@ func browser(t *testing.T, width, height int) (context.Context, func() []string)
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
+		// Its org.chromium.Chromium.* singleton directory, which a killed
+		// browser leaves behind, in the test's directory, not the system's.
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 		chromedp.WindowSize(width, height),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -256,8 +259,9 @@ func TestBrowserDark(t *testing.T) {
 }
 
 // TestBrowserScale opens an overview of 330 charts and a chart of 10,000
-// commits with 3 runs each, and measures how long the overview takes to
-// be ready after the page starts loading, and a redraw after zooming.
+// commits with 3 runs each: every row and every point is there. How long
+// the overview and a redraw after zooming take is logged (-v), not
+// asserted: a wall time fails on a loaded machine, not on slow code.
 func TestBrowserScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -279,7 +283,7 @@ func TestBrowserScale(t *testing.T) {
 	eval(t, ctx, `document.querySelectorAll("#table tbody tr").length`, &rows)
 	eval(t, ctx, `document.body.dataset.overviewMs`, &ms)
 	t.Logf("overview of %d charts ready %s ms after navigation", rows, ms)
-	if rows != 330 || atof(ms) > 5000 {
+	if rows != 330 {
 		t.Errorf("overview of %d rows took %s ms", rows, ms)
 	}
 	must(t, ctx, "big chart", chromedp.Navigate(fileURL(big, "#bench-0/mean_ttft_ms")), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)))
@@ -289,18 +293,12 @@ func TestBrowserScale(t *testing.T) {
 	must(t, ctx, "zoom", chromedp.Click(chromedp.ID("zin")), chromedp.Sleep(200*time.Millisecond))
 	eval(t, ctx, `document.getElementById("canvas").dataset.renderMs`, &zoomed)
 	t.Logf("chart of %s points: drawn in %s ms, after a zoom in %s ms", points, full, zoomed)
-	if want := runsOf(h, "bench-0", "mean_ttft_ms"); points != fmt.Sprint(want) || atof(full) > 200 {
-		t.Errorf("chart of %s points (want %d) drawn in %s ms", points, want, full)
+	if want := runsOf(h, "bench-0", "mean_ttft_ms"); points != fmt.Sprint(want) {
+		t.Errorf("chart of %s points, want %d", points, want)
 	}
 	if e := errs(); len(e) > 0 {
 		t.Errorf("console errors: %q", e)
 	}
-}
-
-func atof(s string) float64 {
-	var f float64
-	fmt.Sscan(s, &f)
-	return f
 }
 
 // TestBrowserPhoneWidth checks that nothing overflows a phone's width.

@@ -326,14 +326,10 @@ func TestLockHeldByAnotherProcess(t *testing.T) {
 	}
 	pid := cmd.Process.Pid
 	for _, opts := range []Options{{Timeout: 300 * time.Millisecond}, {Timeout: 300 * time.Millisecond, ReadOnly: true}} {
-		start := time.Now()
 		s, err := Open(db, opts)
 		if err == nil {
 			s.Close()
 			t.Fatalf("Open(%+v) succeeded while pid %d holds the history", opts, pid)
-		}
-		if waited := time.Since(start); waited < 250*time.Millisecond {
-			t.Errorf("Open(%+v) gave up after %s, before its timeout", opts, waited)
 		}
 		var le *LockedError
 		if !errors.As(err, &le) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // manyMetricsRun returns a run with n metrics whose names share no order
@@ -20,9 +19,11 @@ func manyMetricsRun(n int) Run {
 // Storing one run was quadratic in its metric count: bbolt keeps a
 // transaction's new keys in a sorted in-memory node, and the dictionary
 // added the run's metric names in map order (250,000 metrics took 57 s).
-// They are added in sorted order now, so it takes about a second; the
-// deadline leaves room for a loaded machine.
-func TestPutManyMetricsIsLinear(t *testing.T) {
+// They are added in sorted order now, so it takes about a second. This
+// test stores and reads back such a run; that the cost stays linear is
+// BenchmarkPutManyMetrics's to show (ns/metric flat as n grows): a test
+// asserts no wall time, which fails on a loaded machine, not slow code.
+func TestPutManyMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stores MaxMetrics metrics")
 	}
@@ -32,21 +33,9 @@ func TestPutManyMetricsIsLinear(t *testing.T) {
 	}
 	defer s.Close()
 	r := manyMetricsRun(MaxMetrics)
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() {
-		_, err := s.Put([]Run{r})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("storing one run of %d metrics took more than 20 s: still quadratic?", MaxMetrics)
+	if _, err := s.Put([]Run{r}); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("stored %d metrics in %v", MaxMetrics, time.Since(start))
 	got, err := s.ByCommit(r.Commit)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -180,59 +181,71 @@ const e2eTrials = 40
 // find the same commit without a run. The first trials also check the
 // stored runs and that a second --run reuses them.
 func TestBisectRunEndToEnd(t *testing.T) {
-	repo, shas := bisectRepo(t)
-	// The user's own state: a modified tracked file, an untracked file.
-	writeFile(t, repo, "n.txt", "work in progress\n")
-	writeFile(t, repo, "notes.txt", "mine\n")
-	before := snapshot(t, repo)
+	var mu sync.Mutex // the tallies of the trials, run in parallel
 	right, storedRight, totalRuns, maxRuns := 0, 0, 0, 0
-	for seed := 1; seed <= e2eTrials; seed++ {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			noise(t, seed)
-			db := filepath.Join(t.TempDir(), "history.db")
-			work := t.TempDir()
-			base := []string{"--repo", repo, "--db", db, "bisect", "--good", shas[0], "--bad", "main", "--metric", "Mean TTFT", "--name", "serving"}
-			bj, stderr := bisectOut(t, append(base, "--run", benchCmd, "--workdir", work)...)
-			totalRuns += bj.Runs
-			maxRuns = max(maxRuns, bj.Runs)
-			if bj.Verdict == "found" && bj.Culprit != nil && *bj.Culprit == shas[stepCommit] {
-				right++
-			} else {
-				t.Logf("verdict %s culprit %v, want found %s after %d runs\n%s", bj.Verdict, bj.Culprit, shas[stepCommit], bj.Runs, stderr)
-			}
-			if bj.Confidence < 0.95 || bj.Runs < 6 || bj.Runs > bj.Budget || bj.Regression == nil || !*bj.Regression {
-				t.Errorf("confidence %v runs %d of %d regression %v", bj.Confidence, bj.Runs, bj.Budget, bj.Regression)
-			}
-			for _, want := range []string{"perfgate: bisect: run 1 of 36", "elapsed", "the good end"} {
-				if !strings.Contains(stderr, want) {
-					t.Errorf("progress on stderr lacks %q:\n%s", want, stderr)
+	t.Run("trials", func(t *testing.T) {
+		for seed := 1; seed <= e2eTrials; seed++ {
+			t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+				t.Parallel()
+				// Each trial its own repository, and its noise in the
+				// command's environment (t.Setenv rules out t.Parallel).
+				repo, shas := bisectRepo(t)
+				// The user's own state: a modified tracked file, an untracked file.
+				writeFile(t, repo, "n.txt", "work in progress\n")
+				writeFile(t, repo, "notes.txt", "mine\n")
+				before := snapshot(t, repo)
+				bench := fmt.Sprintf("NOISE_DIR='%s' NOISE_SEED=%d NOISE_SD=0.015 %s", t.TempDir(), seed, benchCmd)
+				db := filepath.Join(t.TempDir(), "history.db")
+				work := t.TempDir()
+				base := []string{"--repo", repo, "--db", db, "bisect", "--good", shas[0], "--bad", "main", "--metric", "Mean TTFT", "--name", "serving"}
+				bj, stderr := bisectOut(t, append(base, "--run", bench, "--workdir", work)...)
+				found := bj.Verdict == "found" && bj.Culprit != nil && *bj.Culprit == shas[stepCommit]
+				if !found {
+					t.Logf("verdict %s culprit %v, want found %s after %d runs\n%s", bj.Verdict, bj.Culprit, shas[stepCommit], bj.Runs, stderr)
 				}
-			}
-			if after := snapshot(t, repo); after != before {
-				t.Errorf("the checkout changed:\nbefore %+v\nafter  %+v", before, after)
-			}
-			emptyWorkdir(t, work)
+				if bj.Confidence < 0.95 || bj.Runs < 6 || bj.Runs > bj.Budget || bj.Regression == nil || !*bj.Regression {
+					t.Errorf("confidence %v runs %d of %d regression %v", bj.Confidence, bj.Runs, bj.Budget, bj.Regression)
+				}
+				for _, want := range []string{"perfgate: bisect: run 1 of 36", "elapsed", "the good end"} {
+					if !strings.Contains(stderr, want) {
+						t.Errorf("progress on stderr lacks %q:\n%s", want, stderr)
+					}
+				}
+				if after := snapshot(t, repo); after != before {
+					t.Errorf("the checkout changed:\nbefore %+v\nafter  %+v", before, after)
+				}
+				emptyWorkdir(t, work)
 
-			// The stored history answers alone.
-			st, _ := bisectOut(t, append(base, "--stored")...)
-			if st.Runs != 0 {
-				t.Errorf("--stored made %d runs", st.Runs)
-			}
-			if st.Culprit != nil && bj.Culprit != nil && *st.Culprit == *bj.Culprit {
-				storedRight++
-			} else {
-				t.Errorf("--stored: culprit %v, --run found %v (%s)", st.Culprit, bj.Culprit, st.Reason)
-			}
-			if seed > 3 {
-				return
-			}
-			checkStoredRuns(t, db, bj)
-			again, _ := bisectOut(t, append(base, "--run", benchCmd, "--workdir", work)...)
-			if again.Culprit == nil || *again.Culprit != shas[stepCommit] || again.Runs != 0 {
-				t.Errorf("second --run: culprit %v after %d runs, want %s after none", again.Culprit, again.Runs, shas[stepCommit])
-			}
-		})
-	}
+				// The stored history answers alone.
+				st, _ := bisectOut(t, append(base, "--stored")...)
+				if st.Runs != 0 {
+					t.Errorf("--stored made %d runs", st.Runs)
+				}
+				agreed := st.Culprit != nil && bj.Culprit != nil && *st.Culprit == *bj.Culprit
+				if !agreed {
+					t.Errorf("--stored: culprit %v, --run found %v (%s)", st.Culprit, bj.Culprit, st.Reason)
+				}
+				mu.Lock()
+				totalRuns += bj.Runs
+				maxRuns = max(maxRuns, bj.Runs)
+				if found {
+					right++
+				}
+				if agreed {
+					storedRight++
+				}
+				mu.Unlock()
+				if seed > 3 {
+					return
+				}
+				checkStoredRuns(t, db, bj, bench)
+				again, _ := bisectOut(t, append(base, "--run", bench, "--workdir", work)...)
+				if again.Culprit == nil || *again.Culprit != shas[stepCommit] || again.Runs != 0 {
+					t.Errorf("second --run: culprit %v after %d runs, want %s after none", again.Culprit, again.Runs, shas[stepCommit])
+				}
+			})
+		}
+	})
 	mean := float64(totalRuns) / e2eTrials
 	t.Logf("end to end, 48 commits, 12%% step at 29, 1.5%% noise, commit 24 exits 125: culprit right in %d of %d trials (%.1f%%), mean runs %.2f (max %d), --stored agreed in %d",
 		right, e2eTrials, 100*float64(right)/e2eTrials, mean, maxRuns, storedRight)
@@ -256,8 +269,8 @@ func emptyWorkdir(t *testing.T, dir string) {
 }
 
 // checkStoredRuns checks that every run bisect made is stored, with its
-// command and not dirty, and that the commit exiting 125 stored nothing.
-func checkStoredRuns(t *testing.T, db string, bj bisectJSON) {
+// command (bench) and not dirty, and that the commit exiting 125 stored nothing.
+func checkStoredRuns(t *testing.T, db string, bj bisectJSON, bench string) {
 	t.Helper()
 	stdout, stderr, code := runCLI(t, "", "--db", db, "export")
 	if code != 0 {
@@ -285,7 +298,7 @@ func checkStoredRuns(t *testing.T, db string, bj bisectJSON) {
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatal(err)
 		}
-		if strings.Join(r.Command, " ") != "sh -c "+benchCmd || r.Dirty || skipped[r.Commit] {
+		if strings.Join(r.Command, " ") != "sh -c "+bench || r.Dirty || skipped[r.Commit] {
 			t.Errorf("stored run %s", l)
 		}
 	}
@@ -567,6 +580,7 @@ func perfgateBinary(t testing.TB) string {
 // of the test's), keep the runs it made before, and leave the user's
 // checkout, branch, index, files, refs and worktree list as they were.
 func TestBisectSIGINT(t *testing.T) {
+	t.Parallel() // perfgate as processes, with their own environment: beside the other such tests
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGINT on Windows")
 	}

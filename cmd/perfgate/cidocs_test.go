@@ -23,8 +23,14 @@ var (
 	builtErr  error
 )
 
+// testLdflags is what builtPerfgate stamps with -X, as the release build
+// (.goreleaser.yaml) does: TestVersionLdflags reads it back.
+const testLdflags = "-X main.buildVersion=v9.8.7 -X main.buildCommit=c0ffee -X main.buildDate=2026-11-03T04:05:06Z"
+
 // builtPerfgate builds perfgate once for the tests that run it as a
-// process, and returns the directory that holds it.
+// process, and returns the directory that holds it. The build shares the
+// go build cache (no -trimpath, which would recompile every dependency):
+// -X only changes the link.
 func builtPerfgate(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
@@ -35,7 +41,7 @@ func builtPerfgate(t testing.TB) string {
 		if builtErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(builtDir, "perfgate"), ".").CombinedOutput()
+		out, err := exec.Command("go", "build", "-ldflags", testLdflags, "-o", filepath.Join(builtDir, "perfgate"), ".").CombinedOutput()
 		if err != nil {
 			builtErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -219,6 +225,7 @@ func checkReports(t *testing.T, dir string) string {
 // a bare remote; a change is measured 30% slower in a fresh clone, gated
 // against the pulled history, and fails with the reports written.
 func TestCIDocs(t *testing.T) {
+	t.Parallel() // perfgate as processes, with their own environment: beside the other such tests
 	t.Run("gitlab", func(t *testing.T) {
 		var ci map[string]struct {
 			Rules        []map[string]any `yaml:"rules"`

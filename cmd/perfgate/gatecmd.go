@@ -152,7 +152,7 @@ func loadConfig(c *cli.Context, repo *gitrepo.Repo) (*gate.Config, error) {
 		if err != nil {
 			return nil, gateError(err)
 		}
-		cfg.Rules = append(cfg.Rules, r)
+		cfg.AddRule(r) // once, when the rules file or an earlier --rule has it
 	}
 	return cfg, nil
 }
@@ -184,13 +184,7 @@ func displayPath(p string) string {
 func resolveBase(c *cli.Context, repo *gitrepo.Repo, name string, fallback bool) (string, string, error) {
 	sha, ref, err := repo.ResolveBranch(name)
 	if err != nil && fallback && errors.Is(err, gitrepo.ErrUnknownRevision) {
-		for _, alt := range []string{"master", "origin/HEAD"} {
-			s, r, aerr := repo.ResolveBranch(alt)
-			if aerr != nil {
-				continue
-			}
-			used := shortRef(r, alt)
-			fmt.Fprintf(c.App.ErrWriter, "perfgate: no branch %q; using %s as the base branch (set baseline.branch in .perfgate.yml or pass --base to choose)\n", name, used)
+		if s, r, ok := fallbackBranch(c, repo, name, "--base"); ok {
 			return s, r, nil
 		}
 	}
@@ -214,6 +208,21 @@ func resolveBase(c *cli.Context, repo *gitrepo.Repo, name string, fallback bool)
 		return "", "", envError(err)
 	}
 	return sha, ref, nil
+}
+
+// fallbackBranch is the base branch when the default name (main) is not
+// there: master, else the branch origin/HEAD points to, said on stderr
+// with the rules key and the flag (--base, --branch) that choose it.
+func fallbackBranch(c *cli.Context, repo *gitrepo.Repo, name, flag string) (sha, ref string, ok bool) {
+	for _, alt := range []string{"master", "origin/HEAD"} {
+		s, r, err := repo.ResolveBranch(alt)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(c.App.ErrWriter, "perfgate: no branch %q; using %s as the base branch (set baseline.branch in .perfgate.yml or pass %s to choose)\n", name, shortRef(r, alt), flag)
+		return s, r, true
+	}
+	return "", "", false
 }
 
 // writeReport prints doc in the -o format to stdout, or to --out with a
@@ -398,6 +407,9 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 			}
 			opts.HeadSamples = samples
 		}
+		if err := checkRuleBenchmarks(cfg, h, opts.HeadSamples); err != nil {
+			return err
+		}
 		var cerr error
 		rep, cerr = gate.Check(c.Context, graph{r: repo}, h, opts)
 		return cerr
@@ -411,6 +423,24 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		return nil, gateError(err)
 	}
 	return rep, nil
+}
+
+// checkRuleBenchmarks refuses a rule whose benchmark glob matches no
+// benchmark of the history or of head's runs (exit 2, gate.Config.
+// CheckBenchmarks): a typo there would turn the gate green for good.
+func checkRuleBenchmarks(cfg *gate.Config, h history, head []gate.Sample) error {
+	var names []string
+	if h.s != nil {
+		stored, err := h.s.Benchmarks()
+		if err != nil {
+			return storeError(err)
+		}
+		names = stored
+	}
+	for _, s := range head {
+		names = append(names, s.Benchmark)
+	}
+	return cfg.CheckBenchmarks(names)
 }
 
 func shortRef(ref, fallback string) string {

@@ -134,6 +134,8 @@ func statusTitle(rep *gate.Report) string {
 		if len(parts) == 0 {
 			title = fmt.Sprintf("failed (%d checks)", s.Checks)
 		}
+	} else if rep.Undecided() && s.Checks == 0 {
+		title = "no check applied: no rule matched the results, not a pass"
 	} else if rep.Undecided() {
 		title = fmt.Sprintf("inconclusive: %d of %d checks undecided, none failed", s.Inconclusive, s.Checks)
 	} else {

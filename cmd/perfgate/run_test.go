@@ -29,7 +29,9 @@ func TestRunInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	pids := filepath.Join(dir, "pids")
 	// The shell ignores SIGTERM; its background child holds the output.
-	script := writeFile(t, dir, "slow.sh", "#!/bin/sh\ntrap '' TERM\nsleep 60 &\necho $$ $! > "+pids+".tmp\nmv "+pids+".tmp "+pids+"\nwait\nsleep 60\n")
+	// Both would run for an hour: run returning at all is the kill after
+	// the grace at work (no wall-time bound).
+	script := writeFile(t, dir, "slow.sh", "#!/bin/sh\ntrap '' TERM\nsleep 3600 &\necho $$ $! > "+pids+".tmp\nmv "+pids+".tmp "+pids+"\nwait\nsleep 3600\n")
 	os.Chmod(script, 0o755)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -44,11 +46,7 @@ func TestRunInterrupted(t *testing.T) {
 		}
 	}()
 	var out, errb bytes.Buffer
-	start := time.Now()
 	code := run(ctx, []string{"perfgate", "--repo", repo, "run", "--name", "serving", "--", script}, strings.NewReader(""), &out, &errb)
-	if took := time.Since(start); took > 20*time.Second {
-		t.Errorf("run took %v after the interrupt", took)
-	}
 	if code != 3 || !strings.Contains(errb.String(), "interrupted; stopped the benchmark command") || !strings.Contains(errb.String(), "stored nothing") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}

@@ -52,13 +52,9 @@ func siteCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			branch := c.String("branch")
-			if branch == "" {
-				branch = cmp(cfg.Baseline.Branch, gate.DefaultBranch)
-			}
-			from, ref, err := repo.ResolveBranch(branch)
+			from, ref, branch, err := siteBranch(c, repo, cfg)
 			if err != nil {
-				return gitError(fmt.Errorf("--branch: %w", err))
+				return err
 			}
 			commits, err := siteCommits(c, repo, from)
 			if err != nil {
@@ -85,6 +81,36 @@ func siteCommand(e *env) *cli.Command {
 			return writeSiteSummary(c, e, o, sum)
 		},
 	}
+}
+
+// siteBranch resolves the branch the site walks: --branch, else the
+// rules' baseline.branch, else main, which falls back to master or
+// origin's default branch as check's base does (said on stderr).
+func siteBranch(c *cli.Context, repo *gitrepo.Repo, cfg *gate.Config) (sha, ref, name string, err error) {
+	name = c.String("branch")
+	where := "--branch"
+	if name == "" {
+		name, where = cmp(cfg.Baseline.Branch, gate.DefaultBranch), "the default branch main"
+		if cfg.Baseline.BranchSet {
+			where = "baseline.branch of the rules file"
+		}
+	}
+	sha, ref, err = repo.ResolveBranch(name)
+	if err == nil {
+		return sha, ref, name, nil
+	}
+	if !c.IsSet("branch") && !cfg.Baseline.BranchSet && errors.Is(err, gitrepo.ErrUnknownRevision) {
+		if s, r, ok := fallbackBranch(c, repo, name, "--branch"); ok {
+			return s, r, name, nil
+		}
+	}
+	err = fmt.Errorf("%s: %w", where, err)
+	if c.IsSet("branch") {
+		return "", "", "", gitError(err) // a name typed on the command line: bad input (2)
+	}
+	// The default or configured branch missing from this clone is the
+	// environment's state (a shallow CI checkout), as for check: 3.
+	return "", "", "", envError(err)
 }
 
 func cmp(a, b string) string {

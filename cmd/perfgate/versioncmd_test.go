@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -69,18 +70,10 @@ func TestVersionOutput(t *testing.T) {
 	}
 }
 
-// TestVersionLdflags builds perfgate as the release does and reads back
-// what -X set.
+// TestVersionLdflags reads back what -X set in the perfgate the tests
+// build (builtPerfgate, with testLdflags as the release build passes them).
 func TestVersionLdflags(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds perfgate")
-	}
-	bin := t.TempDir() + "/perfgate"
-	ld := "-X main.buildVersion=v9.8.7 -X main.buildCommit=c0ffee -X main.buildDate=2026-11-03T04:05:06Z"
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ld, "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := filepath.Join(builtPerfgate(t), "perfgate")
 	out, err := exec.Command(bin, "version", "-o", "json").Output()
 	if err != nil {
 		t.Fatal(err)
