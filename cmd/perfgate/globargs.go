@@ -12,7 +12,8 @@ import (
 // An argument that names an existing file, or has no *, ? or [, is kept
 // as it is ("-" is stdin); a pattern is expanded in lexical order
 // (filepath.Glob: within one directory level, no **), directories left
-// out, and one that matches no file is an error that names it.
+// out, a match whose name starts with "-" made ./-name, and one that
+// matches no file is an error that names it.
 func expandGlobs(args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
@@ -31,6 +32,11 @@ func expandGlobs(args []string) ([]string, error) {
 		n := len(out)
 		for _, m := range matches {
 			if fi, err := os.Stat(m); err == nil && !fi.IsDir() {
+				if strings.HasPrefix(m, "-") {
+					// A file named "-" is a file, not stdin; nor is
+					// "-x" a flag.
+					m = "." + string(filepath.Separator) + m
+				}
 				out = append(out, m)
 			}
 		}
