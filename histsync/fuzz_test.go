@@ -146,7 +146,7 @@ func FuzzBranch(f *testing.F) {
 		}
 		var res Result
 		fresh := len(body)%2 == 0 // the store is empty: both ways of pulling apply
-		before, err := s.pull(st, state, nil, true, fresh, &res)
+		before, err := s.pull(st, state, nil, true, fresh, &res, nil)
 		if err != nil {
 			return
 		}

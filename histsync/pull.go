@@ -145,6 +145,10 @@ type importer struct {
 
 	pending []store.Valid // decoded runs for the next write
 	from    []line        // where each came from (without its data)
+	// stored, when set, runs after each write that added runs: the sync
+	// marks them as on the branch at once, so a pull killed halfway does
+	// not push back what it pulled.
+	stored func() error
 }
 
 // chunk is lines of the branch and what decoding them gave.
@@ -326,6 +330,11 @@ func (im *importer) store() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("storing the runs of %s/%s: %w", im.s.opts.Remote, im.s.opts.Branch, err)
 	}
+	if added > 0 && im.stored != nil {
+		if err := im.stored(); err != nil {
+			return added, err
+		}
+	}
 	return added, nil
 }
 
@@ -368,7 +377,7 @@ func (s *syncer) readLines(f branchFile, skip func(string) error, fn func(line) 
 // returns the ids of the runs it read when collect is set; fresh says the
 // store holds no run (a first sync), so no line of the branch is looked
 // up in it.
-func (s *syncer) pull(st *store.Store, state *branchState, base map[string]plumbing.Hash, collect, fresh bool, res *Result) (map[string]bool, error) {
+func (s *syncer) pull(st *store.Store, state *branchState, base map[string]plumbing.Hash, collect, fresh bool, res *Result, stored func() error) (map[string]bool, error) {
 	for _, j := range state.junk {
 		s.skip(res, "%s", j)
 	}
@@ -380,7 +389,7 @@ func (s *syncer) pull(st *store.Store, state *branchState, base map[string]plumb
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	workers := min(max(runtime.GOMAXPROCS(0), 1), 8)
-	im := &importer{s: s, st: st, res: res, fresh: fresh, warned: map[string]bool{},
+	im := &importer{s: s, st: st, res: res, fresh: fresh, warned: map[string]bool{}, stored: stored,
 		work: make(chan *chunk, workers), ordered: make(chan *chunk, 2*workers+2), stop: make(chan struct{}),
 		mib: make(chan struct{}, flightMiB)}
 	if collect {

@@ -256,7 +256,28 @@ func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState,
 		res.Skipped, res.SkippedTotal = nil, 0
 		// The ids of the branch's runs tell which runs stored before
 		// need a push; a store that held none needs no such list.
-		ids, err := s.pull(st, state, base, !hasBase && last > 0, last == 0, res)
+		// Each write of pulled runs marks them as on the branch (the
+		// mark's tip stays the old one until the pull is complete, so an
+		// interrupted pull reads the same files again and finds them
+		// stored): a pull killed halfway pushes none of them back.
+		pulled := func() error {
+			if !hasBase {
+				return nil // no mark to extend: the next sync compares ids
+			}
+			now, err := st.LastSeq()
+			if err != nil {
+				return err
+			}
+			m.addRange(last+1, now)
+			if err := s.saveMark(st, m); err != nil {
+				return err
+			}
+			if afterPulledWrite != nil {
+				return afterPulledWrite()
+			}
+			return nil
+		}
+		ids, err := s.pull(st, state, base, !hasBase && last > 0, last == 0, res, pulled)
 		if err != nil {
 			return nil, err
 		}
@@ -469,3 +490,7 @@ func plural(n int) string {
 	}
 	return "s"
 }
+
+// afterPulledWrite, set by tests, runs after each write of pulled runs is
+// marked (to stop a pull halfway, as a kill would).
+var afterPulledWrite func() error

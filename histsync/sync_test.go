@@ -526,3 +526,34 @@ func TestSyncOpenNoLockAcrossNetwork(t *testing.T) {
 		t.Errorf("the next sync: %+v, %v; want the 2 runs stored during the push pushed", res, err)
 	}
 }
+
+// TestInterruptedPullPushesNothingBack: a pull stopped after its first
+// write (as kill -9 would stop it) leaves the runs it stored marked as on
+// the branch, so the next sync pushes only the clone's own run, not the
+// thousands it had pulled.
+func TestInterruptedPullPushesNothingBack(t *testing.T) {
+	w := newWorld(t)
+	a, b := w.clone("a"), w.clone("b")
+	a.put(t, "serving", w.code[0], 10, false)
+	a.sync(t, Options{})
+	b.sync(t, Options{})
+	a.put(t, "serving", w.code[1], importBatch+500, false)
+	a.sync(t, Options{})
+	afterPulledWrite = func() error { return errors.New("killed") }
+	_, err := Sync(context.Background(), b.dir, b.st, Options{})
+	afterPulledWrite = nil
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("the interrupted sync returned %v", err)
+	}
+	if n := len(b.ids(t)); n <= 10 || n >= 10+importBatch+500 {
+		t.Fatalf("b holds %d runs: the pull did not stop halfway", n)
+	}
+	b.put(t, "serving", w.code[2], 1, false)
+	res := b.sync(t, Options{})
+	if res.Pushed != 1 {
+		t.Errorf("the sync after the interrupted pull pushed %d runs, want 1 (its own)", res.Pushed)
+	}
+	if got, want := len(w.remoteRuns()), 10+importBatch+500+1; got != want {
+		t.Errorf("the branch holds %d runs, want %d", got, want)
+	}
+}
