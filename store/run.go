@@ -302,7 +302,7 @@ func validate(r *Run) error {
 
 // nameOK reports whether checkName accepts s, without naming it: the
 // name of a label's value is formatted only for the error.
-func nameOK(s string) bool { return len(s) <= maxNameLen && utf8.ValidString(s) }
+func nameOK(s string) bool { return len(s) <= maxNameLen && utf8.ValidString(s) && !hasControl(s) }
 
 func checkName(what, s string) error {
 	if len(s) > maxNameLen {
@@ -311,7 +311,21 @@ func checkName(what, s string) error {
 	if !utf8.ValidString(s) {
 		return badf("%s %q is not valid UTF-8", what, s)
 	}
+	if hasControl(s) {
+		return badf("%s %q holds a control character (a newline, ESC, ...); names and labels print on terminals and in CI logs, where one would act: rename it", what, s)
+	}
 	return nil
+}
+
+// hasControl reports whether s holds a C0 or C1 control character (but
+// tab, which moves the cursor, no more) or DEL.
+func hasControl(s string) bool {
+	for _, r := range s {
+		if (r < 0x20 && r != '\t') || (r >= 0x7f && r < 0xa0) {
+			return true
+		}
+	}
+	return false
 }
 
 func isLowerHex(s string) bool {

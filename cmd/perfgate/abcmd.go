@@ -101,7 +101,7 @@ func runAB(c *cli.Context, e *env) error {
 	ab := &runner.AB{
 		Worktree: &runner.Worktree{Repo: repo, Dir: c.String("workdir"), Grace: runGrace},
 		Base:     base, Head: head, N: n,
-		Command:  runner.Command{Argv: argv, Format: c.String("format"), Live: e.stderr, KeepRaw: true},
+		Command:  runner.Command{Argv: argv, Format: c.String("format"), Live: e.live, KeepRaw: true},
 		Spec:     m.spec(runner.Spec{Name: name, Labels: labels}),
 		Progress: e.stderr,
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/perfgate/perfgate/ingest"
 
 	"github.com/perfgate/perfgate/internal/suggest"
+
+	"github.com/perfgate/perfgate/internal/inert"
 )
 
 // Exit codes, the contract of DESIGN.md.
@@ -67,7 +69,8 @@ type env struct {
 	ctx    context.Context
 	stdin  io.Reader
 	stdout io.Writer
-	stderr io.Writer
+	stderr io.Writer // perfgate's own messages, inert (internal/inert)
+	live   io.Writer // a benchmark's live output, as it prints it
 	getenv func(string) string
 	isTTY  bool
 }
@@ -75,7 +78,9 @@ type env struct {
 // run is the whole program: it parses args, runs one command and returns
 // the exit code. Output goes only to the given writers.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, isTTY: isTerminal(stdout)}
+	msgs := &inert.Writer{W: stderr}
+	defer msgs.Flush()
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: msgs, live: stderr, getenv: os.Getenv, isTTY: isTerminal(stdout)}
 	app := newApp(e)
 	args, err := normalizeArgs(app, args)
 	if err == nil {
@@ -89,7 +94,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if !strings.HasPrefix(msg, "perfgate") {
 			msg = "perfgate: " + msg
 		}
-		fmt.Fprintln(stderr, msg)
+		fmt.Fprintln(e.stderr, msg)
 	}
 	return exitCode(err)
 }

@@ -222,7 +222,7 @@ func runBisect(c *cli.Context, e *env) error {
 		}
 		live := io.Writer(nil)
 		if c.Bool("verbose") {
-			live = e.stderr
+			live = e.live
 		}
 		m = &bisectMeasurer{&runner.CommitMeasurer{
 			Worktree: &runner.Worktree{Repo: repo, Dir: c.String("workdir")},
@@ -585,7 +585,7 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 		}
 		spec.Tree = wt.Hash
 	}
-	res, err := runner.Step(c.Context, argv, sp, spec, e.stderr)
+	res, err := runner.Step(c.Context, argv, sp, spec, e.live)
 	if err != nil {
 		var sf *runner.StepFailure
 		var se *runner.StartError

@@ -81,7 +81,7 @@ func runCommand(e *env) *cli.Command {
 				return err
 			}
 			rep := &runner.Repeat{
-				Command:  runner.Command{Argv: argv, Format: c.String("format"), Live: e.stderr, Grace: runGrace, KeepRaw: true},
+				Command:  runner.Command{Argv: argv, Format: c.String("format"), Live: e.live, Grace: runGrace, KeepRaw: true},
 				Spec:     o.spec(runner.Spec{Root: repo.Root(), Name: name, Labels: labels}),
 				N:        n,
 				Progress: e.stderr,
