@@ -39,6 +39,14 @@ func (r *Report) headline() string {
 	case r.Verdict == Inconclusive:
 		head = fmt.Sprintf("%d of %d %s inconclusive, none failed: not a pass, see the warnings for what would decide", s.Inconclusive, s.Checks, checks)
 		s.Inconclusive = 0
+	case s.Checks > 0 && s.New == s.Checks:
+		// Nothing was compared: say so first, not in a note below a
+		// PASS (a laptop's runs against CI's history, a new benchmark).
+		head = fmt.Sprintf("nothing compared: %s new, no baseline", plural(s.Checks, "check is", "checks are"))
+		if tb := r.otherTestbeds(); tb != "" {
+			head += fmt.Sprintf(" measured on head's testbed (the base branch was measured on %s)", tb)
+		}
+		s.New = 0
 	default:
 		head = fmt.Sprintf("%d %s, none failed", s.Checks, checks)
 		if s.Checks == 0 {
@@ -56,6 +64,22 @@ func (r *Report) headline() string {
 		head += " (" + strings.Join(extra, ", ") + ")"
 	}
 	return head
+}
+
+// otherTestbeds lists the baselines' testbeds that head's differ from
+// ("" when no series was left uncompared for its testbed).
+func (r *Report) otherTestbeds() string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range r.Mismatches {
+		if m.HeadTestbed == "" || m.BaselineTestbed == "" || seen[m.BaselineTestbed] {
+			continue
+		}
+		seen[m.BaselineTestbed] = true
+		out = append(out, fmt.Sprintf("%q", m.BaselineTestbed))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
 }
 
 // baselineLine says which baseline the checks used; code renders a
