@@ -129,6 +129,9 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	}
 	allDirty := true
 	for _, s := range head {
+		if s.Before != "" && s.Commit == opts.Head {
+			rep.MeasuredBefore = s.Before
+		}
 		if s.Dirty {
 			rep.Dirty = true
 		} else {

@@ -256,6 +256,9 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	if r.Dirty {
 		head += " (with uncommitted changes)"
 	}
+	if r.MeasuredBefore != "" {
+		head += " (measured on the working tree before it was committed, at " + shortSHA(r.MeasuredBefore) + ")"
+	}
 	if len(r.Testbeds) > 0 {
 		head += " on testbed " + strings.Join(r.Testbeds, "; ")
 	}
@@ -338,6 +341,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	head := mdtext.Code(shortSHA(r.Head))
 	if r.Dirty {
 		head += " (with uncommitted changes)"
+	}
+	if r.MeasuredBefore != "" {
+		head += " (measured on the working tree before it was committed, at " + shortSHA(r.MeasuredBefore) + ")"
 	}
 	if len(r.Testbeds) > 0 {
 		head += " on testbed " + mdtext.Escape(strings.Join(r.Testbeds, "; "))

@@ -21,6 +21,10 @@ type Sample struct {
 	// identity; "" for results stored before perfgate recorded it, which
 	// match any testbed (see the package comment).
 	Testbed string
+	// Before is set when the result was measured on the working tree of
+	// Before (the commit's first parent) holding exactly this commit's
+	// changes, before they were committed: a run of this commit.
+	Before string
 }
 
 // Commit is one first-parent commit.

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,4 +121,19 @@ func SourceFile(file, root string) string {
 		}
 	}
 	return abs
+}
+
+// MeasuredBefore returns the runs of parentRuns that measured a commit
+// before it was made: the dirty runs whose working-tree hash is one of
+// states, the states the parent's checkout had when it held exactly the
+// commit's files (gitrepo.CommitStates). A run measured, then committed as
+// is, counts for the commit: it measured those files.
+func MeasuredBefore(parentRuns []store.Run, states []string) []store.Run {
+	var out []store.Run
+	for _, r := range parentRuns {
+		if r.Dirty && r.Tree != "" && slices.Contains(states, r.Tree) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

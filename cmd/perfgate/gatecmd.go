@@ -13,6 +13,7 @@ import (
 
 	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -49,6 +50,7 @@ func (g graph) FirstParents(from string, n int) ([]gate.Commit, error) {
 // baseline nor in a window), and accepted are the recorded acceptances.
 type history struct {
 	s        *store.Store
+	repo     *gitrepo.Repo     // finds runs measured before a commit was made; nil: none
 	invalid  map[string]string // run id -> why it was invalidated
 	accepted []gate.Acceptance
 }
@@ -72,7 +74,79 @@ func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
 		}
 		out[c] = ss
 	}
+	if err := h.measuredBefore(commits, runs, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// measuredBefore adds to out, for each commit without a clean run, the
+// runs measured on its parent's working tree holding exactly the commit's
+// changes (run on a dirty tree, then commit it as is): they measured the
+// commit. Only commits whose first parent has such dirty runs are diffed.
+func (h history) measuredBefore(commits []string, runs map[string][]store.Run, out map[string][]gate.Sample) error {
+	if h.repo == nil {
+		return nil
+	}
+	parentOf := map[string]string{}
+	var parents []string
+	for _, c := range commits {
+		clean := false
+		for _, r := range runs[c] {
+			clean = clean || !r.Dirty
+		}
+		if clean {
+			continue
+		}
+		fp, err := h.repo.FirstParentAncestors(c, 2)
+		if err != nil || len(fp) < 2 {
+			continue // a commit not in this clone, or a root
+		}
+		parentOf[c] = fp[1]
+		if _, ok := runs[fp[1]]; !ok {
+			parents = append(parents, fp[1])
+		}
+	}
+	if len(parentOf) == 0 {
+		return nil
+	}
+	more, err := h.s.ByCommits(parents)
+	if err != nil {
+		return err
+	}
+	for _, c := range commits {
+		p, ok := parentOf[c]
+		if !ok {
+			continue
+		}
+		prs, ok := runs[p]
+		if !ok {
+			prs = more[p]
+		}
+		if !anyTree(prs) {
+			continue
+		}
+		_, states, err := h.repo.CommitStates(c)
+		if err != nil {
+			continue // the commit cannot be read: its own runs only
+		}
+		for _, r := range runner.MeasuredBefore(prs, states) {
+			s := h.toSample(r)
+			s.Commit, s.Dirty, s.Before = c, false, p
+			out[c] = append(out[c], s)
+		}
+	}
+	return nil
+}
+
+// anyTree reports whether some run is dirty with a working-tree hash.
+func anyTree(runs []store.Run) bool {
+	for _, r := range runs {
+		if r.Dirty && r.Tree != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (h history) toSample(r store.Run) gate.Sample {
@@ -311,6 +385,7 @@ func withHistory(c *cli.Context, repo *gitrepo.Repo, fn func(history) error) err
 	if err != nil {
 		return storeError(err)
 	}
+	h.repo = repo
 	return fn(h)
 }
 

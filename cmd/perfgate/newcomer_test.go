@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMeasuredThenCommitted: runs of a dirty tree committed as it is
+// count for the commit (check, history, compare), and say so; a commit of
+// other content does not take them.
+func TestMeasuredThenCommitted(t *testing.T) {
+	tests := []struct {
+		name   string
+		commit func(repo string)
+		found  bool
+	}{
+		{"commit -am of the measured tree", func(repo string) { git(t, repo, "commit", "-qam", "fast") }, true},
+		{"edited before the commit", func(repo string) {
+			os.WriteFile(filepath.Join(repo, "main.txt"), []byte("edited after measuring"), 0o644)
+			git(t, repo, "commit", "-qam", "fast")
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := gitRepo(t)
+			mainHistory(t, repo, 6)
+			parent := git(t, repo, "rev-parse", "HEAD")
+			git(t, repo, "checkout", "-q", "-b", "work")
+			os.WriteFile(filepath.Join(repo, "main.txt"), []byte("fast version"), 0o644)
+			for i := 0; i < 3; i++ {
+				ingestAt(t, repo, metricsJSON(95+0.1*float64(i), 300))
+			}
+			tt.commit(repo)
+			stdout, stderr, code := runCLI(t, "", "--repo", repo, "check", "--rule", "mean_ttft_ms:5%")
+			if !tt.found {
+				if code != exitEnv || !strings.Contains(stderr, "has no stored results") {
+					t.Errorf("runs of another tree counted: exit %d\n%s%s", code, stdout, stderr)
+				}
+				return
+			}
+			want := "(measured on the working tree before it was committed, at " + parent[:7] + ")"
+			if code != 0 || !strings.Contains(strings.SplitN(stdout, "\n", 3)[1], want) {
+				t.Errorf("exit %d, want the head line to say %q\n%s%s", code, want, stdout, stderr)
+			}
+			cj, _, _ := checkOut(t, repo, "--rule", "mean_ttft_ms:5%")
+			if cj.verdictOf("mean_ttft_ms") != "improved" || cj.Checks[0].Samples.Current != 3 {
+				t.Errorf("check -o json: %+v", cj)
+			}
+			stdout, stderr, code = runCLI(t, "", "--repo", repo, "history", "--metric", "mean_ttft_ms", "-o", "csv")
+			if code != 0 || !strings.Contains(stdout, git(t, repo, "rev-parse", "HEAD")) {
+				t.Errorf("history misses the commit: exit %d\n%s%s", code, stdout, stderr)
+			}
+			if _, stderr, code = runCLI(t, "", "--repo", repo, "compare", "main", "HEAD"); code != 0 {
+				t.Errorf("compare: exit %d\n%s", code, stderr)
+			}
+		})
+	}
+}
