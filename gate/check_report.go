@@ -36,7 +36,7 @@ func (r *Report) headline() string {
 			head = fmt.Sprintf("%d of %d %s inconclusive (inconclusive: fail), none failed", s.Inconclusive, s.Checks, checks)
 			s.Inconclusive = 0
 		}
-	case r.Verdict == Inconclusive:
+	case r.Verdict == Inconclusive && s.Inconclusive > 0:
 		head = fmt.Sprintf("%d of %d %s inconclusive, none failed: not a pass, see the warnings for what would decide", s.Inconclusive, s.Checks, checks)
 		s.Inconclusive = 0
 	case s.Checks > 0 && s.New == s.Checks:
@@ -62,6 +62,10 @@ func (r *Report) headline() string {
 	}
 	if len(extra) > 0 {
 		head += " (" + strings.Join(extra, ", ") + ")"
+	}
+	if r.Unmeasured != "" {
+		// A verdict about the commit, not the tree the user is looking at.
+		head = fmt.Sprintf("not a verdict on the working tree: %s; below, %s's committed results: %s", r.Unmeasured, shortSHA(r.Head), head)
 	}
 	return head
 }

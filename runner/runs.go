@@ -137,3 +137,33 @@ func MeasuredBefore(parentRuns []store.Run, states []string) []store.Run {
 	}
 	return out
 }
+
+// MeasureCommand is the command that measures the working tree again as
+// the dirty runs among runs were measured: `perfgate run --name NAME --
+// CMD` with the benchmark and command of the latest such run made by
+// perfgate run, else with placeholders.
+func MeasureCommand(runs []store.Run) string {
+	var last *store.Run
+	for i := range runs {
+		r := &runs[i]
+		if r.Dirty && len(r.Command) > 0 && (last == nil || r.Time.After(last.Time)) {
+			last = r
+		}
+	}
+	if last == nil {
+		return "perfgate run --name BENCH -- CMD"
+	}
+	args := make([]string, len(last.Command))
+	for i, a := range last.Command {
+		args[i] = shellQuote(a)
+	}
+	return fmt.Sprintf("perfgate run --name %s -- %s", shellQuote(last.Benchmark), strings.Join(args, " "))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -467,11 +467,11 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 			opts.Accepted = append(append([]gate.Acceptance(nil), opts.Accepted...), *la)
 		}
 		if checkTree {
-			samples, err := workingTreeSamples(c, e, repo, h, head)
+			samples, unmeasured, err := workingTreeSamples(c, e, repo, h, head)
 			if err != nil {
 				return err
 			}
-			opts.HeadSamples = samples
+			opts.HeadSamples, opts.Unmeasured = samples, unmeasured
 		}
 		var cerr error
 		rep, cerr = gate.Check(c.Context, graph{r: repo}, h, opts)
@@ -602,37 +602,44 @@ func historyCommand(e *env) *cli.Command {
 // from whatever branch they were made on; HEAD's clean results, if any,
 // are a baseline like any other. Runs of earlier states of the tree are
 // never used. With no run of this tree, HEAD's clean results are checked
-// when there are any, else it is an error saying to measure the tree. It
-// returns nil (check HEAD's stored results) for a clean tree.
-func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, head string) ([]gate.Sample, error) {
+// when there are any, the report saying first that the tree was not
+// measured (unmeasured, with the command that measures it), else it is an
+// error saying to measure the tree. It returns nil (check HEAD's stored
+// results) for a clean tree.
+func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, head string) (samples []gate.Sample, unmeasured string, err error) {
 	if h.s == nil {
-		return nil, nil
+		return nil, "", nil
 	}
 	runs, err := h.s.ByCommit(head)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if !anyDirty(runs) {
-		return nil, nil // nothing measured on a working tree: HEAD's results, and no git status
+		return nil, "", nil // nothing measured on a working tree: HEAD's results, and no git status
 	}
 	wt, err := workingTree(c, e, repo, sources(runs))
 	if err != nil || wt.Hash == "" {
-		return nil, err
+		return nil, "", err
 	}
 	match, other := currentTreeRuns(runs, wt.Hash)
 	if len(match) == 0 {
+		committed, err := h.Samples([]string{head}) // with the runs measured before head was committed
+		if err != nil {
+			return nil, "", err
+		}
 		clean := 0
-		for _, r := range runs {
-			if !r.Dirty {
+		for _, s := range committed[head] {
+			if !s.Dirty {
 				clean++
 			}
 		}
 		if clean == 0 {
-			return nil, &exitError{code: exitBad, err: fmt.Errorf("no results of the working tree as it is now: the %d working-tree run(s) stored at %s measured other changes (files were edited, added or removed since), and they are not used; measure this tree first (perfgate run --name BENCH -- CMD), or commit and check the commit",
-				other, repo.Short(head))}
+			return nil, "", &exitError{code: exitBad, err: fmt.Errorf("no results of the working tree as it is now: the %d working-tree run(s) stored at %s measured other changes (files were edited, added or removed since), and they are not used; measure this tree first (%s), or commit and check the commit",
+				other, repo.Short(head), runner.MeasureCommand(runs))}
 		}
 		fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: no results of the working tree as it is now (%d working-tree run(s) at %s measured other changes and are not used); checking %s's committed results\n", other, repo.Short(head), repo.Short(head))
-		return nil, nil
+		return nil, fmt.Sprintf("the tree's changes (%s) were not measured, its %d run(s) measured earlier edits; measure it with %s",
+			changeList(wt.Changed), other, runner.MeasureCommand(runs)), nil
 	}
 	out := make([]gate.Sample, len(match))
 	for i, r := range match {
@@ -643,5 +650,5 @@ func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, h
 		msg += fmt.Sprintf("; %d run(s) of earlier states of the tree are not used", other)
 	}
 	fmt.Fprintln(c.App.ErrWriter, msg)
-	return out, nil
+	return out, "", nil
 }
