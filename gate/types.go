@@ -53,8 +53,27 @@ type History interface {
 }
 
 // ErrNoResults is wrapped by errors about a commit that has no results to
-// check; the CLI reports it as bad input (exit 2).
+// check; the CLI reports it as the environment's state (exit 3: measure
+// it, or sync).
 var ErrNoResults = errors.New("no results")
+
+// ErrNoSuchSeries is wrapped by errors about a benchmark, metric or labels
+// the caller named that the history does not hold (a typo, most often);
+// the CLI reports it as bad input (exit 2).
+var ErrNoSuchSeries = errors.New("no such series")
+
+// noSuchf formats an error that matches ErrNoSuchSeries.
+func noSuchf(format string, args ...any) error {
+	return fmt.Errorf("%s%w", fmt.Sprintf(format, args...), errNoSuchTail)
+}
+
+// errNoSuchTail wraps ErrNoSuchSeries without adding to the message.
+var errNoSuchTail = &silentError{ErrNoSuchSeries}
+
+type silentError struct{ err error }
+
+func (e *silentError) Error() string { return "" }
+func (e *silentError) Unwrap() error { return e.err }
 
 // noResultsError is an error about missing results whose message stands on
 // its own; errors.Is(err, ErrNoResults) is true.

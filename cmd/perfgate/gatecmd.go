@@ -163,8 +163,12 @@ func gateError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, gate.ErrBadConfig), errors.Is(err, gate.ErrNoResults):
+	case errors.Is(err, gate.ErrBadConfig), errors.Is(err, gate.ErrNoSuchSeries):
 		return &exitError{code: exitBad, err: err}
+	case errors.Is(err, gate.ErrNoResults):
+		// What was asked for is not in the history (measure it, or
+		// sync): the environment's state, not a mistake typed (3).
+		return envError(err)
 	case errors.Is(err, gitrepo.ErrUnknownRevision):
 		return &exitError{code: exitBad, err: err}
 	case errors.Is(err, gitrepo.ErrShallow), errors.Is(err, gitrepo.ErrMissingObject), errors.Is(err, gitrepo.ErrNotRepository):
@@ -527,7 +531,8 @@ func compareCommand(e *env) *cli.Command {
 			var cmp *gate.Comparison
 			err = withHistory(c, repo, func(h history) error {
 				var cerr error
-				cmp, cerr = gate.Compare(c.Context, h, gate.CompareOptions{A: shas[0], B: shas[1], IgnoreLabels: cfg.IgnoreLabels})
+				cmp, cerr = gate.Compare(c.Context, h, gate.CompareOptions{A: shas[0], B: shas[1], IgnoreLabels: cfg.IgnoreLabels,
+					Graph: graph{r: repo}, MaxDistance: cfg.Baseline.MaxDistance})
 				return cerr
 			})
 			if err != nil {

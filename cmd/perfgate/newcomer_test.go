@@ -88,3 +88,40 @@ func TestEditedAfterMeasuring(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareUnmeasuredTip: compare main BRANCH with main's tip not yet
+// measured uses main's nearest measured first-parent ancestor, with a
+// note; an unmeasured B is "no stored results", exit 3, as in check.
+func TestCompareUnmeasuredTip(t *testing.T) {
+	repo := gitRepo(t)
+	shas := mainHistory(t, repo, 3)
+	git(t, repo, "checkout", "-q", "-b", "work")
+	commit(t, repo, "work", map[string]string{"w.txt": "1"})
+	ingestAt(t, repo, metricsJSON(101, 300))
+	git(t, repo, "checkout", "-q", "main")
+	commit(t, repo, "unmeasured tip", map[string]string{"main.txt": "tip"})
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"text", []string{"compare", "main", "work"}, 0, []string{"A  " + shas[2][:7] + " (nearest measured first-parent ancestor of", "1 commit(s) before it"}},
+		{"json", []string{"compare", "main", "work", "-o", "json"}, 0, []string{`"a": "` + shas[2], `"a_requested": "`}},
+		{"unmeasured B", []string{"compare", "work", "main"}, exitEnv, []string{"has no stored results"}},
+		{"history of a benchmark not stored", []string{"history", "--metric", "mean_ttft_ms", "--name", "nope"}, exitBad, []string{"serving"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, "", append([]string{"--repo", repo}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, tt.code, stdout, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout+stderr, w) {
+					t.Errorf("output lacks %q\n%s%s", w, stdout, stderr)
+				}
+			}
+		})
+	}
+}
