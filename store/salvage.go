@@ -31,6 +31,9 @@ type SalvageReport struct {
 	// Scanned is how many of Runs were found by reading the file's pages
 	// directly, past the damage.
 	Scanned int
+	// Records is the number of records (acceptances, invalidations)
+	// written after the runs, as Export writes them.
+	Records int
 }
 
 // Lost reports whether runs the history counted could not be read (or
@@ -96,6 +99,9 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 		err = guard(path, func() error {
 			return db.View(func(tx *bolt.Tx) error {
 				werr = salvageTx(tx, path, bw, &rep, written)
+				if werr == nil {
+					werr = salvageRecords(tx, bw, &rep)
+				}
 				return nil
 			})
 		})
@@ -114,6 +120,41 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 		return rep, fmt.Errorf("recover: write failed: %w", werr)
 	}
 	return rep, nil
+}
+
+// salvageRecords writes the records bbolt can read, one line each as
+// Export writes them; a record that does not validate is a problem,
+// skipped. The lines go after the runs; Import reads them back either way.
+func salvageRecords(tx *bolt.Tx, w io.Writer, rep *SalvageReport) (werr error) {
+	b := tx.Bucket(bucketRecord)
+	if b == nil {
+		return nil // a history from before records
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			rep.problem("reading the records: %v", p)
+		}
+	}()
+	var buf []byte
+	bad := 0
+	b.ForEach(func(k, v []byte) error {
+		r, err := ParseRecord(v)
+		if err != nil {
+			bad++
+			return nil
+		}
+		buf = append(AppendRecordJSON(buf[:0], &r), '\n')
+		if _, err := w.Write(buf); err != nil {
+			werr = err
+			return err
+		}
+		rep.Records++
+		return nil
+	})
+	if bad > 0 {
+		rep.problem("%d records could not be decoded", bad)
+	}
+	return werr
 }
 
 // detail is what an error says of the damage, without the advice to run

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +122,71 @@ func TestCompareUnmeasuredTip(t *testing.T) {
 				if !strings.Contains(stdout+stderr, w) {
 					t.Errorf("output lacks %q\n%s%s", w, stdout, stderr)
 				}
+			}
+		})
+	}
+}
+
+// TestRecordsRoundTrip: export then import, and recover then import,
+// keep the records: an invalidated run stays invalid, an acceptance stays.
+func TestRecordsRoundTrip(t *testing.T) {
+	repo := gitRepo(t)
+	mainHistory(t, repo, 3)
+	stdout, _, _ := runCLI(t, "", "--repo", repo, "runs", "-o", "json")
+	var listed struct{ Runs []struct{ ID string } }
+	if err := json.Unmarshal([]byte(stdout), &listed); err != nil || len(listed.Runs) != 3 {
+		t.Fatalf("runs -o json: %v\n%s", err, stdout)
+	}
+	bad := listed.Runs[1].ID
+	for _, args := range [][]string{
+		{"invalidate", bad, "--reason", "runner was throttled"},
+		{"accept", "--benchmark", "serving", "--metric", "mean_ttft_ms", "--commit", "HEAD", "--reason", "intended"},
+	} {
+		if _, stderr, code := runCLI(t, "", append([]string{"--repo", repo}, args...)...); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", args[0], code, stderr)
+		}
+	}
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "dump.jsonl")
+	db := filepath.Join(repo, ".perfgate", "history.db")
+	tests := []struct {
+		name string
+		make []string
+	}{
+		{"export", []string{"--repo", repo, "export", "--out", dump}},
+		{"recover", []string{"--db", db, "recover", "--out", dump}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, "", tt.make...)
+			if code != 0 || !strings.Contains(stderr, "and 2 records") {
+				t.Fatalf("exit %d, want the records counted\n%s", code, stderr)
+			}
+			fresh := filepath.Join(t.TempDir(), "h.db")
+			stdout, stderr, code := runCLI(t, "", "--repo", repo, "--db", fresh, "import", dump)
+			if code != 0 || !strings.Contains(stdout, "imported 3 runs (0 already stored) and 2 records (0 already stored)") {
+				t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
+			}
+			stdout, _, _ = runCLI(t, "", "--repo", repo, "--db", fresh, "runs", "-o", "json")
+			var got struct {
+				Runs []struct {
+					ID      string
+					Invalid string
+				}
+			}
+			json.Unmarshal([]byte(stdout), &got)
+			for _, r := range got.Runs {
+				if (r.ID == bad) != (r.Invalid != "") {
+					t.Errorf("run %s invalid %q after the round trip; want only %s invalid", r.ID, r.Invalid, bad)
+				}
+			}
+			stdout, _, _ = runCLI(t, "", "--repo", repo, "--db", fresh, "export")
+			if !strings.Contains(stdout, `"kind":"accept"`) || !strings.Contains(stdout, `"kind":"invalidate"`) {
+				t.Errorf("the imported history lacks a record:\n%s", stdout)
+			}
+			// Importing again adds nothing.
+			if stdout, _, _ := runCLI(t, "", "--repo", repo, "--db", fresh, "import", dump); !strings.Contains(stdout, "imported 0 runs (3 already stored) and 0 records (2 already stored)") {
+				t.Errorf("second import: %s", stdout)
 			}
 		})
 	}
