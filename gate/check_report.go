@@ -10,6 +10,10 @@ import (
 	"github.com/perfgate/perfgate/internal/mdtext"
 )
 
+// pairedLegend says what a paired report's columns are: the change is
+// not the ratio of the medians beside it.
+const pairedLegend = "REFERENCE and CURRENT: the medians of base's and head's runs. PAIRED CHANGE: head against base pair by pair (Hodges-Lehmann over the pairs), what the verdict uses; it is not the ratio of the two medians, and drift between pairs can even give it the other sign."
+
 // headline is the verdict sentence both renderings start with.
 func (r *Report) headline() string {
 	s := r.Summary
@@ -278,6 +282,9 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 			header: []string{"BENCHMARK", "METRIC", "REFERENCE", "CURRENT", "CHANGE", "RULE", "N", "VERDICT"},
 			right:  []bool{false, false, true, true, true, false, true, false},
 		}
+		if r.Paired {
+			t.header[4] = "PAIRED CHANGE"
+		}
 		names := displayNames(r.Checks)
 		mf := r.missingFails()
 		for i, c := range r.Checks {
@@ -287,6 +294,9 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 			return err
 		}
 		legend := "N: values behind reference/current. REFERENCE: the median head is compared with, not one commit's."
+		if r.Paired {
+			legend = "N: runs of base/head. " + pairedLegend
+		}
 		for _, c := range r.Checks {
 			if c.Unqualified {
 				legend += " *: unqualified (no noise estimate; the literal threshold decided)."
@@ -375,7 +385,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)),
 			fmtPtr(c.Baseline), fmtPtr(c.Current), fmtChange(c.Change), mdtext.Escape(c.Rule), samplesCell(c), v)
 	}
-	const header = "| Benchmark | Metric | Reference | Current | Change | Rule | Samples (base/head) | Verdict |\n|---|---|--:|--:|--:|---|--:|---|\n"
+	header := "| Benchmark | Metric | Reference | Current | Change | Rule | Samples (base/head) | Verdict |\n|---|---|--:|--:|--:|---|--:|---|\n"
+	if r.Paired {
+		header = strings.Replace(header, "| Change |", "| Paired change |", 1)
+	}
 	all := make([]int, len(r.Checks))
 	var notPass []int
 	for i, c := range r.Checks {
@@ -406,6 +419,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			b.WriteString(row(i))
 		}
 		b.WriteString("\n</details>\n\n")
+	}
+	if r.Paired && len(r.Checks) > 0 {
+		b.WriteString(mdtext.Escape(strings.ReplaceAll(strings.ReplaceAll(pairedLegend, "REFERENCE and CURRENT", "Reference and Current"), "PAIRED CHANGE", "Paired change")) + "\n\n")
 	}
 
 	for i, c := range r.Checks {
