@@ -70,6 +70,7 @@ func ingestCommand(e *env) *cli.Command {
 			if err != nil {
 				return storeError(err)
 			}
+			fileTestbeds(e, o.machine, runs)
 			return storeRuns(c, e, repo, runs, out)
 		},
 	}

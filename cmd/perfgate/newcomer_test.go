@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfgate/perfgate/gate"
+	"github.com/perfgate/perfgate/testbed"
 )
 
 // TestMeasuredThenCommitted: runs of a dirty tree committed as it is
@@ -190,4 +193,65 @@ func TestRecordsRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIngestFileOutsideCI: outside CI a file's machine is unknown unless
+// --testbed or the file names it; stdin and CI are this machine. Results
+// of an unknown testbed are never compared, not even with each other.
+func TestIngestFileOutsideCI(t *testing.T) {
+	for _, k := range []string{"CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD", "TEAMCITY_VERSION", "PERFGATE_TESTBED"} {
+		t.Setenv(k, "")
+	}
+	if testbed.Unknown != gate.UnknownTestbed {
+		t.Fatalf("testbed.Unknown %q, gate.UnknownTestbed %q", testbed.Unknown, gate.UnknownTestbed)
+	}
+	repo := gitRepo(t)
+	commit(t, repo, "one", map[string]string{"a.txt": "1"})
+	dir := t.TempDir()
+	plain := writeFile(t, dir, "pasted.json", metricsJSON(100, 300))
+	labelled := writeFile(t, dir, "labelled.json", `{"metrics": {"mean_ttft_ms": 100}, "labels": {"testbed": "ci-910b"}}`)
+	tests := []struct {
+		name    string
+		ci      string
+		args    []string
+		stdin   string
+		testbed string // "" : this machine's
+		warn    bool
+	}{
+		{"file outside CI", "", []string{plain}, "", "unknown", true},
+		{"file with --testbed", "", []string{"--testbed", "ci-910b", plain}, "", "ci-910b", false},
+		{"file that names its testbed", "", []string{labelled}, "", "ci-910b", false},
+		{"stdin outside CI", "", []string{"-"}, metricsJSON(101, 300), "", false},
+		{"file in CI", "true", []string{plain}, "", "", false},
+		{"CI=false is outside CI", "false", []string{plain}, "", "unknown", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("CI", tt.ci)
+			stdout, stderr, code := runCLI(t, tt.stdin, append([]string{"--repo", repo, "--db", filepath.Join(t.TempDir(), "h.db"), "ingest", "--name", "s", "-o", "json"}, tt.args...)...)
+			var got struct{ Runs []struct{ Testbed string } }
+			if code != 0 || json.Unmarshal([]byte(stdout), &got) != nil || len(got.Runs) != 1 {
+				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+			}
+			tb := got.Runs[0].Testbed
+			if (tt.testbed == "" && (tb == "unknown" || tb == "ci-910b")) || (tt.testbed != "" && tb != tt.testbed) {
+				t.Errorf("testbed %q, want %q (\"\": this machine's)", tb, tt.testbed)
+			}
+			if warned := strings.Contains(stderr, "cannot tell which machine measured"); warned != tt.warn {
+				t.Errorf("warned %v, want %v: %s", warned, tt.warn, stderr)
+			}
+		})
+	}
+
+	t.Run("unknown never compared", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "h.db")
+		runCLI(t, "", "--repo", repo, "--db", db, "ingest", "--name", "s", plain)
+		git(t, repo, "checkout", "-q", "-b", "work")
+		commit(t, repo, "two", map[string]string{"a.txt": "2"})
+		runCLI(t, "", "--repo", repo, "--db", db, "ingest", "--name", "s", writeFile(t, dir, "slow.json", metricsJSON(200, 300)))
+		stdout, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "check", "--rule", "mean_ttft_ms:5%")
+		if code != 0 || !strings.HasPrefix(stdout, "PASS  nothing compared") || !strings.Contains(stdout, "unknown testbed") || !strings.Contains(stdout, "--testbed NAME") {
+			t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+		}
+	})
 }
