@@ -548,7 +548,7 @@ func historyCommand(e *env) *cli.Command {
 		Name:  "history",
 		Usage: "a metric over first-parent commits: text with a sparkline, csv, json, markdown",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME`"},
+			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME`"},
 			&cli.StringFlag{Name: "metric", Usage: "metric, by canonical name or label (e.g. mean_ttft_ms, \"Mean TTFT\")"},
 			&cli.StringFlag{Name: "branch", Value: "HEAD", Usage: "walk the first-parent history of this branch or revision"},
 			&cli.IntFlag{Name: "limit", Value: 30, Usage: "show at most `N` measured commits"},

@@ -20,7 +20,7 @@ func exportCommand(e *env) *cli.Command {
 		Usage: "write the history as JSONL, one run per line, oldest first, then its records (acceptances, invalidations of those runs)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "only runs at or after `TIME` (RFC 3339, a date like 2026-01-31, or a duration ago like 72h)"},
-			&cli.StringFlag{Name: "name", Usage: "only runs of benchmark `NAME`"},
+			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "only runs of benchmark `NAME`"},
 			&cli.StringFlag{Name: "commit", Usage: "only runs of commit `REV`"},
 			&cli.StringFlag{Name: "out", Usage: "write to `FILE` instead of stdout"},
 		},

@@ -255,3 +255,36 @@ func TestIngestFileOutsideCI(t *testing.T) {
 		}
 	})
 }
+
+// TestSmallTrips: --db naming a directory says so (exit 2); --name and
+// --benchmark are one flag everywhere; a missing --db is said once.
+func TestSmallTrips(t *testing.T) {
+	repo := gitRepo(t)
+	mainHistory(t, repo, 2)
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+		once string // said exactly once on stderr
+	}{
+		{"db is a directory", []string{"--db", dir, "runs"}, exitBad, "is a directory, not a history file", ""},
+		{"db is a directory, writing", []string{"--db", dir, "invalidate", "abcd", "--reason", "x"}, exitBad, "is a directory", ""},
+		{"history --benchmark", []string{"history", "--benchmark", "serving", "--metric", "mean_ttft_ms"}, 0, "Mean TTFT", ""},
+		{"export --benchmark", []string{"export", "--benchmark", "serving"}, 0, `"benchmark":"serving"`, ""},
+		{"runs --name", []string{"runs", "--name", "serv*"}, 0, "serving", ""},
+		{"missing db", []string{"--db", filepath.Join(dir, "none.db"), "check"}, exitEnv, "", "does not exist; reading it as empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, "", append([]string{"--repo", repo}, tt.args...)...)
+			if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
+				t.Errorf("exit %d, want %d and %q\n%s%s", code, tt.code, tt.want, stdout, stderr)
+			}
+			if tt.once != "" && strings.Count(stderr, tt.once) != 1 {
+				t.Errorf("%q said %d times:\n%s", tt.once, strings.Count(stderr, tt.once), stderr)
+			}
+		})
+	}
+}

@@ -130,7 +130,7 @@ func acceptCommand(e *env) *cli.Command {
 			"that metric as \"accepted by WHO: reason\"; watch reports a change at the commit as accepted and closes\n" +
 			"its issue. Who: $GITHUB_ACTOR in GitHub Actions, else git's user.name and user.email.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "benchmark", Usage: "benchmark `NAME` (as stored; perfgate runs lists them)"},
+			&cli.StringFlag{Name: "benchmark", Aliases: []string{"name"}, Usage: "benchmark `NAME` (as stored; perfgate runs lists them)"},
 			&cli.StringFlag{Name: "metric", Usage: "`METRIC`, by canonical name or label (e.g. mean_ttft_ms, \"Mean TTFT\")"},
 			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit whose change is accepted (any `REV`)"},
 			reasonFlag("the change is intended"),
@@ -356,7 +356,7 @@ func runsCommand(e *env) *cli.Command {
 		Description: "Oldest first. FLAGS: dirty (measured on uncommitted changes, never pushed nor a baseline),\n" +
 			"invalid (its own results were invalid, or perfgate invalidate marked it; never a baseline).",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "benchmark", Usage: "only benchmarks matching `GLOB`, e.g. 'serving-*'"},
+			&cli.StringFlag{Name: "benchmark", Aliases: []string{"name"}, Usage: "only benchmarks matching `GLOB`, e.g. 'serving-*'"},
 			&cli.StringFlag{Name: "commit", Usage: "only runs of this commit (any `REV`)"},
 			&cli.StringFlag{Name: "since", Usage: "only runs stored at or after `DATE` (YYYY-MM-DD or RFC 3339)"},
 			&cli.StringFlag{Name: "until", Usage: "only runs stored up to `DATE` (YYYY-MM-DD: the whole day, or RFC 3339)"},

@@ -39,7 +39,7 @@ func runCommand(e *env) *cli.Command {
 			"runs it spent (-o json: runs_spent, decided, verdict).",
 		Flags: []cli.Flag{
 			runAliasFlag(),
-			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` (required)"},
+			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME` (required)"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "run the command `N` times (each repetition is one sample), or auto: run again only while check's verdict is undecided"},
 			&cli.IntFlag{Name: "max-runs", Value: runner.DefaultMaxRuns, Usage: "with --repeat auto, the run budget `N`"},
 			&cli.StringFlag{Name: "base", Usage: "with --repeat auto, the base branch check compares with (default: baseline.branch of the rules, else main)"},
