@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -352,7 +353,7 @@ type runRow struct {
 func runsCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "runs",
-		Usage: "list the stored runs: id, commit, benchmark, testbed, time, flags (dirty, invalid)",
+		Usage: "list the stored runs: id, commit, benchmark, testbed, labels, time, flags (dirty, invalid)",
 		Description: "Oldest first. FLAGS: dirty (measured on uncommitted changes, never pushed nor a baseline),\n" +
 			"invalid (its own results were invalid, or perfgate invalidate marked it; never a baseline).",
 		Flags: []cli.Flag{
@@ -456,7 +457,7 @@ func runsCommand(e *env) *cli.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tCOMMIT\tBENCHMARK\tTESTBED\tTIME\tFLAGS")
+			fmt.Fprintln(tw, "ID\tCOMMIT\tBENCHMARK\tTESTBED\tLABELS\tTIME\tFLAGS")
 			for _, r := range rows {
 				flags := strings.Join(r.Flags, ",")
 				if flags == "" {
@@ -469,11 +470,28 @@ func runsCommand(e *env) *cli.Command {
 				if tbName == "" {
 					tbName = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Commit[:12], r.Benchmark, tbName, r.Time.Format(time.RFC3339), flags)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Commit[:12], r.Benchmark, tbName, labelList(r.Labels), r.Time.Format(time.RFC3339), flags)
 			}
 			return tw.Flush()
 		},
 	}
+}
+
+// labelList is a run's labels as k=v,k=v sorted by key; "-" for none.
+func labelList(labels map[string]string) string {
+	if len(labels) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	return strings.Join(parts, ",")
 }
 
 // labelAcceptance is the acceptance of a pull request by label (check
