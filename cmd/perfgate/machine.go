@@ -262,6 +262,11 @@ func warnTreeChanged(c *cli.Context, e *env, repo *gitrepo.Repo, o origin) {
 	if err != nil || now.Hash == o.tree {
 		return
 	}
+	if o.tree == "" {
+		// The runs measured HEAD as committed; what comes next here does not.
+		fmt.Fprintf(e.stderr, "perfgate: warning: the benchmark command left files in the clean working tree (%s): these runs are stored as %s's, as it was clean when they ran, but the next run or ingest here measures a tree with changes (dirty, never a baseline); write the command's output outside the repository or add it to .gitignore\n", changeList(now.Changed), short(o.commit))
+		return
+	}
 	fmt.Fprintf(e.stderr, "perfgate: warning: the benchmark command changed the working tree (now %s): these runs record the tree as it was before, so perfgate check on the tree as it is now does not use them; write the command's output outside the repository or add it to .gitignore, then run again\n", changeList(now.Changed))
 }
 

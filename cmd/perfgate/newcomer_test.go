@@ -288,3 +288,35 @@ func TestSmallTrips(t *testing.T) {
 		})
 	}
 }
+
+// TestRunLeavesFiles: a command that writes into a clean tree stores its
+// runs as HEAD's and says that the tree is no longer clean; one that
+// writes nowhere in it says nothing.
+func TestRunLeavesFiles(t *testing.T) {
+	tests := []struct {
+		name, script string
+		warn         bool
+	}{
+		{"writes into the tree", "echo x > out.txt\necho '" + metricsJSON(100, 300) + "'\n", true},
+		{"writes nothing", "echo '" + metricsJSON(100, 300) + "'\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := gitRepo(t)
+			commit(t, repo, "one", map[string]string{"a.txt": "1"})
+			bench := writeFile(t, t.TempDir(), "bench.sh", "#!/bin/sh\n"+tt.script)
+			os.Chmod(bench, 0o755)
+			t.Chdir(repo)
+			_, stderr, code := runCLI(t, "", "run", "--name", "s", "--", bench)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			if warned := strings.Contains(stderr, "left files in the clean working tree (out.txt)"); warned != tt.warn {
+				t.Errorf("warned %v, want %v\n%s", warned, tt.warn, stderr)
+			}
+			if strings.Contains(stderr, "uncommitted changes") {
+				t.Errorf("the runs were stored as dirty:\n%s", stderr)
+			}
+		})
+	}
+}
