@@ -88,6 +88,10 @@ func (h history) measuredBefore(commits []string, runs map[string][]store.Run, o
 	if h.repo == nil {
 		return nil
 	}
+	asked := make(map[string]bool, len(commits)) // their runs are in runs, if any
+	for _, c := range commits {
+		asked[c] = true
+	}
 	parentOf := map[string]string{}
 	var parents []string
 	for _, c := range commits {
@@ -103,16 +107,19 @@ func (h history) measuredBefore(commits []string, runs map[string][]store.Run, o
 			continue // a commit not in this clone, or a root
 		}
 		parentOf[c] = fp[1]
-		if _, ok := runs[fp[1]]; !ok {
+		if !asked[fp[1]] {
 			parents = append(parents, fp[1])
 		}
 	}
 	if len(parentOf) == 0 {
 		return nil
 	}
-	more, err := h.s.ByCommits(parents)
-	if err != nil {
-		return err
+	more := map[string][]store.Run{}
+	if len(parents) > 0 {
+		var err error
+		if more, err = h.s.ByCommits(parents); err != nil {
+			return err
+		}
 	}
 	for _, c := range commits {
 		p, ok := parentOf[c]
