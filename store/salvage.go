@@ -88,6 +88,7 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	written := map[string]bool{}
+	var records bytes.Buffer // written after every run, as Export does
 	var werr error
 	db, err := boltOpen(path, &bolt.Options{Timeout: timeout, ReadOnly: true})
 	switch {
@@ -99,9 +100,7 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 		err = guard(path, func() error {
 			return db.View(func(tx *bolt.Tx) error {
 				werr = salvageTx(tx, path, bw, &rep, written)
-				if werr == nil {
-					werr = salvageRecords(tx, bw, &rep)
-				}
+				salvageRecords(tx, &records, &rep)
 				return nil
 			})
 		})
@@ -114,6 +113,9 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 		werr = salvageScan(path, fi.Size(), bw, &rep, written)
 	}
 	if werr == nil {
+		_, werr = bw.Write(records.Bytes())
+	}
+	if werr == nil {
 		werr = bw.Flush()
 	}
 	if werr != nil {
@@ -122,13 +124,13 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 	return rep, nil
 }
 
-// salvageRecords writes the records bbolt can read, one line each as
-// Export writes them; a record that does not validate is a problem,
-// skipped. The lines go after the runs; Import reads them back either way.
-func salvageRecords(tx *bolt.Tx, w io.Writer, rep *SalvageReport) (werr error) {
+// salvageRecords appends to w the records bbolt can read, one line each
+// as Export writes them; a record that does not validate is a problem,
+// skipped.
+func salvageRecords(tx *bolt.Tx, w *bytes.Buffer, rep *SalvageReport) {
 	b := tx.Bucket(bucketRecord)
 	if b == nil {
-		return nil // a history from before records
+		return // a history from before records
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -144,17 +146,13 @@ func salvageRecords(tx *bolt.Tx, w io.Writer, rep *SalvageReport) (werr error) {
 			return nil
 		}
 		buf = append(AppendRecordJSON(buf[:0], &r), '\n')
-		if _, err := w.Write(buf); err != nil {
-			werr = err
-			return err
-		}
+		w.Write(buf)
 		rep.Records++
 		return nil
 	})
 	if bad > 0 {
 		rep.problem("%d records could not be decoded", bad)
 	}
-	return werr
 }
 
 // detail is what an error says of the damage, without the advice to run
