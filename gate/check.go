@@ -34,6 +34,11 @@ type CheckOptions struct {
 	// a pull request accepted by label: an Acceptance at Head with no
 	// benchmark or metric). See the package comment, "Accepted changes".
 	Accepted []Acceptance
+	// Unmeasured, when set, says that the working tree has changes no run
+	// measured (its runs measured earlier edits), and how to measure it:
+	// head's committed results are checked, and a pass is inconclusive,
+	// since it is about another tree.
+	Unmeasured string
 }
 
 // series is one benchmark under one set of identity labels.
@@ -134,6 +139,9 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	}
 	allDirty := true
 	for _, s := range head {
+		if s.Before != "" && s.Commit == opts.Head {
+			rep.MeasuredBefore = s.Before
+		}
 		if s.Dirty {
 			rep.Dirty = true
 		} else {
@@ -298,6 +306,12 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	}
 
 	rep.settle(cfg)
+	if opts.Unmeasured != "" {
+		rep.Unmeasured = opts.Unmeasured
+		if rep.Verdict == Pass {
+			rep.Verdict = Inconclusive
+		}
+	}
 	return rep, nil
 }
 

@@ -10,6 +10,10 @@ import (
 	"github.com/perfgate/perfgate/internal/mdtext"
 )
 
+// pairedLegend says what a paired report's columns are: the change is
+// not the ratio of the medians beside it.
+const pairedLegend = "REFERENCE and CURRENT: the medians of base's and head's runs. PAIRED CHANGE: head against base pair by pair (Hodges-Lehmann over the pairs), what the verdict uses; it is not the ratio of the two medians, and drift between pairs can even give it the other sign."
+
 // headline is the verdict sentence both renderings start with.
 func (r *Report) headline() string {
 	s := r.Summary
@@ -38,9 +42,17 @@ func (r *Report) headline() string {
 		}
 	case r.Verdict == Inconclusive && s.Checks == 0:
 		head = "no check applied: not a pass, see the warnings for the rules to add"
-	case r.Verdict == Inconclusive:
+	case r.Verdict == Inconclusive && s.Inconclusive > 0:
 		head = fmt.Sprintf("%d of %d %s inconclusive, none failed: not a pass, see the warnings for what would decide", s.Inconclusive, s.Checks, checks)
 		s.Inconclusive = 0
+	case s.Checks > 0 && s.New == s.Checks:
+		// Nothing was compared: say so first, not in a note below a
+		// PASS (a laptop's runs against CI's history, a new benchmark).
+		head = fmt.Sprintf("nothing compared: %s new, no baseline", plural(s.Checks, "check is", "checks are"))
+		if tb := r.otherTestbeds(); tb != "" {
+			head += fmt.Sprintf(" measured on head's testbed (the base branch was measured on %s)", tb)
+		}
+		s.New = 0
 	default:
 		head = fmt.Sprintf("%d %s, none failed", s.Checks, checks)
 		if s.Checks == 0 {
@@ -57,7 +69,27 @@ func (r *Report) headline() string {
 	if len(extra) > 0 {
 		head += " (" + strings.Join(extra, ", ") + ")"
 	}
+	if r.Unmeasured != "" {
+		// A verdict about the commit, not the tree the user is looking at.
+		head = fmt.Sprintf("not a verdict on the working tree: %s; below, %s's committed results: %s", r.Unmeasured, shortSHA(r.Head), head)
+	}
 	return head
+}
+
+// otherTestbeds lists the baselines' testbeds that head's differ from
+// ("" when no series was left uncompared for its testbed).
+func (r *Report) otherTestbeds() string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range r.Mismatches {
+		if m.HeadTestbed == "" || m.BaselineTestbed == "" || seen[m.BaselineTestbed] {
+			continue
+		}
+		seen[m.BaselineTestbed] = true
+		out = append(out, fmt.Sprintf("%q", m.BaselineTestbed))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
 }
 
 // baselineLine says which baseline the checks used; code renders a
@@ -239,6 +271,9 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	if r.Dirty {
 		head += " (with uncommitted changes)"
 	}
+	if r.MeasuredBefore != "" {
+		head += " (measured on the working tree before it was committed, at " + shortSHA(r.MeasuredBefore) + ")"
+	}
 	if len(r.Testbeds) > 0 {
 		head += " on testbed " + strings.Join(r.Testbeds, "; ")
 	}
@@ -254,6 +289,9 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 			header: []string{"BENCHMARK", "METRIC", "REFERENCE", "CURRENT", "CHANGE", "RULE", "N", "VERDICT"},
 			right:  []bool{false, false, true, true, true, false, true, false},
 		}
+		if r.Paired {
+			t.header[4] = "PAIRED CHANGE"
+		}
 		names := displayNames(r.Checks)
 		mf := r.missingFails()
 		for i, c := range r.Checks {
@@ -263,6 +301,9 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 			return err
 		}
 		legend := "N: values behind reference/current. REFERENCE: the median head is compared with, not one commit's."
+		if r.Paired {
+			legend = "N: runs of base/head. " + pairedLegend
+		}
 		for _, c := range r.Checks {
 			if c.Unqualified {
 				legend += " *: unqualified (no noise estimate; the literal threshold decided)."
@@ -322,6 +363,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Dirty {
 		head += " (with uncommitted changes)"
 	}
+	if r.MeasuredBefore != "" {
+		head += " (measured on the working tree before it was committed, at " + shortSHA(r.MeasuredBefore) + ")"
+	}
 	if len(r.Testbeds) > 0 {
 		head += " on testbed " + mdtext.Escape(strings.Join(r.Testbeds, "; "))
 	}
@@ -348,7 +392,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)),
 			fmtPtr(c.Baseline), fmtPtr(c.Current), fmtChange(c.Change), mdtext.Escape(c.Rule), samplesCell(c), v)
 	}
-	const header = "| Benchmark | Metric | Reference | Current | Change | Rule | Samples (base/head) | Verdict |\n|---|---|--:|--:|--:|---|--:|---|\n"
+	header := "| Benchmark | Metric | Reference | Current | Change | Rule | Samples (base/head) | Verdict |\n|---|---|--:|--:|--:|---|--:|---|\n"
+	if r.Paired {
+		header = strings.Replace(header, "| Change |", "| Paired change |", 1)
+	}
 	all := make([]int, len(r.Checks))
 	var notPass []int
 	for i, c := range r.Checks {
@@ -379,6 +426,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			b.WriteString(row(i))
 		}
 		b.WriteString("\n</details>\n\n")
+	}
+	if r.Paired && len(r.Checks) > 0 {
+		b.WriteString(mdtext.Escape(strings.ReplaceAll(strings.ReplaceAll(pairedLegend, "REFERENCE and CURRENT", "Reference and Current"), "PAIRED CHANGE", "Paired change")) + "\n\n")
 	}
 
 	for i, c := range r.Checks {

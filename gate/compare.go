@@ -25,12 +25,20 @@ type CompareOptions struct {
 	// A and B (for example a working-tree run).
 	ASamples, BSamples []Sample
 	IgnoreLabels       []string // beyond DescriptiveLabels
+	// Graph, when set, lets an unmeasured A fall back, as check's
+	// baseline does, to its nearest measured first-parent ancestor within
+	// MaxDistance commits (default DefaultConfig's), with a note.
+	Graph       Graph
+	MaxDistance int
 }
 
 // Comparison is the side-by-side table of two commits' results, without
 // rules or verdicts.
 type Comparison struct {
-	A          string       `json:"a"`
+	A string `json:"a"`
+	// ARequested is the commit asked for as A when it has no results and
+	// A is its nearest measured first-parent ancestor.
+	ARequested string       `json:"a_requested,omitempty"`
 	B          string       `json:"b"`
 	Rows       []CompareRow `json:"rows"`
 	Mismatches []Mismatch   `json:"mismatches,omitempty"`
@@ -79,6 +87,17 @@ func Compare(ctx context.Context, h History, opts CompareOptions) (*Comparison, 
 			opts.BSamples = preferClean(got[opts.B])
 		}
 	}
+	requested, distance := "", 0
+	if len(opts.ASamples) == 0 && opts.Graph != nil {
+		sha, ss, d, err := nearestMeasured(h, opts.Graph, opts.A, opts.MaxDistance)
+		if err != nil {
+			return nil, err
+		}
+		if sha != "" {
+			requested, distance = opts.A, d
+			opts.A, opts.ASamples = sha, ss
+		}
+	}
 	for _, side := range []struct {
 		sha string
 		s   []Sample
@@ -88,7 +107,45 @@ func Compare(ctx context.Context, h History, opts CompareOptions) (*Comparison, 
 				shortSHA(side.sha), shortSHA(side.sha))
 		}
 	}
-	return CompareSamples(opts.A, opts.B, opts.ASamples, opts.BSamples, opts.IgnoreLabels), nil
+	cmp := CompareSamples(opts.A, opts.B, opts.ASamples, opts.BSamples, opts.IgnoreLabels)
+	if requested != "" {
+		cmp.ARequested = requested
+		cmp.Notes = append([]string{fmt.Sprintf("A: %s has no stored results; A is its nearest measured first-parent ancestor, %s, %d commit(s) before it (as check picks a baseline)",
+			shortSHA(requested), shortSHA(opts.A), distance)}, cmp.Notes...)
+	}
+	return cmp, nil
+}
+
+// nearestMeasured walks the first parents of from (itself excluded) up to
+// maxDistance commits and returns the first with stored results.
+func nearestMeasured(h History, g Graph, from string, maxDistance int) (string, []Sample, int, error) {
+	if maxDistance <= 0 {
+		maxDistance = DefaultConfig().Baseline.MaxDistance
+	}
+	commits, err := g.FirstParents(from, maxDistance+1)
+	if err != nil && len(commits) == 0 {
+		return "", nil, 0, fmt.Errorf("first parents of %s: %w", shortSHA(from), err)
+	}
+	shas := make([]string, 0, len(commits))
+	for _, c := range commits[min(1, len(commits)):] {
+		shas = append(shas, c.SHA)
+	}
+	got, err := h.Samples(shas)
+	if err != nil {
+		return "", nil, 0, fmt.Errorf("reading stored results: %w", err)
+	}
+	for i, sha := range shas {
+		var clean []Sample // as a baseline: no working-tree run
+		for _, s := range got[sha] {
+			if !s.Dirty {
+				clean = append(clean, s)
+			}
+		}
+		if len(clean) > 0 {
+			return sha, clean, i + 1, nil
+		}
+	}
+	return "", nil, 0, nil
 }
 
 // preferClean returns the clean samples, or all of them when none is.
@@ -265,7 +322,11 @@ func sortMetrics(names []string) {
 // changes for the better green and for the worse red.
 func (c *Comparison) WriteText(w io.Writer, color bool) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "A  %s\nB  %s\n\n", shortSHA(c.A), shortSHA(c.B))
+	a := shortSHA(c.A)
+	if c.ARequested != "" {
+		a += fmt.Sprintf(" (nearest measured first-parent ancestor of %s, which has no stored results)", shortSHA(c.ARequested))
+	}
+	fmt.Fprintf(&b, "A  %s\nB  %s\n\n", a, shortSHA(c.B))
 	if len(c.Rows) > 0 {
 		t := &table{header: []string{"BENCHMARK", "METRIC", "A", "B", "N", "P", "CHANGE"}, right: []bool{false, false, true, true, true, true, true}}
 		names := compareNames(c.Rows)

@@ -65,6 +65,12 @@ func fmtNum(v float64) string {
 	case v == math.Trunc(v) && math.Abs(v) < 1e15:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
+	// A value as measured (72.0491 of a MindIE log) prints as it was
+	// written: its shortest form, up to 8 significant digits. Longer ones
+	// (a median of averages) are rounded to 5.
+	if s := strconv.FormatFloat(v, 'f', -1, 64); sigDigits(s) <= 8 {
+		return s
+	}
 	a := math.Abs(v)
 	digits := 5 - int(math.Floor(math.Log10(a))) - 1
 	digits = max(2, min(digits, 10))
@@ -235,4 +241,11 @@ func sparkline(vs []float64) string {
 		b.WriteRune(tr[i])
 	}
 	return b.String()
+}
+
+// sigDigits counts the significant digits of a decimal number as
+// strconv.FormatFloat(v, 'f', -1, 64) writes it.
+func sigDigits(s string) int {
+	s = strings.TrimLeft(strings.Replace(strings.TrimPrefix(s, "-"), ".", "", 1), "0")
+	return len(s)
 }

@@ -186,3 +186,31 @@ func TestCheckPairedTestbed(t *testing.T) {
 		t.Errorf("the text report does not name the testbed:\n%s", b.String())
 	}
 }
+
+// TestPairedChangeColumn: a machine drifting during the session makes the
+// medians move one way while the pairs say the other; the table names
+// its change column as the paired estimate and says why they differ.
+func TestPairedChangeColumn(t *testing.T) {
+	base := []float64{896, 898, 900, 897, 899}
+	head := []float64{892, 893.5, 891, 892.2, 894}
+	pairs := pairsOf(base, head, "mean_ttft_ms")
+	rep := CheckPaired(pairs, PairedOptions{Head: strings.Repeat("b", 40), Base: strings.Repeat("a", 40)})
+	for _, f := range []struct {
+		name  string
+		write func(*strings.Builder) error
+		want  []string
+	}{
+		{"text", func(b *strings.Builder) error { return rep.WriteText(b, false) }, []string{"PAIRED CHANGE", "not the ratio of the two medians"}},
+		{"markdown", func(b *strings.Builder) error { return rep.WriteMarkdown(b) }, []string{"| Paired change |", "not the ratio of the two medians"}},
+	} {
+		var b strings.Builder
+		if err := f.write(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range f.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s lacks %q:\n%s", f.name, w, b.String())
+			}
+		}
+	}
+}

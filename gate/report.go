@@ -37,6 +37,12 @@ type Report struct {
 	Head     string   `json:"head"`
 	Dirty    bool     `json:"dirty,omitempty"`    // head results came from a working tree with changes
 	Testbeds []string `json:"testbeds,omitempty"` // the testbeds head's results were measured on
+	// MeasuredBefore is head's first parent when head's results were
+	// measured on its working tree before head was committed.
+	MeasuredBefore string `json:"measured_before,omitempty"`
+	// Unmeasured says that the working tree's changes were not measured
+	// and how to measure them: the checks are head's committed results.
+	Unmeasured string `json:"unmeasured,omitempty"`
 	// Paired: head and base were run interleaved on one machine and
 	// compared pair by pair (perfgate ab, CheckPaired); Base is then the
 	// base commit itself.

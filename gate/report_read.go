@@ -75,6 +75,8 @@ func (r *Report) validate() error {
 		return fmt.Errorf("verdict %q is not \"pass\", \"fail\" or \"inconclusive\"", r.Verdict)
 	}
 	v.commit("head", r.Head, false)
+	v.commit("measured_before", r.MeasuredBefore, true)
+	v.name("unmeasured", r.Unmeasured)
 	v.name("base_ref", r.BaseRef)
 	v.commit("base", r.Base, true)
 	v.commit("baseline.commit", r.Baseline.Commit, true)

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -191,6 +192,26 @@ var (
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
 )
 
+// yamlErrorLine is the first line at which the document stops parsing:
+// the shortest run of its first lines that is not valid YAML (a document
+// cut after a line is valid YAML as long as what it holds so far is). 0
+// when it cannot tell (every prefix parses, or the file is long).
+func yamlErrorLine(data []byte) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > 2000 {
+		return 0
+	}
+	var doc yaml.Node
+	n := 0
+	for i, l := range lines {
+		n += len(l)
+		if yaml.Unmarshal(data[:n], &doc) != nil {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // ParseRules parses the contents of a rules file; file names it in errors.
 func ParseRules(file string, data []byte) (*Config, error) {
 	cfg := DefaultConfig()
@@ -203,6 +224,14 @@ func ParseRules(file string, data []byte) (*Config, error) {
 		if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
+		}
+		if at := yamlErrorLine(data); at > line {
+			// The parser names where the enclosing block starts; the
+			// mistake is where the document stops parsing.
+			if line > 0 {
+				msg += fmt.Sprintf(" (in the block that starts on line %d)", line)
+			}
+			line = at
 		}
 		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline and watch)"}
 	}

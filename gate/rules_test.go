@@ -374,6 +374,28 @@ func TestCheckBenchmarks(t *testing.T) {
 	}
 }
 
+// TestRulesYAMLErrorLine: a syntax error is reported on the line where the
+// document stops parsing, not where the enclosing block starts.
+func TestRulesYAMLErrorLine(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		line       int
+	}{
+		{"bad indentation on line 3", "rules:\n  - metric: mean_ttft_ms\n   max_regression: 5%\n", 3},
+		{"tab on line 5", "rules:\n  - metric: mean_ttft_ms\n    max_regression: 5%\n  - metric: x\n\tmax_regression: 3%\n", 5},
+		{"mapping value on line 7", "baseline:\n  window: 10\nrules:\n  - metric: a\n    max_regression: 5%\n  - metric: x\n    max_regression: :\n", 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseRules("r.yml", []byte(tt.yaml))
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Line != tt.line {
+				t.Errorf("err %v, want one at line %d", err, tt.line)
+			}
+		})
+	}
+}
+
 // TestAddRule: a --rule that repeats a rule of the file (or an earlier
 // --rule) is checked once; the report counts each source.
 func TestAddRule(t *testing.T) {

@@ -11,6 +11,11 @@ import (
 // then form one series, as before perfgate recorded testbeds).
 const TestbedLabel = "testbed"
 
+// UnknownTestbed is the testbed of results whose machine is unknown (a
+// file ingested outside CI without --testbed; testbed.Unknown): they are
+// never compared, not even with each other, and a check says why.
+const UnknownTestbed = "unknown"
+
 // testbed returns the testbed that identifies a sample's series: "" when
 // none was recorded or when ignore_labels lists "testbed".
 func (id identity) testbed(s *Sample) string {
@@ -37,6 +42,9 @@ func (id identity) legacyKey(s *Sample) string {
 // series on a named testbed, the results without a testbed (stored before
 // perfgate recorded one) of the same benchmark and labels.
 func (c *checker) candidates(sr *series) []indexed {
+	if sr.testbed == UnknownTestbed {
+		return nil // two unknown machines need not be alike
+	}
 	own := c.w.bySeries[sr.key]
 	if sr.testbed == "" || sr.legacy == sr.key {
 		return own
@@ -98,7 +106,7 @@ func (c *checker) testbedMismatch(sr *series) bool {
 		sha := c.w.commits[i].SHA
 		for _, k := range c.w.samples[sha] {
 			tb := c.id.testbed(k.s)
-			if k.s.Dirty || tb == "" || tb == sr.testbed || c.id.legacyKey(k.s) != sr.legacy {
+			if k.s.Dirty || tb == "" || (tb == sr.testbed && tb != UnknownTestbed) || c.id.legacyKey(k.s) != sr.legacy {
 				continue
 			}
 			diff := fmt.Sprintf("testbed: %q (head) vs %q (baseline)", sr.testbed, tb)
@@ -141,6 +149,15 @@ func (c *checker) testbedWarnings(all []*series) (first, rest []string) {
 			continue
 		}
 		explained[m.Benchmark+"\x00"+labelString(m.HeadLabels)+"\x00"+m.HeadTestbed] = true
+		if m.HeadTestbed == UnknownTestbed {
+			name := fmt.Sprintf("--testbed %q (the testbed of %s's results)", m.BaselineTestbed, shortSHA(m.Commit))
+			if m.BaselineTestbed == UnknownTestbed {
+				name = "--testbed NAME (and the baseline's file too: its testbed is unknown as well)"
+			}
+			mm = append(mm, fmt.Sprintf("%s not compared: head's results have an unknown testbed (a file ingested outside CI without --testbed: perfgate cannot tell which machine measured it), and such results are never compared; ingest the file again naming its machine, e.g. %s, then invalidate the unknown run(s)",
+				seriesName(m.Benchmark, m.HeadLabels), name))
+			continue
+		}
 		mm = append(mm, fmt.Sprintf("%s not compared: head was measured on testbed %q, its nearest baseline (%s) on testbed %q, and runs of different testbeds are never compared; measure the base branch on this testbed, or, if the machines are alike, name both the same with --testbed NAME (or testbed: in the rules file)",
 			seriesName(m.Benchmark, m.HeadLabels), m.HeadTestbed, shortSHA(m.Commit), m.BaselineTestbed))
 	}

@@ -266,23 +266,23 @@ func trendMiss(w *walker, opts TrendOptions, name string) error {
 	case len(benches) == 0:
 		return noResultsf("no stored results in %s; store some first (perfgate ingest or perfgate run)", where)
 	case opts.Benchmark == "":
-		return noResultsf("several benchmarks are stored in %s: %s; pick one with --name", where, strings.Join(quoteAll(sortedKeys(benches)), ", "))
+		return noSuchf("several benchmarks are stored in %s: %s; pick one with --name", where, strings.Join(quoteAll(sortedKeys(benches)), ", "))
 	case !benches[opts.Benchmark]:
 		list := sortedKeys(benches)
 		msg := fmt.Sprintf("no results of benchmark %q in %s", opts.Benchmark, where)
 		if s := suggest.Closest(opts.Benchmark, list); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
-		return noResultsf("%s; benchmarks stored there: %s (pick one with --name)", msg, strings.Join(quoteAll(list), ", "))
+		return noSuchf("%s; benchmarks stored there: %s (pick one with --name)", msg, strings.Join(quoteAll(list), ", "))
 	case !metrics[name]:
 		list := sortedKeys(metrics)
 		msg := fmt.Sprintf("benchmark %q has no metric %q in %s", opts.Benchmark, opts.Metric, where)
 		if s := suggest.Closest(name, list); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
-		return noResultsf("%s; its metrics: %s (pick one with --metric)", msg, strings.Join(list, ", "))
+		return noSuchf("%s; its metrics: %s (pick one with --metric)", msg, strings.Join(list, ", "))
 	}
-	return noResultsf("no series of benchmark %q has the labels %s in %s; its series: %s",
+	return noSuchf("no series of benchmark %q has the labels %s in %s; its series: %s",
 		opts.Benchmark, labelString(opts.Labels), where, strings.Join(quoteAll(sortedKeys(labelSets)), ", "))
 }
 

@@ -25,6 +25,10 @@ type Sample struct {
 	// identity; "" for results stored before perfgate recorded it, which
 	// match any testbed (see the package comment).
 	Testbed string
+	// Before is set when the result was measured on the working tree of
+	// Before (the commit's first parent) holding exactly this commit's
+	// changes, before they were committed: a run of this commit.
+	Before string
 }
 
 // Commit is one first-parent commit.
@@ -53,8 +57,27 @@ type History interface {
 }
 
 // ErrNoResults is wrapped by errors about a commit that has no results to
-// check; the CLI reports it as bad input (exit 2).
+// check; the CLI reports it as the environment's state (exit 3: measure
+// it, or sync).
 var ErrNoResults = errors.New("no results")
+
+// ErrNoSuchSeries is wrapped by errors about a benchmark, metric or labels
+// the caller named that the history does not hold (a typo, most often);
+// the CLI reports it as bad input (exit 2).
+var ErrNoSuchSeries = errors.New("no such series")
+
+// noSuchf formats an error that matches ErrNoSuchSeries.
+func noSuchf(format string, args ...any) error {
+	return fmt.Errorf("%s%w", fmt.Sprintf(format, args...), errNoSuchTail)
+}
+
+// errNoSuchTail wraps ErrNoSuchSeries without adding to the message.
+var errNoSuchTail = &silentError{ErrNoSuchSeries}
+
+type silentError struct{ err error }
+
+func (e *silentError) Error() string { return "" }
+func (e *silentError) Unwrap() error { return e.err }
 
 // noResultsError is an error about missing results whose message stands on
 // its own; errors.Is(err, ErrNoResults) is true.

@@ -104,7 +104,7 @@ func (a *Adaptive) Run(ctx context.Context) (*AdaptiveResult, error) {
 		res.Report = rep
 		res.Open = Undecided(rep, a.Rules)
 		if len(res.Open) == 0 && rep.Verdict == gate.Fail && res.Runs < min(MinFailRuns, max) && !clearFail(rep, a.Rules) {
-			res.Open = []string{fmt.Sprintf("fail on %d run(s), to be confirmed on %d", res.Runs, MinFailRuns)}
+			res.Open = []string{failPending(res.Runs, min(MinFailRuns, max))}
 		}
 		res.Decided = len(res.Open) == 0
 		if a.Progress != nil {
@@ -115,6 +115,16 @@ func (a *Adaptive) Run(ctx context.Context) (*AdaptiveResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// failPending says when a fail on runs runs will stop the session: at
+// MinClearFailRuns when it is clear beyond the noise (clearFail), else at
+// confirm runs.
+func failPending(runs, confirm int) string {
+	if runs < MinClearFailRuns && MinClearFailRuns < confirm {
+		return fmt.Sprintf("fail on %d run(s), to be confirmed on %d if it stays clear of the noise, else on %d", runs, MinClearFailRuns, confirm)
+	}
+	return fmt.Sprintf("fail on %d run(s), to be confirmed on %d (not clear of the noise yet)", runs, confirm)
 }
 
 func (a *Adaptive) progress(res *AdaptiveResult, max int) {

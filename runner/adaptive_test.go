@@ -238,3 +238,22 @@ func TestAdaptiveStops(t *testing.T) {
 		})
 	}
 }
+
+// TestFailPending: the message of a fail not yet confirmed names both
+// ways it can stop: clear of the noise on two runs, else on four.
+func TestFailPending(t *testing.T) {
+	tests := []struct {
+		runs, confirm int
+		want          string
+	}{
+		{1, 4, "fail on 1 run(s), to be confirmed on 2 if it stays clear of the noise, else on 4"},
+		{2, 4, "fail on 2 run(s), to be confirmed on 4 (not clear of the noise yet)"},
+		{3, 4, "fail on 3 run(s), to be confirmed on 4 (not clear of the noise yet)"},
+		{1, 2, "fail on 1 run(s), to be confirmed on 2 (not clear of the noise yet)"},
+	}
+	for _, tt := range tests {
+		if got := failPending(tt.runs, tt.confirm); got != tt.want {
+			t.Errorf("failPending(%d, %d) = %q, want %q", tt.runs, tt.confirm, got, tt.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,4 +121,49 @@ func SourceFile(file, root string) string {
 		}
 	}
 	return abs
+}
+
+// MeasuredBefore returns the runs of parentRuns that measured a commit
+// before it was made: the dirty runs whose working-tree hash is one of
+// states, the states the parent's checkout had when it held exactly the
+// commit's files (gitrepo.CommitStates). A run measured, then committed as
+// is, counts for the commit: it measured those files.
+func MeasuredBefore(parentRuns []store.Run, states []string) []store.Run {
+	var out []store.Run
+	for _, r := range parentRuns {
+		if r.Dirty && r.Tree != "" && slices.Contains(states, r.Tree) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// MeasureCommand is the command that measures the working tree again as
+// the dirty runs among runs were measured: `perfgate run --name NAME --
+// CMD` with the benchmark and command of the latest such run made by
+// perfgate run, else with placeholders.
+func MeasureCommand(runs []store.Run) string {
+	var last *store.Run
+	for i := range runs {
+		r := &runs[i]
+		if r.Dirty && len(r.Command) > 0 && (last == nil || r.Time.After(last.Time)) {
+			last = r
+		}
+	}
+	if last == nil {
+		return "perfgate run --name BENCH -- CMD"
+	}
+	args := make([]string, len(last.Command))
+	for i, a := range last.Command {
+		args[i] = shellQuote(a)
+	}
+	return fmt.Sprintf("perfgate run --name %s -- %s", shellQuote(last.Benchmark), strings.Join(args, " "))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

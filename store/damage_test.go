@@ -224,12 +224,19 @@ func runDamageCase(t *testing.T, dir string, i int, c damageCase) (string, int) 
 		}
 		return outcome, 0
 	}
-	if got := strings.Count(out.String(), "\n"); got != rep.Runs {
-		t.Errorf("%s: salvage wrote %d lines, reported %d runs", c.name, got, rep.Runs)
+	if got := strings.Count(out.String(), "\n"); got != rep.Runs+rep.Records {
+		t.Errorf("%s: salvage wrote %d lines, reported %d runs and %d records", c.name, got, rep.Runs, rep.Records)
 	}
 	var d lineDecoder
 	for n, line := range bytes.SplitAfter(out.Bytes(), []byte("\n")) {
 		if len(line) == 0 {
+			continue
+		}
+		if n >= rep.Runs { // the records follow the runs
+			if _, err := ParseRecord(line); err != nil || !recordLineKind(line) {
+				t.Errorf("%s: salvaged line %d is no record: %v", c.name, n+1, err)
+				break
+			}
 			continue
 		}
 		r, _, err := d.decode(line)
@@ -299,7 +306,7 @@ func TestSalvage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "cut short") || strings.Count(out.String(), "\n") != rep.Runs {
+	if len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "cut short") || strings.Count(out.String(), "\n") != rep.Runs+rep.Records {
 		t.Fatalf("salvage of a history cut at 3/4 reports %+v and wrote %d lines", rep, strings.Count(out.String(), "\n"))
 	}
 	t.Logf("cut at %d of %d bytes: salvaged %d of %d runs; problems %q", cut, len(data), rep.Runs, rep.Counted, rep.Problems)

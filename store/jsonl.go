@@ -57,9 +57,33 @@ func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.L
 // Unwrap returns the cause.
 func (e *LineError) Unwrap() error { return e.Err }
 
-// Export writes the runs the filter selects as JSONL, in time order, and
-// returns how many it wrote. It streams from one read transaction.
+// Export writes the runs the filter selects as JSONL, in time order, then
+// the records about them (ExportRecords), and returns how many runs it
+// wrote. It streams the runs from one read transaction.
 func (s *Store) Export(w io.Writer, f Filter) (n int, err error) {
+	n, _, err = s.ExportRecords(w, f)
+	return n, err
+}
+
+// ExportRecords is Export, also returning how many records it wrote.
+// Records follow the runs, one record line each (AppendRecordJSON: they
+// have "v" and "kind", which runs do not): the invalidations of the runs
+// written, and the acceptances of the benchmark and commit the filter
+// names (every acceptance when it names none; Since does not apply, since
+// an acceptance holds from its commit on). Import reads both back. A
+// perfgate from before records refuses such a line ("the run has no
+// metrics") and imports nothing, rather than drop it.
+func (s *Store) ExportRecords(w io.Writer, f Filter) (n, records int, err error) {
+	recs, err := s.Records()
+	if err != nil {
+		return 0, 0, err
+	}
+	invalidated := map[string]bool{} // run ids with a record, until exported
+	for _, r := range recs {
+		if r.Kind == RecordInvalidate {
+			invalidated[r.Run] = false
+		}
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var buf []byte
 	err = s.Each(f, func(r Run) error {
@@ -68,15 +92,51 @@ func (s *Store) Export(w io.Writer, f Filter) (n int, err error) {
 		if _, err := bw.Write(buf); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
+		if _, ok := invalidated[r.ID]; ok {
+			invalidated[r.ID] = true
+		}
 		n++
 		return nil
 	})
-	if err == nil {
-		if err = bw.Flush(); err != nil {
-			err = fmt.Errorf("export: %w", err)
-		}
+	if err != nil {
+		return n, 0, err
 	}
-	return n, err
+	for i := range recs {
+		r := &recs[i]
+		switch r.Kind {
+		case RecordInvalidate:
+			if !invalidated[r.Run] {
+				continue
+			}
+		case RecordAccept:
+			if (f.Benchmark != "" && r.Benchmark != f.Benchmark) || (f.Commit != "" && r.Commit != f.Commit) {
+				continue
+			}
+		}
+		buf = append(AppendRecordJSON(buf[:0], r), '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return n, records, fmt.Errorf("export: %w", err)
+		}
+		records++
+	}
+	if err = bw.Flush(); err != nil {
+		err = fmt.Errorf("export: %w", err)
+	}
+	return n, records, err
+}
+
+// recordLineKind reports whether a JSONL line is a record line (it has
+// "v" and "kind" at its top level), reading it only when it mentions
+// "kind" at all.
+func recordLineKind(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"kind"`)) {
+		return false
+	}
+	var probe struct {
+		V    *json.RawMessage `json:"v"`
+		Kind *json.RawMessage `json:"kind"`
+	}
+	return json.Unmarshal(line, &probe) == nil && probe.V != nil && probe.Kind != nil
 }
 
 // ImportOptions configure Import.
@@ -95,6 +155,10 @@ type ImportOptions struct {
 	// line it first appears on. Such fields are ignored, so histories
 	// written by newer versions still import and sync.
 	Unknown func(line int, field string)
+	// Records, when set, is told how many record lines the input held
+	// and how many of those records were new; they are stored after the
+	// runs, in the same all-or-nothing import.
+	Records func(added, total int)
 }
 
 // Import reads JSONL runs and stores them, committing a write transaction
@@ -130,10 +194,12 @@ func (s *Store) Import(r io.Reader, opts ImportOptions) (added, skipped int, err
 	stop := make(chan struct{})
 	defer close(stop)
 	go parseBatches(r, name, size, opts.Unknown, batches, stop)
+	var recs []Record
 	for b := range batches {
 		if b.err != nil {
 			return fail(b.err)
 		}
+		recs = append(recs, b.recs...)
 		var a, sk int
 		var lo, hi uint64
 		err := s.update(func(t *txn) error {
@@ -170,6 +236,15 @@ func (s *Store) Import(r io.Reader, opts ImportOptions) (added, skipped int, err
 			opts.Progress(added, skipped)
 		}
 	}
+	if len(recs) > 0 {
+		n, err := s.PutRecords(recs)
+		if err != nil {
+			return fail(fmt.Errorf("%s: storing its %d records: %w", name, len(recs), err))
+		}
+		if opts.Records != nil {
+			opts.Records(n, len(recs))
+		}
+	}
 	return added, skipped, nil
 }
 
@@ -178,6 +253,7 @@ func (s *Store) Import(r io.Reader, opts ImportOptions) (added, skipped int, err
 type parsedBatch struct {
 	runs  []Run
 	lines []int
+	recs  []Record // record lines, validated
 	err   error
 }
 
@@ -203,6 +279,15 @@ func parseBatches(r io.Reader, name string, size int, warn func(int, string), ou
 		n++
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
+			continue
+		}
+		if recordLineKind(line) {
+			r, err := ParseRecord(line)
+			if err != nil {
+				send(parsedBatch{err: &LineError{File: name, Line: n, Err: err}})
+				return
+			}
+			b.recs = append(b.recs, r)
 			continue
 		}
 		run, unknown, err := dec.decode(line)
@@ -238,7 +323,7 @@ func parseBatches(r io.Reader, name string, size int, warn func(int, string), ou
 		send(parsedBatch{err: err})
 		return
 	}
-	if len(b.runs) > 0 {
+	if len(b.runs) > 0 || len(b.recs) > 0 {
 		send(b)
 	}
 }

@@ -475,3 +475,45 @@ func manyMetricsJSON(n int) string {
 	}
 	return b.String()
 }
+
+// TestImportRecordLines: record lines are told from runs by "v" and
+// "kind" at the top level (a run's label "kind" is a run), a bad record
+// line stops the import like a bad run, and the records are stored.
+func TestImportRecordLines(t *testing.T) {
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	run := `{"commit":"` + sha + `","benchmark":"b","time":"2026-01-01T00:00:00Z","metrics":{"x":1},"labels":{"kind":"gpu"}}`
+	accept := `{"v":1,"kind":"accept","commit":"` + sha + `","benchmark":"b","metric":"x","reason":"intended","by":"me","time":"2026-01-02T00:00:00Z"}`
+	tests := []struct {
+		name    string
+		input   string
+		runs    int
+		records int
+		err     string
+	}{
+		{"run with a kind label", run, 1, 0, ""},
+		{"run and record", run + "\n" + accept, 1, 1, ""},
+		{"record first", accept + "\n" + run, 1, 1, ""},
+		{"bad record", run + "\n" + strings.Replace(accept, `"reason":"intended"`, `"reason":""`, 1), 0, 0, "<stdin>:2: "},
+		{"newer record version", strings.Replace(accept, `"v":1`, `"v":2`, 1), 0, 0, "upgrade perfgate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTest(t, Options{})
+			recAdded := 0
+			added, _, err := s.Import(strings.NewReader(tt.input), ImportOptions{Records: func(a, _ int) { recAdded = a }})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err %v, want %q", err, tt.err)
+				}
+				if n, _ := s.Len(); n != 0 {
+					t.Errorf("a failed import stored %d runs", n)
+				}
+				return
+			}
+			recs, _ := s.Records()
+			if err != nil || added != tt.runs || recAdded != tt.records || len(recs) != tt.records {
+				t.Errorf("added %d runs, %d records (%d stored), err %v; want %d, %d", added, recAdded, len(recs), err, tt.runs, tt.records)
+			}
+		})
+	}
+}

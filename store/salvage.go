@@ -31,6 +31,9 @@ type SalvageReport struct {
 	// Scanned is how many of Runs were found by reading the file's pages
 	// directly, past the damage.
 	Scanned int
+	// Records is the number of records (acceptances, invalidations)
+	// written after the runs, as Export writes them.
+	Records int
 }
 
 // Lost reports whether runs the history counted could not be read (or
@@ -85,6 +88,7 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	written := map[string]bool{}
+	var records bytes.Buffer // written after every run, as Export does
 	var werr error
 	db, err := boltOpen(path, &bolt.Options{Timeout: timeout, ReadOnly: true})
 	switch {
@@ -96,6 +100,7 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 		err = guard(path, func() error {
 			return db.View(func(tx *bolt.Tx) error {
 				werr = salvageTx(tx, path, bw, &rep, written)
+				salvageRecords(tx, &records, &rep)
 				return nil
 			})
 		})
@@ -108,12 +113,46 @@ func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, er
 		werr = salvageScan(path, fi.Size(), bw, &rep, written)
 	}
 	if werr == nil {
+		_, werr = bw.Write(records.Bytes())
+	}
+	if werr == nil {
 		werr = bw.Flush()
 	}
 	if werr != nil {
 		return rep, fmt.Errorf("recover: write failed: %w", werr)
 	}
 	return rep, nil
+}
+
+// salvageRecords appends to w the records bbolt can read, one line each
+// as Export writes them; a record that does not validate is a problem,
+// skipped.
+func salvageRecords(tx *bolt.Tx, w *bytes.Buffer, rep *SalvageReport) {
+	b := tx.Bucket(bucketRecord)
+	if b == nil {
+		return // a history from before records
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			rep.problem("reading the records: %v", p)
+		}
+	}()
+	var buf []byte
+	bad := 0
+	b.ForEach(func(k, v []byte) error {
+		r, err := ParseRecord(v)
+		if err != nil {
+			bad++
+			return nil
+		}
+		buf = append(AppendRecordJSON(buf[:0], &r), '\n')
+		w.Write(buf)
+		rep.Records++
+		return nil
+	})
+	if bad > 0 {
+		rep.problem("%d records could not be decoded", bad)
+	}
 }
 
 // detail is what an error says of the damage, without the advice to run

@@ -495,3 +495,32 @@ func (e Env) Map() map[string]string {
 	}
 	return m
 }
+
+// Unknown is the testbed of results measured on a machine perfgate cannot
+// name: a file ingested outside CI without --testbed (a log pasted from
+// another machine). Such results are never compared with anything, not
+// even with each other: two unknown machines need not be alike.
+const Unknown = "unknown"
+
+// ciVars are the environment variables that say a CI system runs the
+// process: the common CI=true (GitHub Actions, GitLab, Buildkite, CircleCI,
+// Travis and most others set it) and the systems' own.
+var ciVars = []string{"CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD", "TEAMCITY_VERSION"}
+
+// InCI reports whether the process runs in CI: one of ciVars is set to a
+// value other than "", "0" or "false". In CI, a result file was measured
+// by the job reading it, on the runner; outside CI (a developer's
+// machine) a file may come from anywhere.
+func InCI(getenv func(string) string) bool {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	for _, k := range ciVars {
+		switch v := strings.ToLower(strings.TrimSpace(getenv(k))); v {
+		case "", "0", "false":
+		default:
+			return true
+		}
+	}
+	return false
+}

@@ -38,7 +38,7 @@ func abCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "base", Usage: "the reference revision `REV` (required), e.g. main"},
 			&cli.StringFlag{Name: "head", Value: "HEAD", Usage: "the revision `REV` under test"},
 			&cli.IntFlag{Name: "repeat", Value: 5, Usage: "runs `N` of each commit (pairs)"},
-			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` (required)"},
+			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME` (required)"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the command's output as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			&cli.StringFlag{Name: "workdir", Usage: "`DIR` for the temporary checkouts (default: the system's temporary directory)"},

@@ -52,7 +52,7 @@ func bisectCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "good", Usage: "a commit at the old level (any revision; required)"},
 			&cli.StringFlag{Name: "bad", Value: "HEAD", Usage: "a commit at the new level, descending from --good"},
 			&cli.StringFlag{Name: "metric", Usage: "the `METRIC` that changed, by name or label, e.g. mean_ttft_ms or 'Mean TTFT' (required)"},
-			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` the results are stored under (required)"},
+			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME` the results are stored under (required)"},
 			&cli.StringFlag{Name: "run", Usage: "the benchmark as a shell line `CMD` (sh -c), run in the commit's checkout; or give the command's words after --"},
 			&cli.BoolFlag{Name: "stored", Usage: "no runs: search the stored results alone"},
 			&cli.StringFlag{Name: "threshold", Value: "0", Usage: "smallest change between good and bad that counts, in `PERCENT` (e.g. 5%)"},
@@ -466,7 +466,7 @@ func bisectStepCommand(e *env) *cli.Command {
 			"  git bisect run perfgate bisect-step --name serving --metric mean_ttft_ms \\\n" +
 			"      --baseline GOOD --threshold 6% --run 'vllm bench serve --model M ...'",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` (required)"},
+			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME` (required)"},
 			&cli.StringFlag{Name: "metric", Usage: "the `METRIC` to judge, by name or label (required)"},
 			&cli.StringFlag{Name: "threshold", Usage: "how much worse than the reference is bad, in `PERCENT`, e.g. 6% (required; half the regression you chase is a good choice)"},
 			&cli.StringFlag{Name: "reference", Usage: "the good `VALUE` of the metric"},

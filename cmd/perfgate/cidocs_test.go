@@ -135,7 +135,8 @@ func newCIRunner(t *testing.T) *ciRunner {
 	r := &ciRunner{t: t, tmp: tmp, remote: filepath.Join(tmp, "remote.git"), log: filepath.Join(tmp, "fake.log")}
 	r.env = []string{"PATH=" + ciFakes(t) + ":" + bin + ":" + os.Getenv("PATH"), "HOME=" + tmp, "MODEL=m",
 		"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com",
-		"GIT_CONFIG_NOSYSTEM=1", "FAKE_LOG=" + r.log}
+		"GIT_CONFIG_NOSYSTEM=1", "FAKE_LOG=" + r.log,
+		"CI=true"} // as GitLab, Buildkite and most CI systems set it: a file ingested is measured on the runner
 	r.git(tmp, "init", "-q", "--bare", "-b", "main", r.remote)
 	seed := filepath.Join(tmp, "seed")
 	r.git(tmp, "clone", "-q", r.remote, seed)

@@ -116,8 +116,28 @@ func manCommand(e *env) *cli.Command {
 			if err != nil {
 				return fmt.Errorf("man: %w", err)
 			}
-			_, err = io.WriteString(e.stdout, page)
+			_, err = io.WriteString(e.stdout, page+manExitStatus)
 			return err
 		},
 	}
 }
+
+// manExitStatus is the man page's EXIT STATUS section: the codes of
+// exitCode (app.go) and of bisect.
+const manExitStatus = `.SH EXIT STATUS
+.TP
+.B 0
+success; for check and ab, the gate passed (or was inconclusive, unless the rules say inconclusive: fail)
+.TP
+.B 1
+the gate failed: a regression (check, ab, run --repeat auto)
+.TP
+.B 2
+bad input or usage: a flag, a rules file, a revision typed, unreadable benchmark output
+.TP
+.B 3
+the environment: git, a locked or damaged history, a base branch missing from the clone, a commit with no stored results, GitHub unreachable
+.TP
+.B 4, 5, 6
+bisect only: good and bad do not differ (4), the budget ran out before a single commit (5), nothing was testable (6)
+`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -49,6 +50,7 @@ func (g graph) FirstParents(from string, n int) ([]gate.Commit, error) {
 // baseline nor in a window), and accepted are the recorded acceptances.
 type history struct {
 	s        *store.Store
+	repo     *gitrepo.Repo     // finds runs measured before a commit was made; nil: none
 	invalid  map[string]string // run id -> why it was invalidated
 	accepted []gate.Acceptance
 }
@@ -72,7 +74,86 @@ func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
 		}
 		out[c] = ss
 	}
+	if err := h.measuredBefore(commits, runs, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// measuredBefore adds to out, for each commit without a clean run, the
+// runs measured on its parent's working tree holding exactly the commit's
+// changes (run on a dirty tree, then commit it as is): they measured the
+// commit. Only commits whose first parent has such dirty runs are diffed.
+func (h history) measuredBefore(commits []string, runs map[string][]store.Run, out map[string][]gate.Sample) error {
+	if h.repo == nil {
+		return nil
+	}
+	asked := make(map[string]bool, len(commits)) // their runs are in runs, if any
+	for _, c := range commits {
+		asked[c] = true
+	}
+	parentOf := map[string]string{}
+	var parents []string
+	for _, c := range commits {
+		clean := false
+		for _, r := range runs[c] {
+			clean = clean || !r.Dirty
+		}
+		if clean {
+			continue
+		}
+		fp, err := h.repo.FirstParentAncestors(c, 2)
+		if err != nil || len(fp) < 2 {
+			continue // a commit not in this clone, or a root
+		}
+		parentOf[c] = fp[1]
+		if !asked[fp[1]] {
+			parents = append(parents, fp[1])
+		}
+	}
+	if len(parentOf) == 0 {
+		return nil
+	}
+	more := map[string][]store.Run{}
+	if len(parents) > 0 {
+		var err error
+		if more, err = h.s.ByCommits(parents); err != nil {
+			return err
+		}
+	}
+	for _, c := range commits {
+		p, ok := parentOf[c]
+		if !ok {
+			continue
+		}
+		prs, ok := runs[p]
+		if !ok {
+			prs = more[p]
+		}
+		if !anyTree(prs) {
+			continue
+		}
+		_, states, err := h.repo.CommitStates(c)
+		if err != nil {
+			continue // the commit cannot be read: its own runs only
+		}
+		for _, r := range runner.MeasuredBefore(prs, states) {
+			s := h.toSample(r)
+			s.Commit, s.Dirty, s.Before = c, false, p
+			out[c] = append(out[c], s)
+		}
+	}
+	return nil
+}
+
+// anyTree reports whether some run is dirty with a working-tree hash.
+func anyTree(runs []store.Run) bool {
+	for _, r := range runs {
+		if r.Dirty && r.Tree != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (h history) toSample(r store.Run) gate.Sample {
@@ -89,8 +170,12 @@ func gateError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, gate.ErrBadConfig), errors.Is(err, gate.ErrNoResults):
+	case errors.Is(err, gate.ErrBadConfig), errors.Is(err, gate.ErrNoSuchSeries):
 		return &exitError{code: exitBad, err: err}
+	case errors.Is(err, gate.ErrNoResults):
+		// What was asked for is not in the history (measure it, or
+		// sync): the environment's state, not a mistake typed (3).
+		return envError(err)
 	case errors.Is(err, gitrepo.ErrUnknownRevision):
 		return &exitError{code: exitBad, err: err}
 	case errors.Is(err, gitrepo.ErrShallow), errors.Is(err, gitrepo.ErrMissingObject), errors.Is(err, gitrepo.ErrNotRepository):
@@ -320,6 +405,7 @@ func withHistory(c *cli.Context, repo *gitrepo.Repo, fn func(history) error) err
 	if err != nil {
 		return storeError(err)
 	}
+	h.repo = repo
 	return fn(h)
 }
 
@@ -401,11 +487,11 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 			opts.Accepted = append(append([]gate.Acceptance(nil), opts.Accepted...), *la)
 		}
 		if checkTree {
-			samples, err := workingTreeSamples(c, e, repo, h, head)
+			samples, unmeasured, err := workingTreeSamples(c, e, repo, h, head)
 			if err != nil {
 				return err
 			}
-			opts.HeadSamples = samples
+			opts.HeadSamples, opts.Unmeasured = samples, unmeasured
 		}
 		if err := checkRuleBenchmarks(cfg, h, opts.HeadSamples); err != nil {
 			return err
@@ -482,7 +568,8 @@ func compareCommand(e *env) *cli.Command {
 			var cmp *gate.Comparison
 			err = withHistory(c, repo, func(h history) error {
 				var cerr error
-				cmp, cerr = gate.Compare(c.Context, h, gate.CompareOptions{A: shas[0], B: shas[1], IgnoreLabels: cfg.IgnoreLabels})
+				cmp, cerr = gate.Compare(c.Context, h, gate.CompareOptions{A: shas[0], B: shas[1], IgnoreLabels: cfg.IgnoreLabels,
+					Graph: graph{r: repo}, MaxDistance: cfg.Baseline.MaxDistance})
 				return cerr
 			})
 			if err != nil {
@@ -498,7 +585,7 @@ func historyCommand(e *env) *cli.Command {
 		Name:  "history",
 		Usage: "a metric over first-parent commits: text with a sparkline, csv, json, markdown",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME`"},
+			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME`"},
 			&cli.StringFlag{Name: "metric", Usage: "metric, by canonical name or label (e.g. mean_ttft_ms, \"Mean TTFT\")"},
 			&cli.StringFlag{Name: "branch", Value: "HEAD", Usage: "walk the first-parent history of this branch or revision"},
 			&cli.IntFlag{Name: "limit", Value: 30, Usage: "show at most `N` measured commits"},
@@ -557,37 +644,44 @@ func historyCommand(e *env) *cli.Command {
 // from whatever branch they were made on; HEAD's clean results, if any,
 // are a baseline like any other. Runs of earlier states of the tree are
 // never used. With no run of this tree, HEAD's clean results are checked
-// when there are any, else it is an error saying to measure the tree. It
-// returns nil (check HEAD's stored results) for a clean tree.
-func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, head string) ([]gate.Sample, error) {
+// when there are any, the report saying first that the tree was not
+// measured (unmeasured, with the command that measures it), else it is an
+// error saying to measure the tree. It returns nil (check HEAD's stored
+// results) for a clean tree.
+func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, head string) (samples []gate.Sample, unmeasured string, err error) {
 	if h.s == nil {
-		return nil, nil
+		return nil, "", nil
 	}
 	runs, err := h.s.ByCommit(head)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if !anyDirty(runs) {
-		return nil, nil // nothing measured on a working tree: HEAD's results, and no git status
+		return nil, "", nil // nothing measured on a working tree: HEAD's results, and no git status
 	}
 	wt, err := workingTree(c, e, repo, sources(runs))
 	if err != nil || wt.Hash == "" {
-		return nil, err
+		return nil, "", err
 	}
 	match, other := currentTreeRuns(runs, wt.Hash)
 	if len(match) == 0 {
+		committed, err := h.Samples([]string{head}) // with the runs measured before head was committed
+		if err != nil {
+			return nil, "", err
+		}
 		clean := 0
-		for _, r := range runs {
-			if !r.Dirty {
+		for _, s := range committed[head] {
+			if !s.Dirty {
 				clean++
 			}
 		}
 		if clean == 0 {
-			return nil, &exitError{code: exitBad, err: fmt.Errorf("no results of the working tree as it is now: the %d working-tree run(s) stored at %s measured other changes (files were edited, added or removed since), and they are not used; measure this tree first (perfgate run --name BENCH -- CMD), or commit and check the commit",
-				other, repo.Short(head))}
+			return nil, "", &exitError{code: exitBad, err: fmt.Errorf("no results of the working tree as it is now: the %d working-tree run(s) stored at %s measured other changes (files were edited, added or removed since), and they are not used; measure this tree first (%s), or commit and check the commit",
+				other, repo.Short(head), runner.MeasureCommand(runs))}
 		}
 		fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: no results of the working tree as it is now (%d working-tree run(s) at %s measured other changes and are not used); checking %s's committed results\n", other, repo.Short(head), repo.Short(head))
-		return nil, nil
+		return nil, fmt.Sprintf("the tree's changes (%s) were not measured, its %d run(s) measured earlier edits; measure it with %s",
+			changeList(wt.Changed), other, runner.MeasureCommand(runs)), nil
 	}
 	out := make([]gate.Sample, len(match))
 	for i, r := range match {
@@ -598,5 +692,5 @@ func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, h
 		msg += fmt.Sprintf("; %d run(s) of earlier states of the tree are not used", other)
 	}
 	fmt.Fprintln(c.App.ErrWriter, msg)
-	return out, nil
+	return out, "", nil
 }

@@ -493,6 +493,7 @@ func ftoa(f float64) string { return formatValue(f) }
 // changes stores dirty runs and warns how to store them as HEAD instead;
 // --commit HEAD stores a clean run.
 func TestIngestDirtyTree(t *testing.T) {
+	t.Setenv("CI", "true") // a file measured here: no unknown-testbed warning
 	repo := gitRepo(t)
 	commit(t, repo, "first", map[string]string{"a.txt": "1"})
 	writeFile(t, repo, "a.txt", "changed")

@@ -28,7 +28,7 @@ func ingestCommand(e *env) *cli.Command {
 			"their own (Go benchmarks, AISBench tasks, guidellm strategies); with --name and a named\n" +
 			"result, the benchmark is NAME/RESULT-NAME.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` the results are stored under"},
+			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME` the results are stored under"},
 			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit the results measured (any revision)"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE` (model, hardware, ...); repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format of the files (auto detects): " + strings.Join(ingest.Formats(), ", ")},
@@ -70,6 +70,7 @@ func ingestCommand(e *env) *cli.Command {
 			if err != nil {
 				return storeError(err)
 			}
+			fileTestbeds(e, o.machine, runs)
 			return storeRuns(c, e, repo, runs, out)
 		},
 	}

@@ -17,10 +17,10 @@ func init() { commandSet = append(commandSet, exportCommand, importCommand) }
 func exportCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "export",
-		Usage: "write the history as JSONL, one run per line, oldest first",
+		Usage: "write the history as JSONL, one run per line, oldest first, then its records (acceptances, invalidations of those runs)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "only runs at or after `TIME` (RFC 3339, a date like 2026-01-31, or a duration ago like 72h)"},
-			&cli.StringFlag{Name: "name", Usage: "only runs of benchmark `NAME`"},
+			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "only runs of benchmark `NAME`"},
 			&cli.StringFlag{Name: "commit", Usage: "only runs of commit `REV`"},
 			&cli.StringFlag{Name: "out", Usage: "write to `FILE` instead of stdout"},
 		},
@@ -68,18 +68,14 @@ func exportCommand(e *env) *cli.Command {
 				w = file
 			}
 			bw := bufio.NewWriterSize(w, 1<<16)
-			n, err := s.Export(bw, f)
+			n, recs, err := s.ExportRecords(bw, f)
 			if err != nil {
 				return storeError(err)
 			}
 			if err := bw.Flush(); err != nil {
 				return envError(fmt.Errorf("export: write failed: %v", err))
 			}
-			fmt.Fprintf(e.stderr, "perfgate: exported %d runs\n", n)
-			if recs, err := s.Records(); err == nil && len(recs) > 0 {
-				// Said, not silently dropped: the interchange holds runs only.
-				fmt.Fprintf(e.stderr, "perfgate: note: the %d records of the history (accepted changes, invalidated runs) are not part of an export; perfgate sync shares them\n", len(recs))
-			}
+			fmt.Fprintf(e.stderr, "perfgate: exported %d runs%s\n", n, recordsNote(recs))
 			return nil
 		},
 	}
@@ -132,14 +128,20 @@ func importCommand(e *env) *cli.Command {
 				fmt.Fprintf(e.stderr, "perfgate: warning: %s:%d: ignored the unknown field %s (here and on later lines); written by a newer perfgate? Upgrade to keep it\n",
 					shown, line, field)
 			}
-			added, skipped, err := s.Import(bufio.NewReaderSize(in, 1<<16), store.ImportOptions{File: name, Unknown: unknown})
+			recAdded, recTotal := 0, 0
+			added, skipped, err := s.Import(bufio.NewReaderSize(in, 1<<16), store.ImportOptions{File: name, Unknown: unknown,
+				Records: func(a, t int) { recAdded, recTotal = a, t }})
 			if cerr := s.Close(); err == nil && cerr != nil {
 				err = cerr
 			}
 			if err != nil {
 				return storeError(err)
 			}
-			fmt.Fprintf(e.stdout, "imported %d runs (%d already stored)\n", added, skipped)
+			fmt.Fprintf(e.stdout, "imported %d runs (%d already stored)", added, skipped)
+			if recTotal > 0 {
+				fmt.Fprintf(e.stdout, " and %d records (%d already stored)", recAdded, recTotal-recAdded)
+			}
+			fmt.Fprintln(e.stdout)
 			return nil
 		},
 	}

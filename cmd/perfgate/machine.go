@@ -20,13 +20,14 @@ import (
 // testbedFlag is --testbed on the commands that store runs.
 func testbedFlag() cli.Flag {
 	return &cli.StringFlag{Name: "testbed", EnvVars: []string{"PERFGATE_TESTBED"},
-		Usage: "name the machine that measured the results, `NAME`; runs of different testbeds are never compared (default: testbed: in .perfgate.yml, else derived from the accelerators, CPU, OS/arch and CI runner)"}
+		Usage: "name the machine that measured the results, `NAME`; runs of different testbeds are never compared (default: testbed: in .perfgate.yml, else derived from the accelerators, CPU, OS/arch and CI runner; a file ingested outside CI is of testbed unknown, never compared, unless it names its testbed)"}
 }
 
 // machine is what a stored run records about where it was measured.
 type machine struct {
 	testbed string
 	env     map[string]string
+	named   bool // --testbed, PERFGATE_TESTBED or the rules file's testbed: named it
 }
 
 // detectMachine names the testbed: --testbed (or PERFGATE_TESTBED), else
@@ -49,7 +50,7 @@ func detectMachine(c *cli.Context, e *env, repo *gitrepo.Repo) (machine, error) 
 		if name == "" || len(name) > 200 || strings.ContainsAny(name, "\r\n") {
 			return m, usageErrorf("--testbed %q: give a name of one line, at most 200 bytes, e.g. --testbed ci-910b (or leave it out to derive one from the machine: %q)", c.String("testbed"), m.testbed)
 		}
-		m.testbed = name
+		m.testbed, m.named = name, true
 		return m, nil
 	}
 	if repo.Root() == "" {
@@ -68,9 +69,44 @@ func detectMachine(c *cli.Context, e *env, repo *gitrepo.Repo) (machine, error) 
 		return m, gateError(fmt.Errorf("%w (read for its testbed: setting; fix it, or pass --testbed)", err))
 	}
 	if cfg.Testbed != "" {
-		m.testbed = cfg.Testbed
+		m.testbed, m.named = cfg.Testbed, true
 	}
 	return m, nil
+}
+
+// fileTestbeds sets the testbed of runs read from files outside CI: such
+// a file may have been measured anywhere (a log pasted from a CI runner
+// onto a laptop), so, unless --testbed (PERFGATE_TESTBED, the rules
+// file's testbed:) named the machine, a run's testbed is what its file
+// says (a "testbed" label, which then leaves the labels), else
+// testbed.Unknown, which is never compared, with a warning. Runs read
+// from stdin, and every run in CI (testbed.InCI), were measured here.
+func fileTestbeds(e *env, m machine, runs []store.Run) {
+	if m.named || testbed.InCI(e.getenv) {
+		return
+	}
+	unknown := map[string]bool{}
+	var files []string
+	for i := range runs {
+		r := &runs[i]
+		if r.Source.File == "-" || r.Source.File == "" {
+			continue
+		}
+		if tb := strings.TrimSpace(r.Labels[gate.TestbedLabel]); tb != "" {
+			r.Testbed = tb
+			delete(r.Labels, gate.TestbedLabel)
+			continue
+		}
+		r.Testbed, r.Env = testbed.Unknown, nil
+		if !unknown[r.Source.File] {
+			unknown[r.Source.File] = true
+			files = append(files, r.Source.File)
+		}
+	}
+	if len(files) > 0 {
+		fmt.Fprintf(e.stderr, "perfgate: warning: %s: outside CI perfgate cannot tell which machine measured a file, so its results are stored with testbed %q and never compared with any; if this machine measured them, or to name the machine that did, ingest with --testbed NAME (this machine is %q; perfgate runs lists the testbeds stored). Outside CI means none of CI, GITHUB_ACTIONS, GITLAB_CI, BUILDKITE, JENKINS_URL, TF_BUILD, TEAMCITY_VERSION is set; reading stdin counts as this machine\n",
+			changeList(files), testbed.Unknown, m.testbed)
+	}
 }
 
 // workingTree is the working-tree hash of HEAD's checkout ("" when it
@@ -224,6 +260,11 @@ func (m machine) spec(s runner.Spec) runner.Spec {
 func warnTreeChanged(c *cli.Context, e *env, repo *gitrepo.Repo, o origin) {
 	now, err := workingTree(c, e, repo, outputsAt(c, repo, o.commit, nil))
 	if err != nil || now.Hash == o.tree {
+		return
+	}
+	if o.tree == "" {
+		// The runs measured HEAD as committed; what comes next here does not.
+		fmt.Fprintf(e.stderr, "perfgate: warning: the benchmark command left files in the clean working tree (%s): these runs are stored as %s's, as it was clean when they ran, but the next run or ingest here measures a tree with changes (dirty, never a baseline); write the command's output outside the repository or add it to .gitignore\n", changeList(now.Changed), short(o.commit))
 		return
 	}
 	fmt.Fprintf(e.stderr, "perfgate: warning: the benchmark command changed the working tree (now %s): these runs record the tree as it was before, so perfgate check on the tree as it is now does not use them; write the command's output outside the repository or add it to .gitignore, then run again\n", changeList(now.Changed))

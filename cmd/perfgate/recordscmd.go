@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -116,7 +117,7 @@ func acceptCommand(e *env) *cli.Command {
 			"that metric as \"accepted by WHO: reason\"; watch reports a change at the commit as accepted and closes\n" +
 			"its issue. Who: $GITHUB_ACTOR in GitHub Actions, else git's user.name and user.email.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "benchmark", Usage: "benchmark `NAME` (as stored; perfgate runs lists them)"},
+			&cli.StringFlag{Name: "benchmark", Aliases: []string{"name"}, Usage: "benchmark `NAME` (as stored; perfgate runs lists them)"},
 			&cli.StringFlag{Name: "metric", Usage: "`METRIC`, by canonical name or label (e.g. mean_ttft_ms, \"Mean TTFT\")"},
 			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit whose change is accepted (any `REV`)"},
 			reasonFlag("the change is intended"),
@@ -338,11 +339,11 @@ type runRow struct {
 func runsCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "runs",
-		Usage: "list the stored runs: id, commit, benchmark, testbed, time, flags (dirty, invalid)",
+		Usage: "list the stored runs: id, commit, benchmark, testbed, labels, time, flags (dirty, invalid)",
 		Description: "Oldest first. FLAGS: dirty (measured on uncommitted changes, never pushed nor a baseline),\n" +
 			"invalid (its own results were invalid, or perfgate invalidate marked it; never a baseline).",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "benchmark", Usage: "only benchmarks matching `GLOB`, e.g. 'serving-*'"},
+			&cli.StringFlag{Name: "benchmark", Aliases: []string{"name"}, Usage: "only benchmarks matching `GLOB`, e.g. 'serving-*'"},
 			&cli.StringFlag{Name: "commit", Usage: "only runs of this commit (any `REV`)"},
 			&cli.StringFlag{Name: "since", Usage: "only runs stored at or after `DATE` (YYYY-MM-DD or RFC 3339)"},
 			&cli.StringFlag{Name: "until", Usage: "only runs stored up to `DATE` (YYYY-MM-DD: the whole day, or RFC 3339)"},
@@ -442,7 +443,7 @@ func runsCommand(e *env) *cli.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tCOMMIT\tBENCHMARK\tTESTBED\tTIME\tFLAGS")
+			fmt.Fprintln(tw, "ID\tCOMMIT\tBENCHMARK\tTESTBED\tLABELS\tTIME\tFLAGS")
 			for _, r := range rows {
 				flags := strings.Join(r.Flags, ",")
 				if flags == "" {
@@ -455,11 +456,28 @@ func runsCommand(e *env) *cli.Command {
 				if tbName == "" {
 					tbName = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Commit[:12], r.Benchmark, tbName, r.Time.Format(time.RFC3339), flags)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Commit[:12], r.Benchmark, tbName, labelList(r.Labels), r.Time.Format(time.RFC3339), flags)
 			}
 			return tw.Flush()
 		},
 	}
+}
+
+// labelList is a run's labels as k=v,k=v sorted by key; "-" for none.
+func labelList(labels map[string]string) string {
+	if len(labels) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	return strings.Join(parts, ",")
 }
 
 // labelAcceptance is the acceptance of a pull request by label (check

@@ -65,18 +65,29 @@ func recoverCommand(e *env) *cli.Command {
 	}
 }
 
+// recordsNote is " and N records" when there are any.
+func recordsNote(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return " and 1 record"
+	}
+	return fmt.Sprintf(" and %d records", n)
+}
+
 // recoverSummary tells what recover read and what to do next; it returns
 // an exit-3 error when runs were lost.
 func recoverSummary(e *env, path, out string, rep store.SalvageReport) error {
 	if !rep.Lost() && len(rep.Problems) == 0 {
-		fmt.Fprintf(e.stderr, "perfgate: recovered all %d runs of %s; it reads without damage\n", rep.Runs, path)
+		fmt.Fprintf(e.stderr, "perfgate: recovered all %d runs%s of %s; it reads without damage\n", rep.Runs, recordsNote(rep.Records), path)
 		return nil
 	}
 	counted := "an unknown number of"
 	if rep.Counted >= 0 {
 		counted = fmt.Sprint(rep.Counted)
 	}
-	fmt.Fprintf(e.stderr, "perfgate: recovered %d of %s runs from the damaged history %s", rep.Runs, counted, path)
+	fmt.Fprintf(e.stderr, "perfgate: recovered %d of %s runs%s from the damaged history %s", rep.Runs, counted, recordsNote(rep.Records), path)
 	if rep.Scanned > 0 {
 		fmt.Fprintf(e.stderr, " (%d of them found by reading its pages directly)", rep.Scanned)
 	}

@@ -39,7 +39,7 @@ func runCommand(e *env) *cli.Command {
 			"runs it spent (-o json: runs_spent, decided, verdict).",
 		Flags: []cli.Flag{
 			runAliasFlag(),
-			&cli.StringFlag{Name: "name", Usage: "benchmark `NAME` (required)"},
+			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME` (required)"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "run the command `N` times (each repetition is one sample), or auto: run again only while check's verdict is undecided"},
 			&cli.IntFlag{Name: "max-runs", Value: runner.DefaultMaxRuns, Usage: "with --repeat auto, the run budget `N`"},
 			&cli.StringFlag{Name: "base", Usage: "with --repeat auto, the base branch check compares with (default: baseline.branch of the rules, else main)"},
@@ -94,9 +94,7 @@ func runCommand(e *env) *cli.Command {
 				got.Discard()
 				return runError(runErr)
 			}
-			if o.tree != "" {
-				warnTreeChanged(c, e, repo, o)
-			}
+			warnTreeChanged(c, e, repo, o)
 			// What finished is stored, also when other repetitions failed.
 			if err := storeRuns(c, e, repo, got.Runs, out, got.Raw...); err != nil {
 				return err
@@ -156,7 +154,7 @@ func runAdaptive(c *cli.Context, e *env, repo *gitrepo.Repo, rep *runner.Repeat,
 				return storeError(serr)
 			}
 			runs, added = append(runs, got.Runs...), added+n
-			if i == 1 && o.tree != "" {
+			if i == 1 {
 				// check evaluates the tree as it is now: say so at
 				// once if the command changed it.
 				warnTreeChanged(c, e, repo, o)

@@ -29,7 +29,7 @@ func siteCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write the site to `DIR` (new, empty, or a site written before)"},
 			&cli.StringFlag{Name: "branch", Usage: "walk the first-parent history of this `BRANCH` (default: baseline.branch of the rules, else main)"},
-			&cli.StringFlag{Name: "benchmark", Usage: "only benchmarks matching this `GLOB`, e.g. 'serving-*'"},
+			&cli.StringFlag{Name: "benchmark", Aliases: []string{"name"}, Usage: "only benchmarks matching this `GLOB`, e.g. 'serving-*'"},
 			&cli.StringSliceFlag{Name: "metric", Usage: "only this metric (canonical name or label); repeatable"},
 			&cli.StringFlag{Name: "title", Usage: "page `TITLE` (default \"perfgate: BRANCH\")"},
 			&cli.IntFlag{Name: "max-commits", Value: 10000, Usage: "walk at most `N` first-parent commits"},

@@ -114,6 +114,9 @@ func TestCompletionAndMan(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, ".nh\n.TH perfgate 1") {
 		t.Fatalf("man: exit %d\n%.200s%s", code, out, errOut)
 	}
+	if !strings.Contains(out, "\n.SH EXIT STATUS\n") || !strings.Contains(out, "no stored results") {
+		t.Errorf("the man page has no EXIT STATUS section")
+	}
 	for _, c := range []string{"check", "ingest", "sync", "publish", "version"} {
 		if !strings.Contains(out, "\n.SH "+strings.ToUpper(c)) && !strings.Contains(out, "\n## "+c) && !strings.Contains(out, "\n.SS "+c) && !strings.Contains(out, "\n.SH "+c) {
 			t.Errorf("the man page has no section for %s", c)

@@ -44,7 +44,7 @@ func watchCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "since", Usage: "only commits after `REV|DATE`: a revision (excluded), or a date YYYY-MM-DD or RFC 3339 (included)"},
 			&cli.StringFlag{Name: "until", Usage: "only commits up to `REV|DATE`: a revision or a date YYYY-MM-DD or RFC 3339 (included)"},
 			&cli.IntFlag{Name: "limit", Usage: "walk at most `N` first-parent commits (0: all)"},
-			&cli.StringFlag{Name: "benchmark", Usage: "only benchmarks matching `GLOB`, e.g. 'serving-*'"},
+			&cli.StringFlag{Name: "benchmark", Aliases: []string{"name"}, Usage: "only benchmarks matching `GLOB`, e.g. 'serving-*'"},
 			&cli.StringFlag{Name: "metric", Usage: "only `METRIC`, by canonical name or label (default: every metric but descriptive ones)"},
 			rulesFileFlag(),
 			ruleFlag("direction and smallest change worth reporting: "),

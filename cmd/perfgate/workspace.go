@@ -101,9 +101,12 @@ func openStore(c *cli.Context, repo *gitrepo.Repo, readOnly bool) (*store.Store,
 	if err != nil {
 		return nil, err
 	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, usageErrorf("history %q (--db or PERFGATE_DB) is a directory, not a history file; name the file, e.g. --db %s (or leave --db and PERFGATE_DB unset for .perfgate/history.db at the repo root)", path, filepath.Join(path, "history.db"))
+	}
 	if readOnly {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			if c.String("db") != "" {
+			if c.String("db") != "" && warnOnce(c, "missing-db") {
 				// A typo in --db would otherwise read as "no results".
 				fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: history %q (--db or PERFGATE_DB) does not exist; reading it as empty\n", path)
 			}
@@ -125,6 +128,21 @@ func openStore(c *cli.Context, repo *gitrepo.Repo, readOnly bool) (*store.Store,
 		return nil, storeError(err)
 	}
 	return s, nil
+}
+
+// warnOnce reports whether the warning key was not given yet in this
+// invocation: a command that opens the history several times (check,
+// bisect) says a thing once.
+func warnOnce(c *cli.Context, key string) bool {
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	key = "warned:" + key
+	if c.App.Metadata[key] != nil {
+		return false
+	}
+	c.App.Metadata[key] = true
+	return true
 }
 
 // lockTimeout reads PERFGATE_LOCK_TIMEOUT, how long to wait for another
