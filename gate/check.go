@@ -97,6 +97,53 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	if opts.Head == "" || opts.Base == "" {
 		return nil, fmt.Errorf("gate.Check needs the resolved commit ids of head and base (got %q and %q)", opts.Head, opts.Base)
 	}
+	c, rep := newChecker(opts)
+	head, err := headSamples(h, opts)
+	if err != nil {
+		return nil, err
+	}
+	allDirty := rep.noteHead(head, opts.Head)
+	mb, err := g.MergeBase(opts.Head, opts.Base)
+	if err != nil {
+		return nil, fmt.Errorf("merge-base of %s and %s: %w", shortSHA(opts.Head), baseName(opts), err)
+	}
+	rep.Baseline.MergeBase = mb
+	if mb == opts.Head && !allDirty {
+		// Head is on the base branch: its own results are what is checked,
+		// so the baseline search starts at its first parent.
+		c.skip = 1
+	}
+	byKey, all := c.group(head)
+	c.noteHeadTestbeds(all)
+	if err := c.findBaselines(ctx, g, h, mb, all, opts.MaxWalk); err != nil {
+		return nil, err
+	}
+	primary := c.primaryBaseline(all, mb)
+	if c.skip == 1 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("head %s is on %s: compared with its first-parent ancestors", shortSHA(opts.Head), baseName(opts)))
+	}
+	c.evaluateAll(all, byKey, primary)
+	globWarnings := c.ruleWarnings(all)
+	c.all = all
+	tbFirst, tbWarnings := c.testbedWarnings(all) // before warnings(): it may replace noBaseline
+	rep.Warnings = append(append(append(tbFirst, c.warnings()...), tbWarnings...), globWarnings...)
+	if noRule := noRuleWarning(rep, head); noRule != "" {
+		// A warning, not a note: a gate that checks nothing passes
+		// every change, and a CI log should say so where it is seen.
+		rep.Warnings = append(rep.Warnings, noRule)
+	}
+	rep.settle(c.cfg)
+	if opts.Unmeasured != "" {
+		rep.Unmeasured = opts.Unmeasured
+		if rep.Verdict == Pass {
+			rep.Verdict = Inconclusive
+		}
+	}
+	return rep, nil
+}
+
+// newChecker makes the checker of opts and its empty report.
+func newChecker(opts CheckOptions) (*checker, *Report) {
 	cfg := opts.Config
 	if cfg == nil {
 		cfg = DefaultConfig()
@@ -116,7 +163,12 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	}
 	rep.Rules.Count, rep.Rules.Flags = len(c.rules), flagRules(c.rules)
 	c.ruleUsed = make([]bool, len(c.rules))
+	return c, rep
+}
 
+// headSamples returns head's results: those opts gives, else the stored
+// committed ones (the working tree's when there are no others).
+func headSamples(h History, opts CheckOptions) ([]Sample, error) {
 	head := opts.HeadSamples
 	if head == nil {
 		got, err := h.Samples([]string{opts.Head})
@@ -137,9 +189,15 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		return nil, noResultsf("commit %s has no stored results; measure it first (perfgate run --name BENCH -- CMD, or perfgate ingest FILE)",
 			shortSHA(opts.Head))
 	}
+	return head, nil
+}
+
+// noteHead records in the report what head's results are (measured
+// before their commit, on a dirty tree); it reports whether all are dirty.
+func (rep *Report) noteHead(head []Sample, headSHA string) bool {
 	allDirty := true
 	for _, s := range head {
-		if s.Before != "" && s.Commit == opts.Head {
+		if s.Before != "" && s.Commit == headSHA {
 			rep.MeasuredBefore = s.Before
 		}
 		if s.Dirty {
@@ -148,19 +206,11 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			allDirty = false
 		}
 	}
+	return allDirty
+}
 
-	mb, err := g.MergeBase(opts.Head, opts.Base)
-	if err != nil {
-		return nil, fmt.Errorf("merge-base of %s and %s: %w", shortSHA(opts.Head), baseName(opts), err)
-	}
-	rep.Baseline.MergeBase = mb
-	if mb == opts.Head && !allDirty {
-		// Head is on the base branch: its own results are what is checked,
-		// so the baseline search starts at its first parent.
-		c.skip = 1
-	}
-
-	// Group the head results into series.
+// group puts head's results into series, in report order.
+func (c *checker) group(head []Sample) (map[string]*series, []*series) {
 	byKey := map[string]*series{}
 	var all []*series
 	for i := range head {
@@ -180,17 +230,20 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		}
 		return all[i].key < all[j].key
 	})
-	c.noteHeadTestbeds(all)
+	return byKey, all
+}
 
-	// Walk far enough for every series' baseline and window: when every
-	// series is measured near the merge-base (the common case) the first
-	// page suffices; sparse results double the walk until they are found
-	// or max_distance is searched.
-	c.w = newWalker(g, h, c.id, mb, opts.MaxWalk)
+// findBaselines walks far enough for every series' baseline and window:
+// when every series is measured near the merge-base (the common case) the
+// first page suffices; sparse results double the walk until they are
+// found or max_distance is searched.
+func (c *checker) findBaselines(ctx context.Context, g Graph, h History, mb string, all []*series, maxWalk int) error {
+	cfg := c.cfg
+	c.w = newWalker(g, h, c.id, mb, maxWalk)
 	need := c.skip + 1 + max(cfg.Baseline.Window, 1)
 	for {
 		if err := c.w.extend(ctx, need); err != nil {
-			return nil, err
+			return err
 		}
 		satisfied := true
 		for _, sr := range all {
@@ -199,12 +252,16 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			}
 		}
 		if satisfied || c.w.capped() {
-			break
+			return nil
 		}
 		need = max(2*need, cfg.Baseline.MaxDistance+1+max(cfg.Baseline.Window, 1))
 	}
+}
 
-	// The report's baseline: the commit most series used.
+// primaryBaseline sets the report's baseline, the commit most series
+// used, and returns its walker index; -1 (and the no-baseline warning)
+// when no series found one.
+func (c *checker) primaryBaseline(all []*series, mb string) int {
 	counts := map[int]int{}
 	for _, sr := range all {
 		if sr.baseIdx >= 0 {
@@ -218,18 +275,21 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		}
 	}
 	if primary >= 0 {
-		rep.Baseline.Commit = c.w.commits[primary].SHA
-		rep.Baseline.Distance = primary
+		c.rep.Baseline.Commit = c.w.commits[primary].SHA
+		c.rep.Baseline.Distance = primary
 	} else {
 		// Said first, as a warning: "PASS, none failed" with no history
 		// behind it reads as a pass (a fresh clone, a first CI run).
 		c.noBaseline = fmt.Sprintf("no baseline: no valid result of these benchmarks within %d first-parent commits of the merge-base %s, so nothing was compared and every check is new; fetch the shared history (perfgate sync --pull-only) or measure the base branch first",
-			cfg.Baseline.MaxDistance, shortSHA(mb))
+			c.cfg.Baseline.MaxDistance, shortSHA(mb))
 	}
-	if c.skip == 1 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("head %s is on %s: compared with its first-parent ancestors", shortSHA(opts.Head), baseName(opts)))
-	}
+	return primary
+}
 
+// evaluateAll gives every series' checks, the missing ones and the notes
+// of invalid earlier results.
+func (c *checker) evaluateAll(all []*series, byKey map[string]*series, primary int) {
+	rep := c.rep
 	rep.Checks = make([]CheckResult, 0, len(all)*len(c.rules))
 	for _, sr := range all {
 		rep.Checks = append(rep.Checks, c.evaluate(sr)...)
@@ -252,7 +312,12 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			rep.Checks[i].History = nil
 		}
 	}
+}
 
+// ruleWarnings notes the rules that matched no metric and returns the
+// warnings of the benchmark globs that match no benchmark at head.
+func (c *checker) ruleWarnings(all []*series) []string {
+	rep := c.rep
 	var globWarnings []string
 	for i, used := range c.ruleUsed {
 		r := c.rules[i]
@@ -271,48 +336,35 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 			rep.Notes = append(rep.Notes, fmt.Sprintf("rule %s %s (%s) matched no metric in %s", r.Metric, r, r.Origin, where))
 		}
 	}
+	return globWarnings
+}
 
-	var noRule string
-	if len(rep.Checks) == 0 {
-		seen := map[string]bool{}
-		for _, s := range head {
-			for m := range s.Metrics {
-				seen[m] = true
-			}
-		}
-		names := sortedKeys(seen)
-		sortMetrics(names)
-		if len(names) > 8 {
-			names = append(names[:8], "...")
-		}
-		example := "mean_ttft_ms:5%"
-		if len(names) > 0 {
-			example = names[0] + ":5%"
-			if d := metric.Get(names[0]).Direction; d != metric.LowerIsBetter && d != metric.HigherIsBetter {
-				example += ":lower"
-			}
-		}
-		noRule = fmt.Sprintf("no rule applies to these results (metrics: %s), so this gate checked nothing; add one to the rules file or with --rule %q",
-			strings.Join(names, ", "), example)
+// noRuleWarning is the warning of a report with no check: the metrics
+// head has and a rule to add; "" when some check applied.
+func noRuleWarning(rep *Report, head []Sample) string {
+	if len(rep.Checks) > 0 {
+		return ""
 	}
-
-	c.all = all
-	tbFirst, tbWarnings := c.testbedWarnings(all) // before warnings(): it may replace noBaseline
-	rep.Warnings = append(append(append(tbFirst, c.warnings()...), tbWarnings...), globWarnings...)
-	if noRule != "" {
-		// A warning, not a note: a gate that checks nothing passes
-		// every change, and a CI log should say so where it is seen.
-		rep.Warnings = append(rep.Warnings, noRule)
-	}
-
-	rep.settle(cfg)
-	if opts.Unmeasured != "" {
-		rep.Unmeasured = opts.Unmeasured
-		if rep.Verdict == Pass {
-			rep.Verdict = Inconclusive
+	seen := map[string]bool{}
+	for _, s := range head {
+		for m := range s.Metrics {
+			seen[m] = true
 		}
 	}
-	return rep, nil
+	names := sortedKeys(seen)
+	sortMetrics(names)
+	if len(names) > 8 {
+		names = append(names[:8], "...")
+	}
+	example := "mean_ttft_ms:5%"
+	if len(names) > 0 {
+		example = names[0] + ":5%"
+		if d := metric.Get(names[0]).Direction; d != metric.LowerIsBetter && d != metric.HigherIsBetter {
+			example += ":lower"
+		}
+	}
+	return fmt.Sprintf("no rule applies to these results (metrics: %s), so this gate checked nothing; add one to the rules file or with --rule %q",
+		strings.Join(names, ", "), example)
 }
 
 // settle counts the checks per verdict and sets the report's verdict: a

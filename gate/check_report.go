@@ -348,17 +348,37 @@ const mdTableLimit = 30
 
 // WriteMarkdown renders the report for a PR comment or a job summary.
 func (r *Report) WriteMarkdown(w io.Writer) error {
+	// The report may come from a fork's artifact (perfgate publish):
+	// every string from it is escaped or put in a code span, even those
+	// ReadReport has validated.
 	var b strings.Builder
+	names := displayNames(r.Checks)
+	r.mdHeader(&b)
+	notPass := r.mdTable(&b, names)
+	for i, c := range r.Checks {
+		if c.Verdict == Accepted && c.Accepted != nil {
+			fmt.Fprintf(&b, "☑️ %s · %s: %s.  \n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)), mdtext.Escape(c.Accepted.Text()))
+		}
+	}
+	if r.Summary.Accepted > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString(r.siteLinks(names, notPass))
+	r.mdDetails(&b, names)
+	r.mdCharts(&b, names)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdHeader writes the verdict, head, baseline, rules and warnings.
+func (r *Report) mdHeader(b *strings.Builder) {
 	icon := "✅"
 	if r.Verdict == Fail {
 		icon = "❌"
 	} else if r.Verdict == Inconclusive {
 		icon = "⚠️"
 	}
-	// The report may come from a fork's artifact (perfgate publish):
-	// every string from it is escaped or put in a code span, even those
-	// ReadReport has validated.
-	fmt.Fprintf(&b, "### %s perfgate: %s — %s\n\n", icon, mdtext.Escape(string(r.Verdict)), mdtext.Escape(r.headline()))
+	fmt.Fprintf(b, "### %s perfgate: %s — %s\n\n", icon, mdtext.Escape(string(r.Verdict)), mdtext.Escape(r.headline()))
 	head := mdtext.Code(shortSHA(r.Head))
 	if r.Dirty {
 		head += " (with uncommitted changes)"
@@ -369,17 +389,21 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Testbeds) > 0 {
 		head += " on testbed " + mdtext.Escape(strings.Join(r.Testbeds, "; "))
 	}
-	fmt.Fprintf(&b, "Head %s against baseline %s.  \n", head, r.baselineLine(mdtext.Code, mdtext.Escape))
-	fmt.Fprintf(&b, "Rules: %s.\n\n", mdtext.Escape(r.rulesLine()))
+	fmt.Fprintf(b, "Head %s against baseline %s.  \n", head, r.baselineLine(mdtext.Code, mdtext.Escape))
+	fmt.Fprintf(b, "Rules: %s.\n\n", mdtext.Escape(r.rulesLine()))
 	for i, w := range r.Warnings {
 		sep := "  \n"
 		if i == len(r.Warnings)-1 {
 			sep = "\n\n"
 		}
-		fmt.Fprintf(&b, "> ⚠️ %s%s", mdtext.Escape(w), sep)
+		fmt.Fprintf(b, "> ⚠️ %s%s", mdtext.Escape(w), sep)
 	}
+}
 
-	names := displayNames(r.Checks)
+// mdTable writes the checks' table (past mdTableLimit checks, those that
+// did not pass, then all of them folded) and returns the ones that did
+// not pass.
+func (r *Report) mdTable(b *strings.Builder, names []string) []int {
 	row := func(i int) string {
 		c := r.Checks[i]
 		v := mdVerdict[c.Verdict]
@@ -404,81 +428,46 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			notPass = append(notPass, i)
 		}
 	}
+	rows := func(is []int) {
+		for _, i := range is {
+			b.WriteString(row(i))
+		}
+	}
 	switch {
 	case len(r.Checks) == 0:
 		b.WriteString("No check applied: no rule matched a metric of these results.\n\n")
 	case len(r.Checks) <= mdTableLimit:
 		b.WriteString(header)
-		for _, i := range all {
-			b.WriteString(row(i))
-		}
+		rows(all)
 		b.WriteString("\n")
 	default:
 		if len(notPass) > 0 {
 			b.WriteString(header)
-			for _, i := range notPass {
-				b.WriteString(row(i))
-			}
+			rows(notPass)
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "<details><summary>All %d checks</summary>\n\n%s", len(r.Checks), header)
-		for _, i := range all {
-			b.WriteString(row(i))
-		}
+		fmt.Fprintf(b, "<details><summary>All %d checks</summary>\n\n%s", len(r.Checks), header)
+		rows(all)
 		b.WriteString("\n</details>\n\n")
 	}
 	if r.Paired && len(r.Checks) > 0 {
 		b.WriteString(mdtext.Escape(strings.ReplaceAll(strings.ReplaceAll(pairedLegend, "REFERENCE and CURRENT", "Reference and Current"), "PAIRED CHANGE", "Paired change")) + "\n\n")
 	}
+	return notPass
+}
 
-	for i, c := range r.Checks {
-		if c.Verdict == Accepted && c.Accepted != nil {
-			fmt.Fprintf(&b, "☑️ %s · %s: %s.  \n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)), mdtext.Escape(c.Accepted.Text()))
-		}
-	}
-	if r.Summary.Accepted > 0 {
-		b.WriteString("\n")
-	}
-	b.WriteString(r.siteLinks(names, notPass))
-
-	// Details: why, statistics, notes.
+// mdDetails writes the folded details: why, the statistics of each check,
+// the methods, label mismatches and notes.
+func (r *Report) mdDetails(b *strings.Builder, names []string) {
 	b.WriteString("<details><summary>Details</summary>\n\n")
 	if why := r.reasons(names, mdtext.Escape); len(why) > 0 {
 		for _, l := range why {
-			fmt.Fprintf(&b, "- %s\n", l)
+			fmt.Fprintf(b, "- %s\n", l)
 		}
 		b.WriteString("\n")
 	}
 	if r.Summary.Checks > r.Summary.New+r.Summary.Missing {
-		b.WriteString("| Benchmark | Metric | Method | Noise (1σ) | z / p | Window | Baseline commit |\n|---|---|---|--:|--:|--:|---|\n")
-		for i, c := range r.Checks {
-			if c.Method == "" || c.Method == MethodAbsolute {
-				continue
-			}
-			stat := "-"
-			switch {
-			case c.Z != nil:
-				stat = fmt.Sprintf("z = %.1f", *c.Z)
-			case c.PImproved != nil:
-				stat = fmt.Sprintf("p = %.3g (better)", *c.PImproved)
-			case c.P != nil:
-				stat = fmt.Sprintf("p = %.3g", *c.P)
-			}
-			method := mdtext.Escape(c.Method)
-			commit := "-"
-			if c.BaselineCommit != "" && c.Distance != nil {
-				commit = fmt.Sprintf("%s (distance %d)", mdtext.Code(shortSHA(c.BaselineCommit)), *c.Distance)
-			}
-			window := "-"
-			if c.Window > 0 {
-				window = fmt.Sprint(c.Window)
-				if c.SegmentStart != "" {
-					window += ", cut at " + mdtext.Code(shortSHA(c.SegmentStart))
-				}
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)), method, fmtPct(c.Noise), stat, window, commit)
-		}
-		b.WriteString("\n")
+		r.mdStats(b, names)
 	}
 	b.WriteString("Methods: *shift*: three or more runs on both sides, the Hodges-Lehmann shift against a one-sided t test at alpha 0.01 whose noise includes the base branch's session-to-session spread; " +
 		"*noise-band*: one run against the median of the base branch's recent results (cut at change points), fails only beyond the threshold and " + fmtNum(zFailOne) + " robust standard deviations (" + fmtNum(zCritical) + " for three runs or more), and, when the base branch shows outliers, far beyond them; " +
@@ -486,37 +475,71 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Mismatches) > 0 {
 		b.WriteString("\n**Not compared (identity labels differ):**\n\n")
 		for _, m := range r.Mismatches {
-			fmt.Fprintf(&b, "- %s at %s: %s\n", mdtext.Code(m.Benchmark), mdtext.Code(shortSHA(m.Commit)), mdtext.Escape(m.Diff))
+			fmt.Fprintf(b, "- %s at %s: %s\n", mdtext.Code(m.Benchmark), mdtext.Code(shortSHA(m.Commit)), mdtext.Escape(m.Diff))
 		}
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n**Notes:**\n\n")
 		for _, n := range r.Notes {
-			fmt.Fprintf(&b, "- %s\n", mdtext.Escape(n))
+			fmt.Fprintf(b, "- %s\n", mdtext.Escape(n))
 		}
 	}
 	b.WriteString("\n</details>\n")
+}
 
-	// Trend charts of the failing metrics.
+// mdStats writes the table of each check's method, noise, statistic,
+// window and baseline commit.
+func (r *Report) mdStats(b *strings.Builder, names []string) {
+	b.WriteString("| Benchmark | Metric | Method | Noise (1σ) | z / p | Window | Baseline commit |\n|---|---|---|--:|--:|--:|---|\n")
+	for i, c := range r.Checks {
+		if c.Method == "" || c.Method == MethodAbsolute {
+			continue
+		}
+		stat := "-"
+		switch {
+		case c.Z != nil:
+			stat = fmt.Sprintf("z = %.1f", *c.Z)
+		case c.PImproved != nil:
+			stat = fmt.Sprintf("p = %.3g (better)", *c.PImproved)
+		case c.P != nil:
+			stat = fmt.Sprintf("p = %.3g", *c.P)
+		}
+		commit := "-"
+		if c.BaselineCommit != "" && c.Distance != nil {
+			commit = fmt.Sprintf("%s (distance %d)", mdtext.Code(shortSHA(c.BaselineCommit)), *c.Distance)
+		}
+		window := "-"
+		if c.Window > 0 {
+			window = fmt.Sprint(c.Window)
+			if c.SegmentStart != "" {
+				window += ", cut at " + mdtext.Code(shortSHA(c.SegmentStart))
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)), mdtext.Escape(c.Method), fmtPct(c.Noise), stat, window, commit)
+	}
+	b.WriteString("\n")
+}
+
+// mdCharts writes the trend charts of up to six failing or inconclusive
+// metrics, failures first.
+func (r *Report) mdCharts(b *strings.Builder, names []string) {
 	var charts []int
 	for i, c := range r.Checks {
 		if (c.Verdict == Fail || c.Verdict == Inconclusive) && len(c.History) > 2 {
 			charts = append(charts, i)
 		}
 	}
-	sort.SliceStable(charts, func(a, b int) bool {
-		return r.Checks[charts[a]].Verdict == Fail && r.Checks[charts[b]].Verdict != Fail
+	sort.SliceStable(charts, func(x, y int) bool {
+		return r.Checks[charts[x]].Verdict == Fail && r.Checks[charts[y]].Verdict != Fail
 	})
 	if len(charts) > 6 {
 		charts = charts[:6]
 	}
 	for _, i := range charts {
 		c := r.Checks[i]
-		fmt.Fprintf(&b, "\n**%s · %s** over the recent base-branch history (last point: head)\n\n", mdtext.Escape(names[i]), mdtext.Escape(metricCell(c)))
+		fmt.Fprintf(b, "\n**%s · %s** over the recent base-branch history (last point: head)\n\n", mdtext.Escape(names[i]), mdtext.Escape(metricCell(c)))
 		b.WriteString(mermaidChart(names[i]+": "+metricCell(c), metricCell(c), c.History, r.Head))
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // mermaidChart renders a line chart GitHub draws from a fenced block.
