@@ -836,26 +836,8 @@ func sidesNoise(good, bad []float64, nz noise) noise {
 }
 
 // tQuantile returns the q quantile of Student's t with df degrees of
-// freedom, by bisection on the CDF.
-func tQuantile(q float64, df int) float64 {
-	d := stats.TDist{V: float64(df)}
-	lo, hi := 0.0, 1.0
-	for d.CDF(hi) < q {
-		hi *= 2
-		if hi > 1e6 {
-			return hi
-		}
-	}
-	for i := 0; i < 60; i++ {
-		mid := (lo + hi) / 2
-		if d.CDF(mid) < q {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
-}
+// freedom.
+func tQuantile(q float64, df int) float64 { return robust.TQuantile(q, float64(df)) }
 
 func mean(xs []float64) float64 {
 	s := 0.0

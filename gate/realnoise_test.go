@@ -2,15 +2,13 @@ package gate
 
 import (
 	"context"
-	"encoding/json"
-	"github.com/perfgate/perfgate/internal/robust"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
+
+	"github.com/perfgate/perfgate/internal/realnoise"
+	"github.com/perfgate/perfgate/internal/robust"
 )
 
 // The gate's quality experiment on real noise: ../shared/realnoise holds
@@ -28,74 +26,22 @@ import (
 //
 //	go test ./gate -run RealNoise -v
 
-const realNoiseDir = "../../shared/realnoise"
-
-type realSeries struct {
-	ID        string    `json:"-"`
-	Source    string    `json:"-"`
-	Direction string    `json:"direction"`
-	Values    []float64 `json:"values"`
-	Steps     []int     `json:"steps"`
-	Noise     struct {
-		PointSigmaPct float64 `json:"point_sigma_pct"`
-		OutliersGT4   float64 `json:"outliers_gt4sigma"`
-	} `json:"noise"`
-}
+// realSeries is one history of ../shared/realnoise (internal/realnoise),
+// with the gate's experiment's own methods.
+type realSeries struct{ realnoise.Series }
 
 func loadRealNoise(t testing.TB) []realSeries {
-	dir := realNoiseDir
-	if _, err := os.Stat(dir); err != nil {
-		dir = "../shared/realnoise"
-		if _, err := os.Stat(dir); err != nil {
-			t.Skip("../shared/realnoise is absent")
-		}
+	dir := realnoise.Dir()
+	if dir == "" {
+		t.Skip("../shared/realnoise is absent")
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "series", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Skipf("no series in %s", dir)
+	series, err := realnoise.Load(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(files)
-	var out []realSeries
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s realSeries
-		if err := json.Unmarshal(b, &s); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		s.ID = strings.TrimSuffix(filepath.Base(f), ".json")
-		s.Source, _, _ = strings.Cut(s.ID, "--")
-		out = append(out, s)
-	}
-	return out
-}
-
-// stretches returns the step-free [start, end) ranges of a series.
-func (s realSeries) stretches() [][2]int {
-	cuts := append([]int{0}, s.Steps...)
-	cuts = append(cuts, len(s.Values))
-	var out [][2]int
-	for i := 0; i+1 < len(cuts); i++ {
-		if cuts[i+1] > cuts[i] {
-			out = append(out, [2]int{cuts[i], cuts[i+1]})
-		}
-	}
-	return out
-}
-
-// positions picks about n head positions in [lo, hi).
-func positions(lo, hi, n int) []int {
-	if hi <= lo {
-		return nil
-	}
-	var out []int
-	step := math.Max(1, float64(hi-lo)/float64(n))
-	for x := float64(lo); int(x) < hi; x += step {
-		if k := int(x); len(out) == 0 || out[len(out)-1] != k {
-			out = append(out, k)
-		}
+	out := make([]realSeries, len(series))
+	for i, s := range series {
+		out[i] = realSeries{s}
 	}
 	return out
 }
@@ -110,14 +56,6 @@ func (s realSeries) config(t testing.TB) *Config {
 	}
 	cfg.Rules = []Rule{rule}
 	return cfg
-}
-
-// worse makes v worse by frac in the series' direction.
-func (s realSeries) worse(v, frac float64) float64 {
-	if s.Direction == "higher" {
-		return v / (1 + frac)
-	}
-	return v * (1 + frac)
 }
 
 // realTrial is one PR of the experiment: the base branch's history
@@ -172,19 +110,6 @@ func (r rnTally) pct(x int) float64 {
 	return 100 * float64(x) / float64(r.n)
 }
 
-// realSeries' regime: two-level when at least twoLevelShare of its points
-// lie more than four noise scales out (the data's outliers_gt4sigma):
-// django's runners, 20-33% of results 15-40% slow for blocks of commits,
-// and three MuJoCo-Warp step timings; the rest are one level plus noise.
-const twoLevelShare = 0.15
-
-func (s realSeries) regime() string {
-	if s.Noise.OutliersGT4 >= twoLevelShare {
-		return "two-level"
-	}
-	return "one-level"
-}
-
 // Harnesses: how head positions are picked. perStretch takes about 20 in
 // every step-free stretch (a series with many short stretches weighs
 // more); perSeries about 20 in the whole series (each series weighs the
@@ -207,7 +132,7 @@ func (h harness) String() string {
 // repeats runs a side may use: minWindow commits of history first.
 func (s realSeries) eligible(repeats int) [][2]int {
 	var out [][2]int
-	for _, st := range s.stretches() {
+	for _, st := range s.Stretches() {
 		lo, hi := st[0]+minWindow+repeats, st[1]-repeats+1
 		if hi > lo {
 			out = append(out, [2]int{lo, hi})
@@ -223,8 +148,8 @@ func (s realSeries) pick(h harness, repeats int) [][2]int {
 	el := s.eligible(repeats)
 	if h == perStretch {
 		for _, r := range el {
-			for _, k := range positions(r[0], r[1], 20) {
-				out = append(out, [2]int{k, s.stretchStart(k)})
+			for _, k := range realnoise.Positions(r[0], r[1], 20) {
+				out = append(out, [2]int{k, s.StretchStart(k)})
 			}
 		}
 		return out
@@ -235,20 +160,10 @@ func (s realSeries) pick(h harness, repeats int) [][2]int {
 			all = append(all, k)
 		}
 	}
-	for _, i := range positions(0, len(all), 20) {
-		out = append(out, [2]int{all[i], s.stretchStart(all[i])})
+	for _, i := range realnoise.Positions(0, len(all), 20) {
+		out = append(out, [2]int{all[i], s.StretchStart(all[i])})
 	}
 	return out
-}
-
-func (s realSeries) stretchStart(k int) int {
-	start := 0
-	for _, st := range s.Steps {
-		if st <= k {
-			start = st
-		}
-	}
-	return start
 }
 
 // The oracle: a gate that knows each series' noise exactly. Its statistic
@@ -264,7 +179,7 @@ func (s realSeries) oracleStat(k, start, repeats int, frac float64) float64 {
 	ref := robust.Median(s.Values[max(start, k-20):k])
 	head := make([]float64, repeats)
 	for i := range head {
-		head[i] = s.worse(s.Values[k+i], frac)
+		head[i] = s.Worse(s.Values[k+i], frac)
 	}
 	d := math.Log(robust.Median(head)) - math.Log(ref)
 	if s.Direction == "higher" {
@@ -281,7 +196,7 @@ func (s realSeries) oracleThreshold(repeats int) float64 {
 	var st []float64
 	for _, r := range s.eligible(repeats) {
 		for k := r[0]; k < r[1]; k++ {
-			st = append(st, s.oracleStat(k, s.stretchStart(k), repeats, 0))
+			st = append(st, s.oracleStat(k, s.StretchStart(k), repeats, 0))
 		}
 	}
 	th := math.Log(1.05)
@@ -330,11 +245,11 @@ func realNoiseTrials(t testing.TB, series []realSeries, repeats int, h harness) 
 			verdict := func(frac float64) Verdict {
 				tr.head = make([]float64, repeats)
 				for i := range tr.head {
-					tr.head[i] = s.worse(s.Values[k+i], frac)
+					tr.head[i] = s.Worse(s.Values[k+i], frac)
 				}
 				return verdictOf(t, s, tr, cfg).Verdict
 			}
-			x := rnTrial{source: s.Source, regime: s.regime(), low: s.Noise.PointSigmaPct < 3}
+			x := rnTrial{source: s.Source, regime: s.Regime(), low: s.Noise.PointSigmaPct < 3}
 			x.null, x.reg10 = verdict(0), verdict(0.10)
 			if 4*sigma > 0.05 {
 				x.reg4, x.hasReg4 = verdict(4*sigma), true

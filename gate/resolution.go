@@ -5,8 +5,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/aclements/go-moremath/stats"
-
 	"github.com/perfgate/perfgate/internal/robust"
 )
 
@@ -113,21 +111,5 @@ func resolutionWarning(checks []CheckResult) string {
 		plural(len(parts), "rule is", "rules are"), strings.Join(parts, "; "))
 }
 
-// tQuantile is Student's t quantile at p (0.5 < p < 1), by bisection on
-// the CDF.
-func tQuantile(df, p float64) float64 {
-	t := stats.TDist{V: df}
-	lo, hi := 0.0, 1.0
-	for t.CDF(hi) < p && hi < 1e6 {
-		hi *= 2
-	}
-	for i := 0; i < 60; i++ {
-		mid := (lo + hi) / 2
-		if t.CDF(mid) < p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
-}
+// tQuantile is Student's t quantile at p (0.5 < p < 1).
+func tQuantile(df, p float64) float64 { return robust.TQuantile(p, df) }

@@ -31,6 +31,31 @@ func seedMeanTTFT(t *testing.T) []float64 {
 	return out
 }
 
+// oneRunCheck checks one run of mean_ttft_ms at head against a base branch
+// whose commits measured window (oldest first), under rule.
+func oneRunCheck(t *testing.T, window []float64, head float64, rule string) CheckResult {
+	t.Helper()
+	repo := newFakeRepo()
+	parent := repo.commit("", "root")
+	for _, v := range window {
+		parent = repo.commit(parent, "main")
+		repo.add(parent, "serving", nil, map[string]float64{"mean_ttft_ms": v})
+	}
+	h := repo.commit(parent, "pr")
+	repo.add(h, "serving", nil, map[string]float64{"mean_ttft_ms": head})
+	cfg := DefaultConfig()
+	r, err := ParseRuleFlag(rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Rules = []Rule{r}
+	rep, err := Check(context.Background(), repo, repo, CheckOptions{Head: h, Base: parent, BaseRef: "main", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Checks[0]
+}
+
 // A short history: five measured commits, the oldest before an
 // optimisation. A level at the start of the window is a level, not a
 // tail event, so a +9.2% head fails a 3% rule; the same values with the
@@ -53,25 +78,7 @@ func TestCheckShortHistoryLeadingLevel(t *testing.T) {
 		{"the seed, head unchanged", seed, 831, Pass},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo := newFakeRepo()
-			parent := repo.commit("", "root")
-			for _, v := range tc.history {
-				parent = repo.commit(parent, "main")
-				repo.add(parent, "multimodal", nil, map[string]float64{"mean_ttft_ms": v})
-			}
-			head := repo.commit(parent, "pr")
-			repo.add(head, "multimodal", nil, map[string]float64{"mean_ttft_ms": tc.head})
-			cfg := DefaultConfig()
-			r, err := ParseRuleFlag("mean_ttft_ms:3%")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Rules = []Rule{r}
-			rep, err := Check(context.Background(), repo, repo, CheckOptions{Head: head, Base: parent, BaseRef: "main", Config: cfg})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := rep.Checks[0]
+			c := oneRunCheck(t, tc.history, tc.head, "mean_ttft_ms:3%")
 			t.Log(c.Reason)
 			if c.Verdict != tc.want {
 				t.Errorf("verdict %s (%s), want %s", c.Verdict, c.Reason, tc.want)
@@ -93,25 +100,7 @@ func TestCheckFastMode(t *testing.T) {
 		{100.5, Pass},
 		{80.2, Pass},
 	} {
-		repo := newFakeRepo()
-		parent := repo.commit("", "root")
-		for _, v := range usual {
-			parent = repo.commit(parent, "main")
-			repo.add(parent, "serving", nil, map[string]float64{"mean_ttft_ms": v})
-		}
-		head := repo.commit(parent, "pr")
-		repo.add(head, "serving", nil, map[string]float64{"mean_ttft_ms": tc.head})
-		cfg := DefaultConfig()
-		r, err := ParseRuleFlag("mean_ttft_ms:5%")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Rules = []Rule{r}
-		rep, err := Check(context.Background(), repo, repo, CheckOptions{Head: head, Base: parent, BaseRef: "main", Config: cfg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := rep.Checks[0]
+		c := oneRunCheck(t, usual, tc.head, "mean_ttft_ms:5%")
 		if c.Verdict != tc.want && !(tc.want == Pass && c.Verdict == Improved) {
 			t.Errorf("head %g: verdict %s (%s), want %s", tc.head, c.Verdict, c.Reason, tc.want)
 		}
@@ -138,25 +127,7 @@ func TestCheckBackAtEarlierLevel(t *testing.T) {
 		{80.5, Pass},
 		{125, Fail},
 	} {
-		repo := newFakeRepo()
-		parent := repo.commit("", "root")
-		for _, v := range window {
-			parent = repo.commit(parent, "main")
-			repo.add(parent, "serving", nil, map[string]float64{"mean_ttft_ms": v})
-		}
-		head := repo.commit(parent, "pr")
-		repo.add(head, "serving", nil, map[string]float64{"mean_ttft_ms": tc.head})
-		cfg := DefaultConfig()
-		r, err := ParseRuleFlag("mean_ttft_ms:5%")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Rules = []Rule{r}
-		rep, err := Check(context.Background(), repo, repo, CheckOptions{Head: head, Base: parent, BaseRef: "main", Config: cfg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c := rep.Checks[0]; c.Verdict != tc.want {
+		if c := oneRunCheck(t, window, tc.head, "mean_ttft_ms:5%"); c.Verdict != tc.want {
 			t.Errorf("head %g: verdict %s (%s), want %s", tc.head, c.Verdict, c.Reason, tc.want)
 		}
 	}

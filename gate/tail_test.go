@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/perfgate/perfgate/internal/realnoise"
 )
 
 // TestTailModel: the predictive probability of one run's excess.
@@ -86,7 +88,7 @@ func TestCheckOneRunHeavyTail(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.Rules = []Rule{rule}
-			c := verdictOf(t, realSeries{ID: tt.name}, tr, cfg)
+			c := verdictOf(t, realSeries{realnoise.Series{ID: tt.name}}, tr, cfg)
 			if c.Verdict != tt.want {
 				t.Fatalf("verdict %s, want %s: %s", c.Verdict, tt.want, c.Reason)
 			}

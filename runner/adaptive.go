@@ -27,7 +27,7 @@ const DefaultMaxRuns = 5
 // A sequential procedure looks at the data many times, and each look is a
 // chance to stop on a fluke; two rules keep its error rates at those of a
 // fixed --repeat 5 on lognormal noise (TestAdaptiveErrorRates) and on
-// real histories (TestAdaptiveRealNoise: 0.61% against 0.47%, 2.9 runs
+// real histories (TestAdaptiveRealNoise: 0.49% against 0.34%, 2.9 runs
 // per unchanged PR; against a base commit of five runs, 1.6% against
 // 0.7%):
 //   - a pass stops the session only when it is clear: the change, plus

@@ -2,16 +2,13 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/perfgate/perfgate/gate"
+	"github.com/perfgate/perfgate/internal/realnoise"
 )
 
 // TestAdaptiveRealNoise is TestAdaptiveErrorRates on real benchmark
@@ -48,23 +45,23 @@ import (
 //
 //	policy                   | unchanged: runs  false alarms | 10% regression: runs  caught  inconclusive
 //	all
-//	--repeat 1               | 1.00  0.85% | 1.00  36.5%  51.7%
+//	--repeat 1               | 1.00  0.79% | 1.00  36.3%  52.2%
 //	--repeat 5               | 5.00  0.69% | 5.00  42.7%  45.8%
-//	--repeat 5, main 1 run   | 5.00  0.47% | 5.00  39.7%  53.4%
-//	--repeat auto            | 2.90  0.61% | 4.00  40.6%  49.7%
-//	--repeat auto, base 5    | 2.69  1.58% | 3.81  44.9%  39.0%
+//	--repeat 5, main 1 run   | 5.00  0.34% | 5.00  39.6%  53.7%
+//	--repeat auto            | 2.91  0.49% | 4.03  40.5%  50.1%
+//	--repeat auto, base 5    | 2.71  1.58% | 3.85  44.9%  39.2%
 //	one-level
-//	--repeat 1               | 1.00  1.24% | 1.00  70.3%  25.0%
+//	--repeat 1               | 1.00  1.12% | 1.00  69.9%  25.6%
 //	--repeat 5               | 5.00  0.76% | 5.00  80.1%  18.4%
-//	--repeat 5, main 1 run   | 5.00  0.52% | 5.00  78.9%  19.2%
-//	--repeat auto            | 3.04  0.60% | 3.96  79.7%  15.9%
-//	--repeat auto, base 5    | 2.82  1.20% | 3.78  83.3%  12.4%
+//	--repeat 5, main 1 run   | 5.00  0.28% | 5.00  78.7%  19.4%
+//	--repeat auto            | 3.07  0.36% | 3.99  79.4%  16.2%
+//	--repeat auto, base 5    | 2.84  1.20% | 3.82  83.3%  12.6%
 //	two-level
-//	--repeat 1               | 1.00  0.45% | 1.00  25.3%  60.5%
+//	--repeat 1               | 1.00  0.45% | 1.00  25.3%  61.0%
 //	--repeat 5               | 5.00  0.62% | 5.00  30.4%  54.7%
-//	--repeat 5, main 1 run   | 5.00  0.41% | 5.00  26.9%  64.7%
-//	--repeat auto            | 2.75  0.62% | 4.05  27.8%  60.7%
-//	--repeat auto, base 5    | 2.57  1.97% | 3.85  32.3%  47.7%
+//	--repeat 5, main 1 run   | 5.00  0.41% | 5.00  26.8%  65.0%
+//	--repeat auto            | 2.76  0.62% | 4.07  27.7%  61.2%
+//	--repeat auto, base 5    | 2.58  1.97% | 3.87  32.3%  47.9%
 //
 // --repeat auto spends 2.9 runs on an unchanged PR and 4.0 on a 10%
 // regression, with the false alarms of --repeat 5 and nearly its catches.
@@ -95,7 +92,7 @@ func TestAdaptiveRealNoise(t *testing.T) {
 			for pi, p := range policies {
 				for _, frac := range []float64{0, 0.10} {
 					runs, v := s.gatePR(t, k, p, frac)
-					for _, reg := range []string{s.regime(), "all"} {
+					for _, reg := range []string{s.Regime(), "all"} {
 						tallies[reg][pi].add(frac > 0, s.Noise.PointSigmaPct < 3, runs, v)
 					}
 				}
@@ -186,65 +183,25 @@ func (r realTally) String() string {
 		r.perPR(r.regRuns), r.pct(r.lowFail, r.low), r.pct(r.lowInc, r.low))
 }
 
-// realSeries is one history of ../shared/realnoise/series.
-type realSeries struct {
-	id        string
-	Direction string    `json:"direction"`
-	Values    []float64 `json:"values"`
-	Steps     []int     `json:"steps"`
-	Noise     struct {
-		PointSigmaPct float64 `json:"point_sigma_pct"`
-		OutliersGT4   float64 `json:"outliers_gt4sigma"`
-	} `json:"noise"`
-}
+// realSeries is one history of ../shared/realnoise (internal/realnoise).
+type realSeries struct{ realnoise.Series }
 
 // loadRealNoise reads the series, sorted by file name; it skips the test
 // when the folder is absent (it is never copied into the repository).
 func loadRealNoise(t testing.TB) []realSeries {
-	t.Helper()
-	var dir string
-	for _, d := range []string{"../../shared/realnoise", "../shared/realnoise"} {
-		if _, err := os.Stat(d); err == nil {
-			dir = d
-			break
-		}
-	}
+	dir := realnoise.Dir()
 	if dir == "" {
 		t.Skip("../shared/realnoise is absent")
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "series", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Skipf("no series in %s", dir)
+	series, err := realnoise.Load(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(files)
-	var out []realSeries
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s realSeries
-		if err := json.Unmarshal(data, &s); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if s.Direction != "lower" && s.Direction != "higher" {
-			t.Fatalf("%s: direction %q; want lower or higher", f, s.Direction)
-		}
-		s.id = strings.TrimSuffix(filepath.Base(f), ".json")
-		out = append(out, s)
+	out := make([]realSeries, len(series))
+	for i, s := range series {
+		out[i] = realSeries{s}
 	}
 	return out
-}
-
-// twoLevelShare: a series with at least this share of its points more
-// than four noise scales out is two-level (gate's experiment's rule).
-const twoLevelShare = 0.15
-
-func (s realSeries) regime() string {
-	if s.Noise.OutliersGT4 >= twoLevelShare {
-		return "two-level"
-	}
-	return "one-level"
 }
 
 // realMinWindow is the measured commits gate needs for a noise band
@@ -262,44 +219,9 @@ func (s realSeries) heads(per int) []int {
 	var out []int
 	for i := 0; i+1 < len(cuts); i++ {
 		lo, hi := cuts[i]+realMinWindow+realRuns, cuts[i+1]-realRuns+1
-		out = append(out, realPositions(lo, hi, per)...)
+		out = append(out, realnoise.Positions(lo, hi, per)...)
 	}
 	return out
-}
-
-// realPositions picks about n positions in [lo, hi), as gate's
-// experiment does.
-func realPositions(lo, hi, n int) []int {
-	if hi <= lo {
-		return nil
-	}
-	var out []int
-	step := math.Max(1, float64(hi-lo)/float64(n))
-	for x := float64(lo); int(x) < hi; x += step {
-		if k := int(x); len(out) == 0 || out[len(out)-1] != k {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// stretchStart is the first index of k's step-free stretch.
-func (s realSeries) stretchStart(k int) int {
-	start := 0
-	for _, st := range s.Steps {
-		if st <= k {
-			start = st
-		}
-	}
-	return start
-}
-
-// worse makes v worse by frac in the series' direction.
-func (s realSeries) worse(v, frac float64) float64 {
-	if s.Direction == "higher" {
-		return v / (1 + frac)
-	}
-	return v * (1 + frac)
 }
 
 // gatePR gates the pull request whose head is at k, made worse by frac,
@@ -321,7 +243,7 @@ func (s realSeries) gatePR(t testing.TB, k int, p realPolicy, frac float64) (int
 			repo.samples[sha] = append(repo.samples[sha], realSample(sha, v))
 		}
 	}
-	start := s.stretchStart(k)
+	start := s.StretchStart(k)
 	// The base commit holds the p.base values before k as its runs.
 	for i := max(start, k-p.base-realHistory); i < k-p.base; i++ {
 		commit(s.Values[i])
@@ -329,7 +251,7 @@ func (s realSeries) gatePR(t testing.TB, k int, p realPolicy, frac float64) (int
 	commit(s.Values[k-p.base : k]...)
 	ctx := context.Background()
 	measure := func(_ context.Context, i int) error {
-		repo.samples[repo.head] = append(repo.samples[repo.head], realSample(repo.head, s.worse(s.Values[k+i-1], frac)))
+		repo.samples[repo.head] = append(repo.samples[repo.head], realSample(repo.head, s.Worse(s.Values[k+i-1], frac)))
 		return nil
 	}
 	evaluate := func(ctx context.Context) (*gate.Report, error) {
@@ -350,10 +272,10 @@ func (s realSeries) gatePR(t testing.TB, k int, p realPolicy, frac float64) (int
 		}
 	}
 	if err != nil {
-		t.Fatalf("%s at %d: %v", s.id, k, err)
+		t.Fatalf("%s at %d: %v", s.ID, k, err)
 	}
 	if len(rep.Checks) != 1 {
-		t.Fatalf("%s at %d: %d checks, want 1", s.id, k, len(rep.Checks))
+		t.Fatalf("%s at %d: %d checks, want 1", s.ID, k, len(rep.Checks))
 	}
 	return runs, rep.Checks[0].Verdict
 }

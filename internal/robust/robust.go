@@ -1,11 +1,14 @@
 // Package robust holds the order statistics that both the gate's verdicts
 // and bisect's posterior are built on: medians and the sampling variance of
-// a median. It owns nothing else; each caller keeps its own model.
+// a median, and the quantiles of Student's t. It owns nothing else; each
+// caller keeps its own model.
 package robust
 
 import (
 	"math"
 	"slices"
+
+	"github.com/aclements/go-moremath/stats"
 )
 
 // Median returns the median of xs (the mean of the middle two for an even
@@ -106,4 +109,27 @@ func median3(a, b, c float64) float64 {
 		b = max(a, c)
 	}
 	return b
+}
+
+// TQuantile returns the q quantile (0.5 < q < 1) of Student's t with df
+// degrees of freedom, by bisection on its CDF (go-moremath has no
+// inverse); 1e6 or more when it lies that far out.
+func TQuantile(q, df float64) float64 {
+	d := stats.TDist{V: df}
+	lo, hi := 0.0, 1.0
+	for d.CDF(hi) < q {
+		hi *= 2
+		if hi > 1e6 {
+			return hi
+		}
+	}
+	for i := 0; i < 60; i++ {
+		mid := (lo + hi) / 2
+		if d.CDF(mid) < q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
 }
