@@ -31,17 +31,9 @@ import (
 type realSeries struct{ realnoise.Series }
 
 func loadRealNoise(t testing.TB) []realSeries {
-	dir := realnoise.Dir()
-	if dir == "" {
-		t.Skip("../shared/realnoise is absent")
-	}
-	series, err := realnoise.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]realSeries, len(series))
-	for i, s := range series {
-		out[i] = realSeries{s}
+	var out []realSeries
+	for _, s := range realnoise.ForTest(t) {
+		out = append(out, realSeries{s})
 	}
 	return out
 }

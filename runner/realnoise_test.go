@@ -189,17 +189,9 @@ type realSeries struct{ realnoise.Series }
 // loadRealNoise reads the series, sorted by file name; it skips the test
 // when the folder is absent (it is never copied into the repository).
 func loadRealNoise(t testing.TB) []realSeries {
-	dir := realnoise.Dir()
-	if dir == "" {
-		t.Skip("../shared/realnoise is absent")
-	}
-	series, err := realnoise.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]realSeries, len(series))
-	for i, s := range series {
-		out[i] = realSeries{s}
+	var out []realSeries
+	for _, s := range realnoise.ForTest(t) {
+		out = append(out, realSeries{s})
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // Series is one history, oldest first.
@@ -131,4 +132,19 @@ func Positions(lo, hi, n int) []int {
 		}
 	}
 	return out
+}
+
+// ForTest loads the series for a test, which it skips when the folder is
+// absent (it is never copied into the repository) and fails on a bad one.
+func ForTest(t testing.TB) []Series {
+	t.Helper()
+	dir := Dir()
+	if dir == "" {
+		t.Skip("../shared/realnoise is absent")
+	}
+	series, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return series
 }
