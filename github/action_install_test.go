@@ -131,7 +131,7 @@ func TestActionInstall(t *testing.T) {
 
 	// sysPath has the tools the script needs but no perfgate.
 	sysPath := t.TempDir()
-	for _, tool := range []string{"bash", "curl", "tar", "gzip", "unzip", "awk", "sort", "head", "mkdir", "mktemp", "mv", "rm", "chmod", "touch", "sha256sum", "shasum", "cat", "sed"} {
+	for _, tool := range []string{"bash", "curl", "tar", "gzip", "unzip", "awk", "sort", "head", "mkdir", "mktemp", "mv", "cp", "rm", "chmod", "touch", "sha256sum", "shasum", "cat", "sed"} {
 		if p, err := exec.LookPath(tool); err == nil {
 			os.Symlink(p, filepath.Join(sysPath, tool))
 		}
@@ -214,21 +214,50 @@ func TestActionInstall(t *testing.T) {
 				if got := rel.requests(); fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Errorf("downloaded %v, want %v", got, want)
 				}
-				if !strings.HasPrefix(r.outputs["bin"], filepath.Join(cache, "perfgate", "1.2.3")) {
-					t.Errorf("bin %s is not in the tool cache %s", r.outputs["bin"], cache)
+				if strings.HasPrefix(r.outputs["bin"], cache) {
+					t.Errorf("bin %s is in the tool cache %s, which an earlier job may have written", r.outputs["bin"], cache)
+				}
+				arch := p.platform[strings.Index(p.platform, "/")+1:]
+				if _, err := os.Stat(filepath.Join(cache, "perfgate", "1.2.3", arch, p.asset)); err != nil {
+					t.Errorf("the tool cache does not keep %s: %v", p.asset, err)
 				}
 				runs(t, r, "platform: "+p.platform)
 				download := r.elapsed
 
+				// The next run takes the archive from the cache and checks it
+				// against the checksums file, fetched anew.
 				r = runInstall(t, env)
 				if r.code != 0 || r.outputs["path"] != "cache" {
 					t.Fatalf("second run: exit %d, outputs %v\n%s", r.code, r.outputs, r.log)
 				}
-				noRequests(t)
+				if got := rel.requests(); fmt.Sprint(got) != fmt.Sprint(want[:1]) {
+					t.Errorf("second run downloaded %v, want only %v", got, want[:1])
+				}
 				runs(t, r, "platform: "+p.platform)
 				t.Logf("install step: download %v, cached %v", download.Round(time.Millisecond), r.elapsed.Round(time.Millisecond))
 			})
 		}
+	})
+
+	// A persistent self-hosted runner: an earlier job replaced the cached
+	// archive (or planted a binary beside it). The next run checks the
+	// archive against the checksums file, downloads the release again and
+	// never runs what was planted.
+	t.Run("a tampered tool cache", func(t *testing.T) {
+		cache := t.TempDir()
+		if r := runInstall(t, map[string]string{"RUNNER_TOOL_CACHE": cache}); r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.log)
+		}
+		rel.requests()
+		dir := filepath.Join(cache, "perfgate", "1.2.3", "amd64")
+		os.WriteFile(filepath.Join(dir, "perfgate_1.2.3_linux_amd64.tar.gz"), tarGz(t, "perfgate", fakePerfgate("v1.2.3", "evil")), 0o644)
+		os.WriteFile(filepath.Join(dir, "perfgate"), fakePerfgate("v1.2.3", "evil"), 0o755)
+		r := runInstall(t, map[string]string{"RUNNER_TOOL_CACHE": cache})
+		if r.code != 0 || r.outputs["path"] != "download" || !strings.Contains(r.log, "does not match") {
+			t.Fatalf("exit %d, outputs %v\n%s", r.code, r.outputs, r.log)
+		}
+		rel.requests()
+		runs(t, r, "platform: linux/amd64")
 	})
 
 	t.Run("a bad checksum is refused", func(t *testing.T) {
