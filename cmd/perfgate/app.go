@@ -16,6 +16,7 @@ import (
 	"github.com/perfgate/perfgate/internal/suggest"
 
 	"github.com/perfgate/perfgate/internal/inert"
+	"github.com/perfgate/perfgate/store"
 )
 
 // Exit codes, the contract of DESIGN.md.
@@ -59,6 +60,10 @@ func exitCode(err error) int {
 	var pe *ingest.Error
 	if errors.As(err, &pe) {
 		return exitBad
+	}
+	if errors.Is(err, store.ErrDamaged) || errors.Is(err, store.ErrLocked) {
+		// The history on disk, not what was typed: 3 from every command.
+		return exitEnv
 	}
 	// urfave/cli reports flag and usage problems as plain errors.
 	return exitBad

@@ -120,6 +120,25 @@ func TestDamagedHistoryCLI(t *testing.T) {
 				t.Errorf("%s: perfgate %s exits %d, want 0 (harmless damage) or 3: %s", c.name, strings.Join(args, " "), code, stderr.String())
 			}
 		}
+		if i%4 == 1 {
+			// The other commands that read the history, on a quarter of
+			// the cases: damage is the environment's (3) from every one,
+			// never a usage error (2).
+			for _, args := range [][]string{
+				{"--repo", repo, "--db", db, "check"},
+				{"--repo", repo, "--db", db, "history", "--name", "serving-1", "--metric", "mean_ttft_ms"},
+				{"--repo", repo, "--db", db, "watch"},
+				{"--db", db, "runs"},
+			} {
+				_, stderr, code := runCLI(t, "", args...)
+				switch {
+				case crashed(stderr):
+					t.Errorf("%s: perfgate %s crashed (exit %d):\n%.600s", c.name, strings.Join(args, " "), code, stderr)
+				case strings.Contains(stderr, "damaged") && code != 3:
+					t.Errorf("%s: perfgate %s reports damage with exit %d, want 3: %s", c.name, strings.Join(args, " "), code, stderr)
+				}
+			}
+		}
 		if i%4 != 0 {
 			continue // recover is slower: a quarter of the cases
 		}
