@@ -423,6 +423,7 @@ func checkCommand(e *env) *cli.Command {
 			rulesFileFlag(),
 			ruleFlag(""),
 			&cli.BoolFlag{Name: "require-baseline", Usage: "a check with no baseline fails instead of passing as new (require_baseline: true in the rules file)"},
+			&cli.StringFlag{Name: "rules-from", Value: "worktree", EnvVars: []string{"PERFGATE_RULES_FROM"}, Usage: "where the rules file is read: `worktree` (as checked out, the default) or base (as committed at the merge-base with the base branch, so a pull request cannot widen its own gate)"},
 			&cli.StringFlag{Name: "accept-label", Usage: "pull request `LABEL` that accepts its performance changes: when the pull request carries it (in Actions read from the pull request event, and nothing is accepted on other events; outside Actions, giving it is enough), failing checks show \"accepted by ...\" and do not fail"},
 			&cli.StringFlag{Name: "site-url", EnvVars: []string{"PERFGATE_SITE_URL"}, Usage: "`URL` where perfgate site publishes the history: the markdown report links each check that did not pass to its chart (site_url in the rules file)"},
 		}, append(reportFlags(), githubFlags()...)...),
@@ -476,6 +477,9 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 	}
 	base, ref, err := resolveBase(c, repo, baseName, fallback)
 	if err != nil {
+		return nil, err
+	}
+	if cfg, err = rulesFrom(c, repo, cfg, head, base); err != nil {
 		return nil, err
 	}
 	var rep *gate.Report
@@ -693,4 +697,58 @@ func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, h
 	}
 	fmt.Fprintln(c.App.ErrWriter, msg)
 	return out, "", nil
+}
+
+// rulesFrom returns the rules check applies: cfg (the working tree's) for
+// --rules-from worktree; for --rules-from base, the rules file as
+// committed at the merge-base of head and base (none there: the default
+// rules), with the --rule, --require-baseline and --site-url flags applied
+// again. A pull request then cannot widen its own gate by editing the
+// rules file; the base branch it is compared with stays what --base (or
+// the working tree's baseline.branch) named.
+func rulesFrom(c *cli.Context, repo *gitrepo.Repo, cfg *gate.Config, head, base string) (*gate.Config, error) {
+	switch from := c.String("rules-from"); from {
+	case "", "worktree":
+		return cfg, nil
+	case "base":
+	default:
+		return nil, usageErrorf("--rules-from %q: use worktree (the rules file as checked out) or base (as committed at the merge-base)", from)
+	}
+	mb, err := repo.MergeBase(head, base)
+	if err != nil {
+		return nil, gitError(fmt.Errorf("merge-base of %s and %s: %w", repo.Short(head), repo.Short(base), err))
+	}
+	file := ".perfgate.yml"
+	if p := c.String("rules"); p != "" {
+		file = filepath.ToSlash(p)
+		if abs, err := filepath.Abs(p); err == nil && repo.Root() != "" {
+			if rel, err := filepath.Rel(repo.Root(), abs); err == nil && !strings.HasPrefix(rel, "..") {
+				file = filepath.ToSlash(rel)
+			}
+		}
+	}
+	data, ok, err := repo.ReadFile(mb, file)
+	if err != nil {
+		return nil, gitError(fmt.Errorf("--rules-from base: reading %s at %s: %w", file, repo.Short(mb), err))
+	}
+	out := gate.DefaultConfig()
+	if ok {
+		if out, err = gate.ParseRules(repo.Short(mb)+":"+file, data); err != nil {
+			return nil, gateError(err)
+		}
+	}
+	for _, s := range c.StringSlice("rule") {
+		r, err := gate.ParseRuleFlag(s)
+		if err != nil {
+			return nil, gateError(err)
+		}
+		out.AddRule(r)
+	}
+	if c.Bool("require-baseline") {
+		out.RequireBaseline = true
+	}
+	if cfg.SiteURL != "" && c.String("site-url") != "" {
+		out.SiteURL = cfg.SiteURL
+	}
+	return out, nil
 }

@@ -131,3 +131,29 @@ func TestStatusTitle(t *testing.T) {
 		})
 	}
 }
+
+// TestRulesFromBase: a pull request that widens its own gate in the rules
+// file passes as checked out, and fails with --rules-from base, which
+// reads the rules as committed at the merge-base.
+func TestRulesFromBase(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "rules", map[string]string{".perfgate.yml": "rules:\n  - metric: mean_ttft_ms\n    max_regression: 3%\n"})
+	mainHistory(t, repo, 6)
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	commit(t, repo, "wider", map[string]string{".perfgate.yml": "rules:\n  - metric: mean_ttft_ms\n    max_regression: 50%\n"})
+	ingestAt(t, repo, metricsJSON(115, 300))
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 0, "50%"},
+		{[]string{"--rules-from", "base"}, 1, "3%"},
+		{[]string{"--rules-from", "head"}, 2, `--rules-from "head": use worktree`},
+	} {
+		stdout, stderr, code := runCLI(t, "", append([]string{"--repo", repo, "check"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+			t.Errorf("check %v: exit %d, want %d with %q\n%s\n%s", tc.args, code, tc.code, tc.want, stdout, stderr)
+		}
+	}
+}
