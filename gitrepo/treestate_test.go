@@ -150,3 +150,26 @@ func TestGitRunsNoRepositoryPrograms(t *testing.T) {
 		t.Errorf("the repository's fsmonitor ran (token seen: %v)", strings.Contains(string(env), "ghs_secret"))
 	}
 }
+
+func TestReadFile(t *testing.T) {
+	needGit(t)
+	r := newTestRepo(t)
+	first := r.commit("one", map[string]string{".perfgate.yml": "rules: []\n", "dir/a.txt": "a\n"})
+	r.commit("two", map[string]string{".perfgate.yml": "rules: [x]\n"})
+	repo := r.open()
+	for _, tc := range []struct {
+		rev, file, want string
+		ok              bool
+	}{
+		{first, ".perfgate.yml", "rules: []\n", true},
+		{"HEAD", ".perfgate.yml", "rules: [x]\n", true},
+		{"HEAD", "dir/a.txt", "a\n", true},
+		{"HEAD", "dir", "", false},
+		{"HEAD", "missing.yml", "", false},
+	} {
+		data, ok, err := repo.ReadFile(tc.rev, tc.file)
+		if err != nil || ok != tc.ok || string(data) != tc.want {
+			t.Errorf("ReadFile(%s, %s) = %q, %v, %v; want %q, %v", tc.rev, tc.file, data, ok, err, tc.want, tc.ok)
+		}
+	}
+}
