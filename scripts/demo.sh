@@ -34,7 +34,9 @@ for i in 1 2 3 4 5; do
 	echo "$title" >change.txt
 	git add change.txt
 	git commit -q -m "$title"
-	"$pg" ingest --name multimodal "$results/$i.md" >/dev/null
+	# The log was measured on one machine (an Ascend server), not here:
+	# --testbed names it, so that its runs are compared with each other.
+	"$pg" ingest --name multimodal --testbed ascend-910b "$results/$i.md" >/dev/null
 done
 
 echo "\$ perfgate history --branch pr --name multimodal --metric 'Mean TTFT' --label max_concurrency=16"
@@ -47,4 +49,6 @@ code=$?
 set -e
 echo
 echo "perfgate check exit code: $code (0 pass, 1 regression, 2 bad input, 3 environment)"
-[ "$code" -le 1 ]
+# The last change lost 2.01% of output throughput against a 2% rule: the
+# demo fails on purpose, and anything else means the demo broke.
+[ "$code" -eq 1 ]
