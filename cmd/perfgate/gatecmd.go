@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -92,23 +93,44 @@ func (h history) measuredBefore(commits []string, runs map[string][]store.Run, o
 	for _, c := range commits {
 		asked[c] = true
 	}
+	unclean := make([]bool, len(commits))
+	some := false
+	for i, c := range commits {
+		unclean[i] = true
+		for _, r := range runs[c] {
+			unclean[i] = unclean[i] && r.Dirty
+		}
+		some = some || unclean[i]
+	}
+	if !some {
+		return nil
+	}
+	// gate asks for pages of a first-parent chain, newest first: one walk
+	// of it gives every parent; other lists cost a walk per commit.
+	chain, _ := h.repo.FirstParentAncestors(commits[0], len(commits)+1)
+	isChain := len(chain) >= len(commits) && slices.Equal(chain[:len(commits)], commits)
 	parentOf := map[string]string{}
 	var parents []string
-	for _, c := range commits {
-		clean := false
-		for _, r := range runs[c] {
-			clean = clean || !r.Dirty
-		}
-		if clean {
+	for i, c := range commits {
+		if !unclean[i] {
 			continue
 		}
-		fp, err := h.repo.FirstParentAncestors(c, 2)
-		if err != nil || len(fp) < 2 {
-			continue // a commit not in this clone, or a root
+		var p string
+		if isChain {
+			if i+1 >= len(chain) {
+				continue // the root
+			}
+			p = chain[i+1]
+		} else {
+			fp, err := h.repo.FirstParentAncestors(c, 2)
+			if err != nil || len(fp) < 2 {
+				continue // a commit not in this clone, or a root
+			}
+			p = fp[1]
 		}
-		parentOf[c] = fp[1]
-		if !asked[fp[1]] {
-			parents = append(parents, fp[1])
+		parentOf[c] = p
+		if !asked[p] {
+			parents = append(parents, p)
 		}
 	}
 	if len(parentOf) == 0 {
