@@ -77,6 +77,8 @@ type pathDiff struct {
 	added         bool // absent from the older tree
 }
 
+// commitHeader reads and parses commit id; a missing object is a
+// *MissingObjectError. r.mu is held.
 func (r *Repo) commitHeader(id plumbing.Hash) (commitHeader, error) {
 	t, data, err := r.odb.read(id)
 	if errors.Is(err, errObjectMissing) {

@@ -50,19 +50,9 @@ func (r *Repo) fileEntry(rev, file string) (plumbing.Hash, bool, error) {
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	t, data, err := r.odb.read(id)
+	h, err := r.commitHeader(id)
 	if err != nil {
-		if errors.Is(err, errObjectMissing) {
-			return plumbing.ZeroHash, false, &MissingObjectError{ID: id.String(), Kind: "commit", Shallow: len(r.shallow) > 0}
-		}
 		return plumbing.ZeroHash, false, err
-	}
-	if t != plumbing.CommitObject {
-		return plumbing.ZeroHash, false, fmt.Errorf("object %s is a %s, not a commit", id, t)
-	}
-	h, err := parseCommitHeader(data)
-	if err != nil {
-		return plumbing.ZeroHash, false, fmt.Errorf("commit %s: %v; the object is damaged: run `git fsck`", id, err)
 	}
 	parts := strings.Split(path.Clean(file), "/")
 	tree, dir := h.tree, ""

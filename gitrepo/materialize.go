@@ -44,19 +44,9 @@ func (r *Repo) Materialize(ctx context.Context, rev, dir string) (string, error)
 	if err := emptyDir(abs); err != nil {
 		return "", err
 	}
-	t, data, err := r.odb.read(id)
+	h, err := r.commitHeader(id)
 	if err != nil {
-		if errors.Is(err, errObjectMissing) {
-			return "", &MissingObjectError{ID: id.String(), Kind: "commit", Shallow: len(r.shallow) > 0}
-		}
 		return "", err
-	}
-	if t != plumbing.CommitObject {
-		return "", fmt.Errorf("object %s is a %s, not a commit", id, t)
-	}
-	h, err := parseCommitHeader(data)
-	if err != nil {
-		return "", fmt.Errorf("commit %s: %v; the object is damaged: run `git fsck`", id, err)
 	}
 	m := &materializer{r: r, ctx: ctx, root: abs}
 	if err := m.tree(h.tree, ""); err != nil {
