@@ -254,14 +254,38 @@ func loadConfig(c *cli.Context, repo *gitrepo.Repo) (*gate.Config, error) {
 	} else {
 		cfg = gate.DefaultConfig()
 	}
+	if err := ruleFlags(c, cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// ruleFlags adds the --rule shorthands to cfg, each once (when the rules
+// file or an earlier --rule has it, it is not added again).
+func ruleFlags(c *cli.Context, cfg *gate.Config) error {
 	for _, s := range c.StringSlice("rule") {
 		r, err := gate.ParseRuleFlag(s)
 		if err != nil {
-			return nil, gateError(err)
+			return gateError(err)
 		}
-		cfg.AddRule(r) // once, when the rules file or an earlier --rule has it
+		cfg.AddRule(r)
 	}
-	return cfg, nil
+	return nil
+}
+
+// checkFlags applies check's flags that set what the rules file may:
+// --require-baseline and --site-url.
+func checkFlags(c *cli.Context, cfg *gate.Config) error {
+	if c.Bool("require-baseline") {
+		cfg.RequireBaseline = true
+	}
+	if u := c.String("site-url"); u != "" {
+		if !gate.ValidSiteURL(u) {
+			return usageErrorf("--site-url %q: give the https URL perfgate site is published at, e.g. https://OWNER.github.io/REPO/ (no query, fragment, quotes or spaces)", u)
+		}
+		cfg.SiteURL = u
+	}
+	return nil
 }
 
 // displayPath names a file in messages and reports: relative to the
@@ -455,14 +479,8 @@ func checkCommand(e *env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			if c.Bool("require-baseline") {
-				cfg.RequireBaseline = true
-			}
-			if u := c.String("site-url"); u != "" {
-				if !gate.ValidSiteURL(u) {
-					return usageErrorf("--site-url %q: give the https URL perfgate site is published at, e.g. https://OWNER.github.io/REPO/ (no query, fragment, quotes or spaces)", u)
-				}
-				cfg.SiteURL = u
+			if err := checkFlags(c, cfg); err != nil {
+				return err
 			}
 			rep, err := checkHead(c, e, repo, cfg, c.String("head"), !c.IsSet("head"))
 			if err != nil {
@@ -759,18 +777,11 @@ func rulesFrom(c *cli.Context, repo *gitrepo.Repo, cfg *gate.Config, head, base 
 			return nil, gateError(err)
 		}
 	}
-	for _, s := range c.StringSlice("rule") {
-		r, err := gate.ParseRuleFlag(s)
-		if err != nil {
-			return nil, gateError(err)
-		}
-		out.AddRule(r)
+	if err := ruleFlags(c, out); err != nil {
+		return nil, err
 	}
-	if c.Bool("require-baseline") {
-		out.RequireBaseline = true
-	}
-	if cfg.SiteURL != "" && c.String("site-url") != "" {
-		out.SiteURL = cfg.SiteURL
+	if err := checkFlags(c, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
