@@ -43,7 +43,9 @@
 // .jsonl file where the layout puts one (a stray file, a symlink, a
 // submodule, a directory log/9 or packs/garbage), is skipped with a
 // warning naming it and left alone; a bad line is skipped with its file
-// and line; a file over 64 MiB is skipped. A FORMAT newer than this
+// and line, as is a run whose id is not the id of its content
+// (store.ContentID: a forged line must not stand in for the run whose id
+// it copied); a file over 64 MiB is skipped. A FORMAT newer than this
 // package's, or that is no number, stops the sync with ErrConfig.
 //
 // Format 1 (perfgate before this layout) kept one file per run,

@@ -262,6 +262,9 @@ func (im *importer) decode(c *chunk, p *store.Parser) {
 		if unknown != "" {
 			c.unknown = append(c.unknown, lineNote{at: i, msg: unknown})
 		}
+		if err == nil {
+			err = genuine(&v, unknown)
+		}
 		if err != nil {
 			c.bad = append(c.bad, lineNote{at: i, msg: err.Error()})
 			continue
@@ -478,4 +481,25 @@ func (s *syncer) branchIDs(state *branchState) (map[string]bool, error) {
 		}
 	}
 	return ids, nil
+}
+
+// genuine refuses a line of the branch whose run id is not the id of its
+// content (store.ContentID): the branch is written by more hands than
+// CI's, and runs are told apart by (commit, id), so a forged line that
+// copied a genuine run's id would otherwise shadow the genuine line, which
+// is then skipped as known. perfgate import keeps a file's explicit ids;
+// the branch does not. A line with fields this perfgate does not know
+// cannot be checked; when its id does not match what is known of it, it
+// is refused with the advice to upgrade, never stored under a key it may
+// have taken from another run.
+func genuine(v *store.Valid, unknown string) error {
+	r := v.Run()
+	want := store.ContentID(r)
+	if r.ID == want {
+		return nil
+	}
+	if unknown != "" {
+		return fmt.Errorf("run %s holds the field %s this perfgate does not know, and its id cannot be checked against its content: upgrade perfgate to read it", r.ID, unknown)
+	}
+	return fmt.Errorf("run id %s does not match the run's content (its id would be %s): an edited or forged line, left out so that it cannot stand in for the run of that id", r.ID, want)
 }

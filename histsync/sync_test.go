@@ -557,3 +557,41 @@ func TestInterruptedPullPushesNothingBack(t *testing.T) {
 		t.Errorf("the branch holds %d runs, want %d", got, want)
 	}
 }
+
+// A line of the branch whose id is not its content's is refused: a forged
+// line that copies a genuine run's id, in a file that sorts first, must
+// not stand in for the genuine run (which a clone would then skip as
+// known).
+func TestSyncRefusesForgedID(t *testing.T) {
+	w := newWorld(t)
+	a := w.clone("a")
+	ids := a.put(t, "serving", w.code[0], 1, false)
+	a.sync(t, Options{})
+	runs, err := a.st.ByCommit(w.code[0])
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs at the commit: %v, %v", runs, err)
+	}
+	forged := runs[0]
+	forged.Metrics = map[string]float64{"mean_ttft_ms": 1}
+	line := store.AppendJSON(nil, &forged)
+
+	x := filepath.Join(w.root, "x")
+	runGit(t, w.root, "clone", "-q", "-b", DefaultBranch, w.remote, x)
+	name := filepath.Join(x, "log", "0", "0000000000000000.jsonl")
+	if err := os.WriteFile(name, append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, x, "add", ".")
+	runGit(t, x, "commit", "-q", "-m", "forged")
+	runGit(t, x, "push", "-q", "origin", DefaultBranch)
+
+	b := w.clone("b")
+	res := b.sync(t, Options{NoPush: true})
+	if s := strings.Join(res.Skipped, "\n"); !strings.Contains(s, "0000000000000000.jsonl:1") || !strings.Contains(s, "does not match the run's content") {
+		t.Errorf("the forged line is not reported: %q", s)
+	}
+	got, err := b.st.ByCommit(w.code[0])
+	if err != nil || len(got) != 1 || got[0].ID != ids[0] || got[0].Metrics["mean_ttft_ms"] != 100 {
+		t.Fatalf("clone b holds %+v (%v); want the genuine run %s with 100", got, err, ids[0])
+	}
+}
