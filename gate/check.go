@@ -87,6 +87,11 @@ type checker struct {
 	accepted []Acceptance
 	walkIdx  map[string]int // commit -> walker index, made when asked
 	all      []*series      // head's series, in report order
+
+	// disagree are the baseline runs far from the others at their commit
+	// (see noteDisagreement), by series and metric, in report order.
+	disagree      map[string]string
+	disagreeOrder []string
 }
 
 // Check gates a commit: for every series of the head results and every
@@ -635,6 +640,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		if len(bv) > 0 {
 			cr.Baseline = num(robust.Median(bv))
 		}
+		c.noteDisagreement(sr, r.Metric, baseRuns, baseSHA)
 		if len(hv) == 0 {
 			cr.Verdict = Missing
 			cr.Reason = fmt.Sprintf("%s was measured at the baseline %s but is absent from head", r.Metric, shortSHA(baseSHA))
@@ -846,6 +852,9 @@ func (c *checker) warnings() []string {
 		out = append(out, w)
 	}
 	if w := c.onRecordWarning(); w != "" {
+		out = append(out, w)
+	}
+	if w := c.disagreeWarning(); w != "" {
 		out = append(out, w)
 	}
 	if cut > 0 {

@@ -14,6 +14,9 @@ import (
 
 // Sample is one benchmark result as gate sees it.
 type Sample struct {
+	// ID is the run's id in the history, for reports that name a run (""
+	// when unknown).
+	ID        string
 	Commit    string             // full commit id the result measured
 	Benchmark string             // benchmark name
 	Labels    map[string]string  // labels; identity labels pick the series

@@ -183,7 +183,7 @@ func (h history) toSample(r store.Run) gate.Sample {
 	if why, ok := h.invalid[r.ID]; ok && invalid == "" {
 		invalid = why
 	}
-	return gate.Sample{Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed}
+	return gate.Sample{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed}
 }
 
 // gateError maps gate failures: bad rules and missing results are bad

@@ -1,0 +1,146 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/robust"
+)
+
+// Runs at the baseline commit that disagree. The history branch is written
+// by more hands than CI's: a run added at a commit that was measured
+// already (by hand, from another machine, or forged) moves the baseline
+// as much as it differs from the others there. The check still uses every
+// valid run (one run far off moves a median of three little; a pair has
+// no majority to tell which is right), but says which runs disagree, so
+// that whoever reads the verdict can look at them.
+//
+// A run disagrees when its value is more than a factor from the median of
+// its commit's runs (of a pair, from the other run): six times the spread
+// of the window's commit levels (1.4826 MAD of their logs), and at least a
+// factor of two; and it lies outside the range of every value the
+// window's earlier commits hold (a value the history has held is not
+// reported). Real CI histories have outliers of +70-90% and second modes
+// (measured on ../shared/realnoise, three successive points standing for
+// three runs at one commit: a factor of 1.25 reports 3.0% of honest
+// baselines, 1.5 reports 1.4%, 2 reports 0.16%; go test ./gate -run
+// TestRealNoiseDisagreeRate -v). So a forged run far off (the -98% of a
+// hand-written line) is named, while one a few tens of percent off hides
+// in the noise: against that, trust the branch's writers (docs/github.md).
+const (
+	disagreeUnits   = 6
+	disagreeMinimum = 1.0 // at least this far off (as a ratio - 1): a factor of two
+	disagreeNoScale = 1.0 // without a window to measure the spread: the same factor
+	disagreeWindow  = 4   // other commits the spread needs
+	disagreeListMax = 5   // runs named per check at most
+)
+
+// noteDisagreement records, for the report's warnings, the runs of the
+// baseline commit whose values of a metric are far from their commit's
+// median.
+func (c *checker) noteDisagreement(sr *series, name string, baseRuns []*Sample, baseSHA string) {
+	if len(baseRuns) < 2 || baseSHA == "" {
+		return
+	}
+	var vals []float64
+	var runs []*Sample
+	for _, s := range baseRuns {
+		if v, ok := s.Metrics[name]; ok && finite(v) {
+			if v <= 0 {
+				return
+			}
+			vals, runs = append(vals, v), append(runs, s)
+		}
+	}
+	if len(vals) < 2 {
+		return
+	}
+	limit := c.disagreeLimit(sr, name)
+	lo, hi := windowRange(sr, name)
+	mid := robust.Median(vals)
+	var far []string
+	for i, v := range vals {
+		ref := mid
+		if len(vals) == 2 {
+			// A pair has no majority: each is measured against the other.
+			ref = vals[1-i]
+		}
+		if math.Abs(math.Log(v/ref)) > limit && (v < lo || v > hi) {
+			far = append(far, fmt.Sprintf("%s %s", runName(runs[i]), fmtNum(v)))
+		}
+	}
+	if len(far) == 0 {
+		return
+	}
+	if len(far) > disagreeListMax {
+		far = append(far[:disagreeListMax], fmt.Sprintf("%d more", len(far)-disagreeListMax))
+	}
+	key := seriesName(sr.bench, sr.labels) + " " + name
+	if c.disagree == nil {
+		c.disagree = map[string]string{}
+	}
+	if _, seen := c.disagree[key]; seen {
+		return
+	}
+	c.disagree[key] = fmt.Sprintf("%s at %s: %s against the median %s of its %d runs", key, shortSHA(baseSHA), strings.Join(far, ", "), fmtNum(mid), len(vals))
+	c.disagreeOrder = append(c.disagreeOrder, key)
+}
+
+// disagreeLimit is how far (in log units) a run may be from its commit's
+// median before it disagrees.
+func (c *checker) disagreeLimit(sr *series, name string) float64 {
+	var logs []float64
+	for _, p := range sr.window[1:] {
+		if v := pvalues(p.runs, name); len(v) > 0 {
+			if m := robust.Median(v); m > 0 {
+				logs = append(logs, math.Log(m))
+			}
+		}
+	}
+	if len(logs) < disagreeWindow {
+		return math.Log1p(disagreeNoScale)
+	}
+	mid := robust.Median(logs)
+	dev := make([]float64, len(logs))
+	for i, l := range logs {
+		dev[i] = math.Abs(l - mid)
+	}
+	return math.Max(disagreeUnits*1.4826*robust.Median(dev), math.Log1p(disagreeMinimum))
+}
+
+// windowRange is the range of the values of a metric that the window's
+// earlier commits (before the baseline) hold: a run inside it looks like
+// the history has looked, however far from its commit's other runs.
+// Without such commits the range is empty (lo > hi).
+func windowRange(sr *series, name string) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, p := range sr.window[1:] {
+		for _, v := range pvalues(p.runs, name) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	return lo, hi
+}
+
+// runName names a run for a report: its id's first 8 digits when known.
+func runName(s *Sample) string {
+	if len(s.ID) >= 8 {
+		return "run " + s.ID[:8]
+	}
+	return "a run"
+}
+
+// disagreeWarning lists the baseline runs that disagree with the others
+// at their commit.
+func (c *checker) disagreeWarning() string {
+	if len(c.disagreeOrder) == 0 {
+		return ""
+	}
+	lines := make([]string, len(c.disagreeOrder))
+	for i, k := range c.disagreeOrder {
+		lines[i] = c.disagree[k]
+	}
+	return fmt.Sprintf("runs at the baseline commit disagree (a run measured elsewhere, added later or written onto the history branch by hand moves the baseline): %s; perfgate runs --commit COMMIT lists them with who measured them, perfgate invalidate ID --reason \"...\" leaves one out",
+		strings.Join(lines, "; "))
+}
