@@ -17,6 +17,12 @@ type Acceptance struct {
 	Reason    string    `json:"reason"`
 	By        string    `json:"by"`
 	Time      time.Time `json:"time"`
+	// Source is where the record comes from (SourceLabel, SourceBranch,
+	// SourceLocal; "" when not known) and Via how it arrived, for the
+	// report: the history branch's commit that brought it, or that it was
+	// made in this history and is on no branch.
+	Source string `json:"source,omitempty"`
+	Via    string `json:"via,omitempty"`
 }
 
 // Covers reports whether the acceptance covers a benchmark's metric
@@ -32,6 +38,15 @@ func (a *Acceptance) Text() string {
 		by = "unknown"
 	}
 	return fmt.Sprintf("accepted by %s: %s", by, a.Reason)
+}
+
+// Shown is Text with how the record arrived, as a check report shows an
+// acceptance that changes its verdict.
+func (a *Acceptance) Shown() string {
+	if a.Via != "" {
+		return fmt.Sprintf("%s [%s]", a.Text(), a.Via)
+	}
+	return a.Text()
 }
 
 // headAcceptance returns the acceptance of head's change of a metric, or
@@ -105,8 +120,8 @@ func accept(cr *CheckResult, a *Acceptance) {
 	acc := *a
 	cr.Accepted = &acc
 	if cr.Reason != "" {
-		cr.Reason = fmt.Sprintf("%s (without it: %s, %s)", a.Text(), was, cr.Reason)
+		cr.Reason = fmt.Sprintf("%s (without it: %s, %s)", a.Shown(), was, cr.Reason)
 	} else {
-		cr.Reason = fmt.Sprintf("%s (without it: %s)", a.Text(), was)
+		cr.Reason = fmt.Sprintf("%s (without it: %s)", a.Shown(), was)
 	}
 }

@@ -705,7 +705,7 @@ func (c *checker) judgeRule(cr *CheckResult, r Rule, sr *series, cur float64, hv
 		}
 		rsr = cut
 		c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s %s: window cut at %s, a change %s; older results are not the reference",
-			seriesName(sr.bench, sr.labels), r.Metric, shortSHA(acc.Commit), acc.Text()))
+			seriesName(sr.bench, sr.labels), r.Metric, shortSHA(acc.Commit), acc.Shown()))
 	}
 	c.relative(cr, r, rsr, hv, bv)
 	return true

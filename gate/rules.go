@@ -103,6 +103,9 @@ type Config struct {
 	SiteURL string
 	// Watch is the watch section: how perfgate watch alerts.
 	Watch WatchConfig
+	// Trust is the trust section: which records (acceptances,
+	// invalidations) may change a verdict.
+	Trust TrustConfig
 }
 
 // The choices of the rules file's inconclusive key.
@@ -186,7 +189,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline", "site_url", "watch"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline", "site_url", "watch", "trust"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -233,7 +236,7 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			}
 			line = at
 		}
-		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline and watch)"}
+		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline, site_url, watch and trust)"}
 	}
 	if len(doc.Content) == 0 {
 		return cfg, nil // empty file: defaults
@@ -300,6 +303,8 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			cfg.Testbed = name
 		case "watch":
 			return p.watch(v, &cfg.Watch)
+		case "trust":
+			return p.trust(v, &cfg.Trust)
 		case "require_baseline":
 			switch v.Value {
 			case "true":

@@ -145,7 +145,7 @@ func TestParseRulesErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"unknown top key", "baseline:\n  branch: main\nrule:\n  - metric: failed\n",
-			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline, site_url, watch)`},
+			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline, site_url, watch, trust)`},
 		{"unknown rule key", "rules:\n  - metric: mean_ttft_ms\n    max_regresion: 3%\n",
 			`.perfgate.yml:3: unknown key "max_regresion" in a rule; did you mean "max_regression"?`},
 		{"unknown baseline key", "baseline:\n  windows: 10\n",
@@ -428,5 +428,57 @@ func TestAddRule(t *testing.T) {
 	rep := &Report{Rules: RulesInfo{File: ".perfgate.yml", Count: 4, Flags: 2, Window: 20, MaxDistance: 50}}
 	if got, want := rep.rulesLine(), "4: 2 from .perfgate.yml, 2 from --rule; noise window 20 commits, max distance 50"; got != want {
 		t.Errorf("rules line %q, want %q", got, want)
+	}
+}
+
+func TestParseTrust(t *testing.T) {
+	cfg, err := ParseRules(".perfgate.yml", []byte("trust:\n  accept: [label, branch]\n  invalidate: []\n  invalidate_label: perf-ok\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := cfg.Trust
+	if strings.Join(tr.Accept, ",") != "label,branch" || tr.Invalidate == nil || len(tr.Invalidate) != 0 || tr.InvalidateLabel != "perf-ok" {
+		t.Fatalf("trust = %+v", tr)
+	}
+	for _, tc := range []struct {
+		source string
+		labels []string
+		accept bool
+		inval  bool
+	}{
+		{SourceLabel, nil, true, false},
+		{SourceBranch, nil, true, false},
+		{SourceLocal, nil, false, false},
+	} {
+		if ok, why := tr.AcceptanceApplies(tc.source); ok != tc.accept || (!ok && !strings.Contains(why, "trust.accept is [label, branch]")) {
+			t.Errorf("acceptance from %s: %v %q", tc.source, ok, why)
+		}
+		if ok, _ := tr.InvalidationApplies(tc.source, tc.labels); ok != tc.inval {
+			t.Errorf("invalidation from %s: %v", tc.source, ok)
+		}
+	}
+	lab := TrustConfig{InvalidateLabel: "perf-ok"}
+	for _, tc := range []struct {
+		labels []string
+		want   bool
+	}{{nil, true}, {[]string{}, false}, {[]string{"bug", "perf-ok"}, true}} {
+		if ok, why := lab.InvalidationApplies(SourceBranch, tc.labels); ok != tc.want || (!ok && !strings.Contains(why, `"perf-ok"`)) {
+			t.Errorf("invalidate_label with PR labels %v: %v %q", tc.labels, ok, why)
+		}
+	}
+	if ok, _ := (TrustConfig{}).AcceptanceApplies(SourceLocal); !ok {
+		t.Error("without a trust section every acceptance applies")
+	}
+	for src, want := range map[string]string{
+		"trust:\n  accept: [labels]\n":          `.perfgate.yml:2: trust accept holds "labels"; the sources are label, branch, local`,
+		"trust:\n  invalidate: [label]\n":       `trust invalidate holds "label"; the sources are branch, local`,
+		"trust:\n  accept: label\n":             `trust accept must be a list of record sources, e.g. [label, branch, local]`,
+		"trust:\n  invalidate_label: \"a,b\"\n": `trust invalidate_label is "a,b"`,
+		"trust:\n  acept: [label]\n":            `unknown key "acept" in trust; did you mean "accept"?`,
+	} {
+		_, err := ParseRules(".perfgate.yml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", src, err, want)
+		}
 	}
 }

@@ -150,7 +150,7 @@ func FuzzBranch(f *testing.F) {
 		if err != nil {
 			return
 		}
-		beforeRecs, _, err := s.readRecords(state, &res)
+		beforeRecs, _, _, err := s.readRecords(state, &res)
 		if err != nil {
 			return
 		}
@@ -180,7 +180,7 @@ func FuzzBranch(f *testing.F) {
 		if len(lost) > 0 || !ids[runs[0].ID] {
 			t.Fatalf("the rewritten branch lost runs %v (or the new one)", lost)
 		}
-		_, recIDs, err := s.readRecords(after, &res)
+		_, recIDs, _, err := s.readRecords(after, &res)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,8 +20,9 @@ import (
 
 // readRecords reads every record of the branch. It returns them with the
 // set of their ids.
-func (s *syncer) readRecords(state *branchState, res *Result) ([]store.Record, map[string]bool, error) {
+func (s *syncer) readRecords(state *branchState, res *Result) ([]store.Record, map[string]bool, map[string][]string, error) {
 	ids := map[string]bool{}
+	byFile := map[string][]string{}
 	var recs []store.Record
 	files := append([]branchFile(nil), state.records...)
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
@@ -40,19 +41,20 @@ func (s *syncer) readRecords(state *branchState, res *Result) ([]store.Record, m
 				ids[r.ID] = true
 				recs = append(recs, r)
 			}
+			byFile[f.path] = append(byFile[f.path], r.ID)
 			return nil
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return recs, ids, nil
+	return recs, ids, byFile, nil
 }
 
 // syncRecords imports the branch's records into st (unless NoPull) and
 // returns the store's records the branch lacks (unless NoPush).
 func (s *syncer) syncRecords(st *store.Store, state *branchState, res *Result) ([]store.Record, error) {
-	branch, ids, err := s.readRecords(state, res)
+	branch, ids, byFile, err := s.readRecords(state, res)
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +62,9 @@ func (s *syncer) syncRecords(st *store.Store, state *branchState, res *Result) (
 		n, err := st.PutRecords(branch)
 		if err != nil {
 			return nil, fmt.Errorf("storing the branch's records: %w", err)
+		}
+		if err := s.attributeRecords(st, state, byFile); err != nil {
+			return nil, err
 		}
 		res.RecordsPulled = n
 		if n > 0 {

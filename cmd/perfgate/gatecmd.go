@@ -53,7 +53,12 @@ type history struct {
 	s        *store.Store
 	repo     *gitrepo.Repo     // finds runs measured before a commit was made; nil: none
 	invalid  map[string]string // run id -> why it was invalidated
-	accepted []gate.Acceptance
+	// invalidSource: run id -> where its invalidation comes from
+	// (gate.SourceBranch, gate.SourceLocal)
+	invalidSource map[string]string
+	invalidVia    map[string]string // run id -> how its invalidation arrived
+	showVia       bool              // a check: reasons of invalidations on record say how they arrived
+	accepted      []gate.Acceptance
 }
 
 func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
@@ -182,6 +187,9 @@ func (h history) toSample(r store.Run) gate.Sample {
 	invalid := r.Invalid
 	if why, ok := h.invalid[r.ID]; ok && invalid == "" {
 		invalid = why
+		if via := h.invalidVia[r.ID]; via != "" && h.showVia {
+			invalid += " [" + via + "]"
+		}
 	}
 	return gate.Sample{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed}
 }
@@ -524,6 +532,8 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 	}
 	var rep *gate.Report
 	err = withHistory(c, repo, func(h history) error {
+		untrusted := h.applyTrust(cfg.Trust, prLabels(e))
+		h.showVia = true
 		opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg, Accepted: h.accepted}
 		if la, err := labelAcceptance(c, e, repo, head); err != nil {
 			return err
@@ -542,6 +552,10 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		}
 		var cerr error
 		rep, cerr = gate.Check(c.Context, graph{r: repo}, h, opts)
+		if cerr == nil && len(untrusted) > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d %s on record not applied, as the rules' trust section says: %s",
+				len(untrusted), map[bool]string{true: "record", false: "records"}[len(untrusted) == 1], strings.Join(untrusted, "; ")))
+		}
 		return cerr
 	})
 	if errors.Is(err, gate.ErrNoResults) {

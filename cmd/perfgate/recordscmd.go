@@ -15,6 +15,8 @@ import (
 	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/github"
 	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/histsync"
+	"github.com/perfgate/perfgate/internal/inert"
 	"github.com/perfgate/perfgate/internal/suggest"
 	"github.com/perfgate/perfgate/metric"
 	"github.com/perfgate/perfgate/store"
@@ -43,18 +45,80 @@ func readRecords(s *store.Store) (history, error) {
 	if err != nil {
 		return h, err
 	}
+	vias, err := histsync.RecordVias(s)
+	if err != nil {
+		return h, err
+	}
 	for _, r := range recs {
+		source, via := recordSource(vias, r.ID)
 		switch r.Kind {
 		case store.RecordInvalidate:
 			if h.invalid == nil {
-				h.invalid = map[string]string{}
+				h.invalid, h.invalidSource, h.invalidVia = map[string]string{}, map[string]string{}, map[string]string{}
 			}
 			h.invalid[r.Run] = fmt.Sprintf("invalidated by %s: %s", r.By, r.Reason)
+			h.invalidSource[r.Run], h.invalidVia[r.Run] = source, via
 		case store.RecordAccept:
-			h.accepted = append(h.accepted, gate.Acceptance{Commit: r.Commit, Benchmark: r.Benchmark, Metric: r.Metric, Reason: r.Reason, By: r.By, Time: r.Time})
+			h.accepted = append(h.accepted, gate.Acceptance{Commit: r.Commit, Benchmark: r.Benchmark, Metric: r.Metric, Reason: r.Reason, By: r.By, Time: r.Time, Source: source, Via: via})
 		}
 	}
 	return h, nil
+}
+
+// recordSource says where a record comes from (gate.SourceBranch when a
+// sync pulled it from the history branch, else gate.SourceLocal) and how
+// it arrived, as reports show it.
+func recordSource(vias map[string]histsync.Via, id string) (source, via string) {
+	v, ok := vias[id]
+	if !ok {
+		return gate.SourceLocal, "recorded in this history, not from the history branch"
+	}
+	return gate.SourceBranch, fmt.Sprintf("arrived %s in %s commit %s, author %s",
+		v.Time.UTC().Format("2006-01-02 15:04 UTC"), inert.Line(v.Branch, 100), shortCommit(v.Commit), inert.Line(v.Author, 200))
+}
+
+// shortCommit is a commit id's first 12 digits.
+func shortCommit(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// prLabels are the labels of the pull request a GitHub Actions run is
+// for (nil outside Actions or on events of no pull request).
+func prLabels(e *env) []string {
+	ghEnv, err := github.FromEnv(e.getenv)
+	if err != nil || !ghEnv.Actions {
+		return nil
+	}
+	return ghEnv.PRLabels
+}
+
+// applyTrust leaves out the records the rules' trust section does not
+// trust (gate.TrustConfig): their acceptances and invalidations do not
+// change the verdict. prLabels are the pull request's labels (nil when
+// the check is of no pull request). It returns what it left out, with
+// why, for the report.
+func (h *history) applyTrust(t gate.TrustConfig, prLabels []string) []string {
+	var out []string
+	kept := h.accepted[:0:0]
+	for _, a := range h.accepted {
+		if ok, why := t.AcceptanceApplies(a.Source); !ok {
+			out = append(out, fmt.Sprintf("%s at %s (%s)", a.Shown(), shortCommit(a.Commit), why))
+			continue
+		}
+		kept = append(kept, a)
+	}
+	h.accepted = kept
+	for run, why := range h.invalid {
+		if ok, not := t.InvalidationApplies(h.invalidSource[run], prLabels); !ok {
+			out = append(out, fmt.Sprintf("run %s %s [%s] (%s)", run[:min(8, len(run))], why, h.invalidVia[run], not))
+			delete(h.invalid, run)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // markInvalidated sets the Invalid reason of the runs invalidated on

@@ -7,6 +7,8 @@ package inert
 import (
 	"fmt"
 	"io"
+	"strings"
+	"unicode/utf8"
 )
 
 // Writer passes text to W with every control character but newline and
@@ -77,4 +79,24 @@ func escape(b byte) string {
 		return `\x1b`
 	}
 	return fmt.Sprintf(`\x%02x`, b)
+}
+
+// Line returns s as one line of plain text of at most max bytes: every
+// control character (newline and tab too, C1, U+2028, U+2029) and invalid
+// UTF-8 becomes U+FFFD, and a longer value is cut at a character boundary
+// with "…". For values such as a git author that a report shows inside
+// one line of its own text.
+func Line(s string, max int) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == 0x2028 || c == 0x2029 {
+			c = utf8.RuneError
+		}
+		if b.Len()+utf8.RuneLen(c) > max {
+			b.WriteString("…")
+			break
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

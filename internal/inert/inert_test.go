@@ -56,3 +56,20 @@ func FuzzWriter(f *testing.F) {
 		}
 	})
 }
+
+func TestLine(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"alice <a@example.com>", 100, "alice <a@example.com>"},
+		{"a\nb\x1b[31m\u2028c", 100, "a\uFFFDb\uFFFD[31m\uFFFDc"},
+		{"bad \xff byte", 100, "bad \uFFFD byte"},
+		{"long name here", 4, "long…"},
+	} {
+		if got := Line(tc.in, tc.max); got != tc.want {
+			t.Errorf("Line(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}
