@@ -50,9 +50,9 @@ func (g graph) FirstParents(from string, n int) ([]gate.Commit, error) {
 // Its records apply: an invalidated run reads as invalid (never a
 // baseline nor in a window), and accepted are the recorded acceptances.
 type history struct {
-	s        *store.Store
-	repo     *gitrepo.Repo     // finds runs measured before a commit was made; nil: none
-	invalid  map[string]string // run id -> why it was invalidated
+	s       *store.Store
+	repo    *gitrepo.Repo     // finds runs measured before a commit was made; nil: none
+	invalid map[string]string // run id -> why it was invalidated
 	// invalidSource: run id -> where its invalidation comes from
 	// (gate.SourceBranch, gate.SourceLocal)
 	invalidSource map[string]string
