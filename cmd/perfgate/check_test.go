@@ -54,6 +54,7 @@ type checkJSON struct {
 		Baseline, Current, Change        *float64
 		Samples                          struct{ Baseline, Current int }
 	} `json:"checks"`
+	Warnings []string `json:"warnings"`
 }
 
 func checkOut(t *testing.T, repo string, args ...string) (checkJSON, string, int) {

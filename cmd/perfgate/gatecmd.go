@@ -552,9 +552,9 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		}
 		var cerr error
 		rep, cerr = gate.Check(c.Context, graph{r: repo}, h, opts)
-		if cerr == nil && len(untrusted) > 0 {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d %s on record not applied, as the rules' trust section says: %s",
-				len(untrusted), map[bool]string{true: "record", false: "records"}[len(untrusted) == 1], strings.Join(untrusted, "; ")))
+		if cerr == nil {
+			// What the trust section left out is shown where the verdict is.
+			rep.Warnings = append(rep.Warnings, untrusted...)
 		}
 		return cerr
 	})

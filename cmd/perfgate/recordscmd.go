@@ -98,27 +98,40 @@ func prLabels(e *env) []string {
 // applyTrust leaves out the records the rules' trust section does not
 // trust (gate.TrustConfig): their acceptances and invalidations do not
 // change the verdict. prLabels are the pull request's labels (nil when
-// the check is of no pull request). It returns what it left out, with
-// why, for the report.
+// the check is of no pull request). It returns what it left out, for the
+// report: one line per reason, with the records it left out for it.
 func (h *history) applyTrust(t gate.TrustConfig, prLabels []string) []string {
-	var out []string
+	byWhy := map[string][]string{}
 	kept := h.accepted[:0:0]
 	for _, a := range h.accepted {
 		if ok, why := t.AcceptanceApplies(a.Source); !ok {
-			out = append(out, fmt.Sprintf("%s at %s (%s)", a.Shown(), shortCommit(a.Commit), why))
+			byWhy[why] = append(byWhy[why], fmt.Sprintf("%s at %s", a.Shown(), shortCommit(a.Commit)))
 			continue
 		}
 		kept = append(kept, a)
 	}
 	h.accepted = kept
-	for run, why := range h.invalid {
-		if ok, not := t.InvalidationApplies(h.invalidSource[run], prLabels); !ok {
-			out = append(out, fmt.Sprintf("run %s %s [%s] (%s)", run[:min(8, len(run))], why, h.invalidVia[run], not))
+	for run, what := range h.invalid {
+		if ok, why := t.InvalidationApplies(h.invalidSource[run], prLabels); !ok {
+			byWhy[why] = append(byWhy[why], fmt.Sprintf("run %s %s [%s]", run[:min(8, len(run))], what, h.invalidVia[run]))
 			delete(h.invalid, run)
 		}
 	}
+	var out []string
+	for why, recs := range byWhy {
+		sort.Strings(recs)
+		out = append(out, fmt.Sprintf("%s, so %s not applied: %s", why, plural(len(recs), "record is", "records are"), strings.Join(recs, "; ")))
+	}
 	sort.Strings(out)
 	return out
+}
+
+// plural formats a count with the singular or plural noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // markInvalidated sets the Invalid reason of the runs invalidated on
