@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -55,10 +56,13 @@ type history struct {
 	invalid map[string]string // run id -> why it was invalidated
 	// invalidSource: run id -> where its invalidation comes from
 	// (gate.SourceBranch, gate.SourceLocal)
-	invalidSource map[string]string
-	invalidVia    map[string]string // run id -> how its invalidation arrived
-	showVia       bool              // a check: reasons of invalidations on record say how they arrived
-	accepted      []gate.Acceptance
+	invalidSource  map[string]string
+	invalidVia     map[string]string    // run id -> how its invalidation arrived
+	showVia        bool                 // a check: reasons of invalidations on record say how they arrived
+	invalidRecord  map[string]string    // run id -> the id of the record that invalidated it
+	acceptedRecord []string             // the record id of each of accepted
+	arrived        map[string]time.Time // record id -> when it arrived on the history branch
+	accepted       []gate.Acceptance
 }
 
 func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
@@ -532,6 +536,9 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 	}
 	var rep *gate.Report
 	err = withHistory(c, repo, func(h history) error {
+		if err := h.flagLate(base, shortRef(ref, baseName)); err != nil {
+			return err
+		}
 		untrusted := h.applyTrust(cfg.Trust, prLabels(e))
 		h.showVia = true
 		opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg, Accepted: h.accepted}

@@ -51,15 +51,22 @@ func readRecords(s *store.Store) (history, error) {
 	}
 	for _, r := range recs {
 		source, via := recordSource(vias, r.ID)
+		if v, ok := vias[r.ID]; ok {
+			if h.arrived == nil {
+				h.arrived = map[string]time.Time{}
+			}
+			h.arrived[r.ID] = v.Time
+		}
 		switch r.Kind {
 		case store.RecordInvalidate:
 			if h.invalid == nil {
-				h.invalid, h.invalidSource, h.invalidVia = map[string]string{}, map[string]string{}, map[string]string{}
+				h.invalid, h.invalidSource, h.invalidVia, h.invalidRecord = map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}
 			}
 			h.invalid[r.Run] = fmt.Sprintf("invalidated by %s: %s", r.By, r.Reason)
-			h.invalidSource[r.Run], h.invalidVia[r.Run] = source, via
+			h.invalidSource[r.Run], h.invalidVia[r.Run], h.invalidRecord[r.Run] = source, via, r.ID
 		case store.RecordAccept:
 			h.accepted = append(h.accepted, gate.Acceptance{Commit: r.Commit, Benchmark: r.Benchmark, Metric: r.Metric, Reason: r.Reason, By: r.By, Time: r.Time, Source: source, Via: via})
+			h.acceptedRecord = append(h.acceptedRecord, r.ID)
 		}
 	}
 	return h, nil
@@ -83,6 +90,41 @@ func shortCommit(sha string) string {
 		return sha[:12]
 	}
 	return sha
+}
+
+// flagLate adds to how each record arrived that it arrived on the history
+// branch after the base branch's tip (base, named name) was measured: a
+// record written while a pull request waits, which the report's reader
+// should look at first. Nothing is flagged when base has no run.
+func (h *history) flagLate(base, name string) error {
+	if h.s == nil || len(h.arrived) == 0 {
+		return nil
+	}
+	runs, err := h.s.ByCommit(base)
+	if err != nil || len(runs) == 0 {
+		return err
+	}
+	measured := runs[0].Time
+	for _, r := range runs[1:] {
+		if r.Time.Before(measured) {
+			measured = r.Time
+		}
+	}
+	late := func(id string) string {
+		if at, ok := h.arrived[id]; ok && at.After(measured) {
+			return fmt.Sprintf("; after %s's tip %s was measured (%s)", inert.Line(name, 100), shortCommit(base), measured.UTC().Format("2006-01-02 15:04 UTC"))
+		}
+		return ""
+	}
+	for i := range h.accepted {
+		if i < len(h.acceptedRecord) {
+			h.accepted[i].Via += late(h.acceptedRecord[i])
+		}
+	}
+	for run, id := range h.invalidRecord {
+		h.invalidVia[run] += late(id)
+	}
+	return nil
 }
 
 // prLabels are the labels of the pull request a GitHub Actions run is

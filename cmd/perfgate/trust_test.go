@@ -198,7 +198,7 @@ func TestHistoryBranchAttacks(t *testing.T) {
 		}
 		// The name is the writer's claim; the comment shows the branch
 		// commit and its author beside it.
-		p.wantComment(t, "accepted by maintainer-alice: intended, approved in review", "in perfgate-history commit", "author mallory")
+		p.wantComment(t, "accepted by maintainer-alice: intended, approved in review", "in perfgate-history commit", "author mallory", "after main's tip")
 		// Acceptances only by pull request label: the record does not apply.
 		p = w.check(t, "trust:\n  accept: [label]\n")
 		if p.code != 1 || p.report.verdictOf("mean_ttft_ms") != "fail" {
