@@ -109,6 +109,21 @@
 // ReadTrend lists the acceptances of its benchmark and metric on the
 // commits it shows.
 //
+// # Records and trust
+//
+// Acceptances and invalidations are records on the history branch, which
+// more hands than CI's may write. An Acceptance carries its Source
+// (SourceLabel, SourceBranch, SourceLocal) and Via (how it arrived: the
+// branch commit, its author and time, and whether it came after the base
+// branch's tip was measured), and the report shows Via wherever the
+// acceptance changes a verdict (Acceptance.Shown); runs invalidated on
+// record and left out of a verdict are a warning, with theirs. The rules
+// file's trust section (TrustConfig) says which sources apply; callers
+// leave the others out (AcceptanceApplies, InvalidationApplies) and list
+// them in the report. Runs at the baseline commit that disagree with each
+// other by more than a factor of two are a warning too (noteDisagreement):
+// the trace a forged or misplaced run leaves.
+//
 // # Statistics
 //
 // The goals (DESIGN.md): an unchanged head rarely fails, on real CI noise
