@@ -61,11 +61,11 @@ func (r *Reader) parseYAML(data []byte) error {
 			return nil
 		}
 		if err != nil {
-			return r.errorf(yamlErrLine(err), "invalid YAML: %v; check the file, or pass --format", err)
+			return &Error{File: r.file, Line: yamlErrLine(err), Err: errNotYAML, Msg: fmt.Sprintf("invalid YAML: %v; check the file, or pass --format", err)}
 		}
 		var v any
 		if err := node.Decode(&v); err != nil {
-			return r.errorf(node.Line, "invalid YAML: %v", err)
+			return &Error{File: r.file, Line: node.Line, Err: errNotYAML, Msg: fmt.Sprintf("invalid YAML: %v", err)}
 		}
 		before := len(r.queue)
 		if err := r.dispatchDoc(normalizeYAML(v), node.Line); err != nil {
