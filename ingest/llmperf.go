@@ -44,9 +44,11 @@ import (
 
 func init() {
 	RegisterDoc(DocFormat{
-		Name:    "llmperf",
-		Desc:    "LLMPerf token_benchmark_ray.py *_summary.json",
-		Match:   func(obj map[string]any) bool { return isLLMPerfSummary(obj) || isLLMPerfRecord(obj) || isLLMPerfSweep(obj) },
+		Name: "llmperf",
+		Desc: "LLMPerf token_benchmark_ray.py *_summary.json",
+		Match: func(obj map[string]any) bool {
+			return isLLMPerfSummary(obj) || isLLMPerfRecord(obj) || isLLMPerfSweep(obj)
+		},
 		Convert: convertLLMPerfDoc,
 	})
 }
