@@ -113,3 +113,65 @@ func TestLLMPerfSweepKeyMismatch(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestHeadings: what counts as a section heading, and how it is made
+// inert (issue 26, item 15).
+func TestHeadings(t *testing.T) {
+	for _, tc := range []struct {
+		lines []string
+		want  string // heading in force after the lines
+	}{
+		{[]string{"## Baseline"}, "Baseline"},
+		{[]string{"### Merge rope q/k ###"}, "Merge rope q/k"},
+		{[]string{"   # indented three"}, "indented three"},
+		{[]string{"    # indented four: code"}, ""},
+		{[]string{"#hashtag"}, ""},
+		{[]string{"####### seven"}, ""},
+		{[]string{"## A", "```", "# comment in a fence", "```"}, "A"},
+		{[]string{"## A", "~~~", "## not a heading", "```", "~~~", "## B"}, "B"},
+		{[]string{"## A", "# ==================================================", "# Mean TTFT (ms):   12.5"}, "A"},
+		{[]string{"## A", "# Successful requests: N/A"}, "A"},
+		{[]string{"## tab\tand  spaces\x1b[31m red\x07"}, "tab and spaces[31m red"},
+		{[]string{"# " + strings.Repeat("é", 100)}, strings.Repeat("é", MaxHeadingBytes/2)},
+		{[]string{"## 测试2：4卡，\"npuMemSize\": 35"}, "测试2：4卡，\"npuMemSize\": 35"},
+	} {
+		var h headingTracker
+		for i, l := range tc.lines {
+			h.line(i+1, l)
+		}
+		if got := h.at(len(tc.lines) + 1); got != tc.want {
+			t.Errorf("%q: heading %q, want %q", tc.lines, got, tc.want)
+		}
+	}
+}
+
+// TestSectionLabelOption: Options.SectionLabel labels each result with its
+// heading; a label the block states itself wins, with a warning.
+func TestSectionLabelOption(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "docs", "sgl-cookbook_qwen-image_front_matter.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		key  string
+		want []string
+		warn string
+	}{
+		{"section", []string{"5.1.1 Generate an image", "5.1.2 Generate images with high concurrency"}, ""},
+		{"task", []string{"text-to-image", "text-to-image"}, "the block states label task=\"text-to-image\" itself"},
+	} {
+		r := NewReader(strings.NewReader(string(data)), "doc.md", Options{SectionLabel: tc.key})
+		var got []string
+		var warns []string
+		for r.Scan() {
+			got = append(got, r.Result().Labels[tc.key])
+			warns = append(warns, r.Result().Warnings...)
+		}
+		if r.Err() != nil || strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("--section-label %s: %q, %v", tc.key, got, r.Err())
+		}
+		if tc.warn == "" && len(warns) > 0 || tc.warn != "" && (len(warns) == 0 || !strings.Contains(warns[0], tc.warn)) {
+			t.Errorf("--section-label %s: warnings %q", tc.key, warns)
+		}
+	}
+}
