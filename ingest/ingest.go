@@ -62,7 +62,9 @@
 //     each object goes to the first document format that claims it.
 //   - yaml: the same document formats, decoded from YAML.
 //   - csv: per-task CSV exports, chosen by their header.
-//   - gobench: Go testing benchmark output, read with x/perf/benchfmt.
+//   - gobench: Go testing benchmark output, read with x/perf/benchfmt, also
+//     indented as a literal block (reStructuredText, markdown) or with a
+//     benchmark's own output between its name and its numbers.
 //
 // # Documents
 //

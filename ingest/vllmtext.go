@@ -754,10 +754,12 @@ var vsFixed = map[string]vsTarget{
 	"request rate configured (rps)":        {label: "request_rate"},
 	"burstiness factor":                    {label: "burstiness"},
 	// SGLang's diffusion/multimodal bench_serving (sglang.multimodal_gen).
+	// "Task:" and "Successful requests: N/M" mark it; the other lines
+	// are labels wherever they appear.
 	"task":         {label: "task", sglang: true, diffusion: true},
-	"model":        {label: "model", sglang: true, diffusion: true},
-	"dataset":      {label: "dataset", sglang: true, diffusion: true},
-	"request rate": {label: "request_rate", sglang: true, diffusion: true},
+	"model":        {label: "model"},
+	"dataset":      {label: "dataset"},
+	"request rate": {label: "request_rate"},
 }
 
 // vsKinds maps the kind words of "<Stat> <Kind> (unit)" lines to names.
