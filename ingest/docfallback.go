@@ -18,7 +18,8 @@ import (
 //     ("guide: |") — is read again, line by line, as console output;
 //   - a JSON document whose objects match no format is searched for
 //     string values that hold several lines, and each is read as console
-//     output (a block never spans two strings).
+//     output (a block never spans two strings); documents larger than
+//     maxStringsDoc are not searched.
 //
 // When the text readers find nothing either, the structured readers'
 // error is the one reported.
@@ -92,6 +93,9 @@ func (r *Reader) fallBack(data []byte) bool {
 // (JSON is YAML), which keeps the line of every value; lines within one
 // JSON string all have its line.
 func (r *Reader) readStrings(data []byte) error {
+	if len(data) > maxStringsDoc {
+		return nil // per-request records and the like, not a document
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(LooseJSON(data)))
 	for {
 		var node yaml.Node
@@ -106,6 +110,12 @@ func (r *Reader) readStrings(data []byte) error {
 
 // maxStringDepth bounds the nesting readStrings walks.
 const maxStringDepth = 64
+
+// maxStringsDoc bounds the JSON documents whose strings are searched:
+// decoding again with line numbers takes several times the size in
+// memory, and a recipe or a page is kilobytes, while what matches no
+// format at hundreds of megabytes is per-request records.
+const maxStringsDoc = 16 << 20
 
 func (r *Reader) walkStrings(n *yaml.Node, depth int) error {
 	if depth > maxStringDepth {
