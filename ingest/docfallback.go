@@ -16,6 +16,8 @@ import (
 //     ("---" / "sidebar_position: 3" / "---", every Docusaurus, Hugo or
 //     Jekyll page), a recipe whose console output sits in a block scalar
 //     ("guide: |") — is read again, line by line, as console output;
+//     when that finds nothing, its string values are searched as a JSON
+//     document's are (quoted strings with "\n" escapes);
 //   - a JSON document whose objects match no format is searched for
 //     string values that hold several lines, and each is read as console
 //     output (a block never spans two strings); documents larger than
@@ -67,6 +69,7 @@ func (r *Reader) fallBack(data []byte) bool {
 	r.queue = r.queue[:0]
 	switch r.family {
 	case "yaml":
+		r.docData = data
 		r.family = "text"
 		r.done = false
 		r.br = bufio.NewReaderSize(bytes.NewReader(data), 1<<16)
@@ -86,6 +89,22 @@ func (r *Reader) fallBack(data []byte) bool {
 	}
 	r.err = r.docErr
 	return false
+}
+
+// textFallbackEnd is called when the text readers found nothing in a
+// YAML document the structured readers rejected: its quoted string
+// values ("guide": "...\n...") are searched as a JSON document's are. It
+// returns the error to report.
+func (r *Reader) textFallbackEnd() error {
+	data := r.docData
+	r.docData = nil
+	if err := r.readStrings(data); err != nil {
+		return err
+	}
+	if len(r.queue) == 0 {
+		return r.docErr
+	}
+	return nil
 }
 
 // readStrings reads every string value of a JSON document that holds

@@ -31,6 +31,10 @@ func TestDocuments(t *testing.T) {
 			labels:  map[string]string{"max_concurrency": "32"}},
 		{file: "docs/vllm-recipes_ministral-3_guide.json", count: 1, resFormat: "vllm",
 			metrics: map[string]float64{"completed": 100, "mean_ttft_ms": 1228.72, "p99_itl_ms": 13.66}},
+		// The guide as a quoted YAML string ("\n" escapes): found by the
+		// string search after the line-by-line reading found nothing.
+		{file: "docs/vllm-recipes_ministral-3_guide_quoted.yaml", count: 1, resFormat: "vllm",
+			metrics: map[string]float64{"completed": 100, "mean_ttft_ms": 1228.72, "p99_itl_ms": 13.66}},
 		// A document of neither kind still fails as before.
 		{file: "docs/front_matter_no_results.md", unrecognized: true, errText: "keys [sidebar_position, title]"},
 		// Item 4: the overview alone, with the newer labels and the older,

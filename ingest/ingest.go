@@ -398,7 +398,8 @@ type Reader struct {
 	// docErr is the structured readers' rejection of a document the text
 	// readers then read (docfallback.go); it is the error when they find
 	// nothing either.
-	docErr error
+	docErr  error
+	docData []byte // the YAML document the text readers read instead
 	// heads are the markdown headings read so far, ids the identities of
 	// the results returned so far (sections.go).
 	heads headingTracker
@@ -669,7 +670,7 @@ func (r *Reader) stepText() {
 			if r.count == 0 && len(r.queue) == 0 {
 				r.err = r.unrecognized()
 				if r.docErr != nil {
-					r.err = r.docErr
+					r.err = r.textFallbackEnd()
 				}
 			}
 			return
