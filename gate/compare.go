@@ -38,8 +38,12 @@ type Comparison struct {
 	A string `json:"a"`
 	// ARequested is the commit asked for as A when it has no results and
 	// A is its nearest measured first-parent ancestor.
-	ARequested string       `json:"a_requested,omitempty"`
-	B          string       `json:"b"`
+	ARequested string `json:"a_requested,omitempty"`
+	B          string `json:"b"`
+	// ALabel and BLabel, when set, are the labels ("section=Baseline")
+	// that picked each side within one commit (CompareLabels).
+	ALabel     string       `json:"a_label,omitempty"`
+	BLabel     string       `json:"b_label,omitempty"`
 	Rows       []CompareRow `json:"rows"`
 	Mismatches []Mismatch   `json:"mismatches,omitempty"`
 	Notes      []string     `json:"notes,omitempty"`
@@ -322,11 +326,11 @@ func sortMetrics(names []string) {
 // changes for the better green and for the worse red.
 func (c *Comparison) WriteText(w io.Writer, color bool) error {
 	var b strings.Builder
-	a := shortSHA(c.A)
+	a := c.sideName(c.A, c.ALabel)
 	if c.ARequested != "" {
 		a += fmt.Sprintf(" (nearest measured first-parent ancestor of %s, which has no stored results)", shortSHA(c.ARequested))
 	}
-	fmt.Fprintf(&b, "A  %s\nB  %s\n\n", a, shortSHA(c.B))
+	fmt.Fprintf(&b, "A  %s\nB  %s\n\n", a, c.sideName(c.B, c.BLabel))
 	if len(c.Rows) > 0 {
 		t := &table{header: []string{"BENCHMARK", "METRIC", "A", "B", "N", "P", "CHANGE"}, right: []bool{false, false, true, true, true, true, true}}
 		names := compareNames(c.Rows)
@@ -373,7 +377,7 @@ func compareNames(rows []CompareRow) []string {
 // WriteMarkdown renders the comparison as a markdown table.
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### perfgate compare `%s` → `%s`\n\n", shortSHA(c.A), shortSHA(c.B))
+	fmt.Fprintf(&b, "### perfgate compare %s → %s\n\n", mdtext.Code(c.sideName(c.A, c.ALabel)), mdtext.Code(c.sideName(c.B, c.BLabel)))
 	if len(c.Rows) > 0 {
 		b.WriteString("| Benchmark | Metric | A | B | Change | Runs (A/B) | p |\n|---|---|--:|--:|--:|--:|--:|\n")
 		names := compareNames(c.Rows)

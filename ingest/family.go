@@ -61,11 +61,11 @@ func (r *Reader) parseYAML(data []byte) error {
 			return nil
 		}
 		if err != nil {
-			return r.errorf(yamlErrLine(err), "invalid YAML: %v; check the file, or pass --format", err)
+			return &Error{File: r.file, Line: yamlErrLine(err), Err: errNotYAML, Msg: fmt.Sprintf("invalid YAML: %v; check the file, or pass --format", err)}
 		}
 		var v any
 		if err := node.Decode(&v); err != nil {
-			return r.errorf(node.Line, "invalid YAML: %v", err)
+			return &Error{File: r.file, Line: node.Line, Err: errNotYAML, Msg: fmt.Sprintf("invalid YAML: %v", err)}
 		}
 		before := len(r.queue)
 		if err := r.dispatchDoc(normalizeYAML(v), node.Line); err != nil {
@@ -282,11 +282,69 @@ func (r *Reader) parseCSV(data []byte) error {
 	return r.unrecognized()
 }
 
-var goBenchLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Benchmark\S*\s+\d+\s+[-\d.e+]+ \S+`) })
+var (
+	goBenchLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*Benchmark\S*\s+\d+\s+[-\d.e+]+ \S+`) })
+	goBenchNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*Benchmark\S*[ \t]`) })
+	goBenchTailRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]+\d+[ \t]+[-\d.e+]+ ns/op`) })
+	goBenchGoosRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*goos: `) })
+	goBenchPkgRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*pkg: `) })
+)
 
+// looksGoBench accepts go test -bench output, also indented (a
+// reStructuredText literal block) or with a benchmark's own output
+// between its name and its numbers.
 func looksGoBench(head []byte) bool {
-	return goBenchLineRE().Match(head) || (bytes.HasPrefix(head, []byte("goos: ")) || bytes.Contains(head, []byte("\ngoos: "))) && bytes.Contains(head, []byte("\npkg: "))
+	return goBenchLineRE().Match(head) ||
+		goBenchGoosRE().Match(head) && goBenchPkgRE().Match(head) ||
+		goBenchNameRE().Match(head) && goBenchTailRE().Match(head)
 }
+
+// goBenchJoin rewrites Go benchmark output, keeping its line count, into
+// what benchfmt reads: indented lines (a reStructuredText or markdown
+// literal block) lose their indentation, and a result whose numbers
+// follow the benchmark's own output ("BenchmarkX " ... output ... "681
+// 32507910 ns/op": go test prints the name, runs the benchmark, then the
+// numbers) is put back on one line, at the line of its numbers; the
+// output lines are left for benchfmt to skip.
+func goBenchJoin(data []byte) []byte {
+	lines := strings.Split(string(data), "\n")
+	pending, name := -1, ""
+	changed := false
+	for i, l := range lines {
+		s := strings.TrimLeft(l, " \t")
+		switch {
+		case strings.HasPrefix(s, "Benchmark"):
+			n, rest, _ := strings.Cut(s, "\t")
+			if sp := strings.IndexAny(n, " "); sp >= 0 {
+				n, rest = n[:sp], n[sp:]+"\t"+rest
+			}
+			if r := strings.TrimLeft(rest, " \t"); r == "" || r[0] < '0' || r[0] > '9' {
+				if !strings.Contains(r, "--- FAIL") {
+					pending, name = i, n
+				}
+			} else {
+				pending = -1
+			}
+		case pending >= 0 && goBenchTailRE().MatchString("\t"+s):
+			s = name + "\t" + s
+			lines[pending] = ""
+			pending = -1
+		case len(s) < len(l) && goBenchConfigRE().MatchString(s):
+		default:
+			continue
+		}
+		if s != l {
+			lines[i] = s
+			changed = true
+		}
+	}
+	if !changed {
+		return data
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
+
+var goBenchConfigRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][^\s:]*: `) })
 
 func looksCSV(head []byte) bool {
 	line := head
@@ -357,13 +415,18 @@ func looksYAML(head []byte) bool {
 // directions package metric infers from the suffix; "iterations" is the
 // iteration count. Two units of a line that become one name (a-b/op and
 // a_b/op) are an error naming both. Configuration lines (goos, goarch,
-// pkg, cpu, ...) become labels. As benchstat does, a line that does not parse (a
-// malformed Unit line, a result line cut short or split by the benchmark's
-// own output, a benchmark that failed: "BenchmarkX-8 --- FAIL: ...") is
+// pkg, cpu, ...) become labels. Output indented as a literal block (a tab or
+// spaces, reStructuredText and markdown) is read as if it were not, and a
+// result whose numbers follow the benchmark's own output ("BenchmarkX "
+// ... output ... "681  32507910 ns/op") is joined back, at the line of its
+// numbers. As benchstat does, a line that does not parse (a
+// malformed Unit line, a result line cut short, a benchmark that
+// failed: "BenchmarkX-8 --- FAIL: ...") is
 // left out with a warning naming its line, on the next result (the last
 // one for lines after it); only input in which no result could be read is
 // an error, at its first bad line.
 func (r *Reader) parseGoBench(data []byte) error {
+	data = goBenchJoin(data)
 	br := benchfmt.NewReader(bytes.NewReader(data), r.file)
 	var bad []goBadLine
 	first := len(r.queue)

@@ -67,8 +67,25 @@ func TestGoBench(t *testing.T) {
 			{name: "BenchmarkRatio", line: 3, metrics: map[string]float64{"b_per_op": 12}, absent: []string{"ns_per_op"}, warning: "ns_per_op is NaN"},
 			{name: "BenchmarkRate", line: 4, metrics: map[string]float64{"ns_per_op": 500}, absent: []string{"mb_per_s"}, warning: "mb_per_s is +Inf"},
 		}},
-		// A benchmark that writes to stdout splits its result line.
-		{file: "stdout_interleaved.txt", errLine: 4, errText: "invalid Go benchmark line: parsing iteration count"},
+		// A benchmark that writes to stdout splits its result line: its
+		// numbers are joined back to its name (issue 26, item 6), at the
+		// line of the numbers.
+		{file: "stdout_interleaved.txt", want: []gridWant{
+			{name: "BenchmarkChatty", line: 5, metrics: map[string]float64{"ns_per_op": 123456, "iterations": 1000},
+				labels: map[string]string{"procs": "8", "pkg": "example.com/chatty"}},
+		}},
+		{file: "pgo_blog_stdout_between.txt", want: []gridWant{
+			{name: "BenchmarkFindFactors", line: 18, metrics: map[string]float64{"ns_per_op": 32507910, "iterations": 681},
+				labels: map[string]string{"pkg": "fermants-factorization", "goos": "linux", "procs": ""}},
+		}},
+		// Issue 26, item 6: indented by a tab, in a reStructuredText
+		// literal block.
+		{file: "rst_literal_block.rst", want: []gridWant{
+			{name: "BenchmarkConsoleTables/auto", line: 10, labels: ingestPkg, metrics: map[string]float64{
+				"iterations": 3, "ns_per_op": 57876563, "mb_per_s": 145.66, "b_per_op": 9123456, "allocs_per_op": 120345}},
+			{name: "BenchmarkConsoleTables/mindie", line: 11, labels: ingestPkg, metrics: map[string]float64{"ns_per_op": 31664568}},
+			{name: "BenchmarkParseQuantity", line: 12, labels: ingestPkg, metrics: map[string]float64{"ns_per_op": 612.3}},
+		}},
 		// Issue 12, item 7: bad lines are warnings on the next (or last)
 		// result, as benchstat reports them; only input without any
 		// result is an error (stdout_interleaved above).

@@ -22,9 +22,13 @@
 // prints before that marker; otherwise it was cut off, which is a
 // positioned error. What "everything" is, by format:
 //   - vllm, sglang: Successful requests, a throughput, the last of the
-//     default latency sections, with as many statistics as the first.
+//     default latency sections, with as many statistics as the first
+//     (SGLang's diffusion block: Successful requests, the request
+//     throughput, Latency Mean and Latency P99).
 //   - trtllm-bench: the request throughput, an output or total throughput,
-//     a latency, and every latency breakdown with all its statistics.
+//     a latency, and every latency breakdown with all its statistics. An
+//     overview without any breakdown, as blog posts and docs paste it, is
+//     kept with a warning saying so, whichever label set it prints.
 //   - guidellm console: a row for each of the report's benchmarks, counted
 //     in the table before (v0.4+: the first table that closed; v0.2/v0.3:
 //     the Benchmarks Info table).
@@ -41,6 +45,12 @@
 //     as many percentiles for each latency (else an error at the last
 //     line); a report cut between two benchmarks cannot be told from a
 //     shorter one.
+//   - A block that ends without its end marker because the input ends,
+//     and whose last line is the input's last and has no line break, was
+//     cut inside that line (a value may have lost its last digits: "P99
+//     ITL (ms): 38" where the tool printed 383.97), whatever it holds:
+//     an error at that line (vllm, sglang, trtllm-bench; the console
+//     tables are errors without their border already).
 //   - gobench: every result line is a block of its own; a line cut short
 //     is a bad line, which, as benchstat does, is left out with a warning
 //     (only output without any result is an error).
@@ -52,7 +62,41 @@
 //     each object goes to the first document format that claims it.
 //   - yaml: the same document formats, decoded from YAML.
 //   - csv: per-task CSV exports, chosen by their header.
-//   - gobench: Go testing benchmark output, read with x/perf/benchfmt.
+//   - gobench: Go testing benchmark output, read with x/perf/benchfmt, also
+//     indented as a literal block (reStructuredText, markdown) or with a
+//     benchmark's own output between its name and its numbers.
+//
+// # Documents
+//
+// Results are kept in documents as often as in logs. A YAML document the
+// structured readers reject — it is not YAML after all, or its objects
+// match no format — is read again by the text readers: markdown with
+// front matter ("---" / "sidebar_position: 3" / "---", as Docusaurus,
+// Hugo and Jekyll pages start), a recipe whose guide, with the console
+// output, is a block scalar ("guide: |"). A JSON document whose objects
+// match no format has its string values of several lines read as
+// console output (a block never spans two strings; its lines have the
+// line of the string). When the text readers find nothing either, the
+// structured readers' error stands.
+//
+// # Sections
+//
+// The text reader notes the markdown headings of its input ("#" to
+// "######", outside fenced code blocks; not rules, banners or
+// "Label: 12" lines commented out with "# "). A result under a heading
+// that has the benchmark name and labels of an earlier result of the
+// input, under another heading, gets a warning: stored at one commit,
+// the two become repetitions of one series (an optimisation log keeps
+// one section per change). With Options.SectionLabel (perfgate's
+// --section-label NAME) each result of console output gets its nearest
+// heading above as label NAME instead, made inert (control characters
+// dropped, blanks folded, at most MaxHeadingBytes).
+//
+// # Labels
+//
+// A label value that is an unexpanded shell variable ("$input_len",
+// "${ISL}": a command line copied from a script above its output) names
+// no setting and is left out with a warning.
 //
 // Absent values (N/A, /, -, None, not set, null) are left out of Metrics,
 // never stored as zero. Non-finite values are dropped with a warning. A
@@ -127,11 +171,36 @@ func (m metricSources) claim(name, src string) string {
 // SetLabel stores a label, normalizing numbers ("10.00" -> "10",
 // "Infinity" -> "inf") so labels from different tools compare. Absent
 // values are skipped.
+//
+// A value that is an unexpanded shell variable ("$input_len",
+// "${ISL}"), as a command line copied from a script states it, names no
+// setting: it is left out with a warning.
 func (r *Result) SetLabel(key, value string) {
+	if v := strings.Trim(strings.TrimSpace(value), `'"`); isShellVar(v) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("label %s is the unexpanded shell variable %s (a command line copied from a script); left out: pass its value with --label %s=VALUE", key, Quote(v), key))
+		return
+	}
 	if r.Labels == nil {
 		r.Labels = map[string]string{}
 	}
 	setLabel(r.Labels, key, value)
+}
+
+// isShellVar reports "$name", "$1" and "${...}".
+func isShellVar(s string) bool {
+	if len(s) < 2 || s[0] != '$' {
+		return false
+	}
+	if s[1] == '{' {
+		return len(s) > 3 && s[len(s)-1] == '}' && !strings.ContainsAny(s[2:len(s)-1], "{}")
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // Error is a positioned parse error.
@@ -171,6 +240,25 @@ type Emit func(Result)
 type LineParser interface {
 	Line(n int, line string, emit Emit) error
 	End(n int, emit Emit) error
+}
+
+// unterminatedNoter is implemented by the LineParsers whose blocks can
+// end without their end marker: lastUnterminated is called, before the
+// last Line, when the last line of the input (line n) has no line break,
+// which is where a copy or a download that was cut ends. A block without
+// its end marker that holds that line is cut off (see Truncation).
+type unterminatedNoter interface {
+	lastUnterminated(n int)
+}
+
+// noteUnterminated tells the parsers that the line being read is the last
+// and has no line break.
+func (r *Reader) noteUnterminated() {
+	for _, p := range r.parsers {
+		if u, ok := p.(unterminatedNoter); ok {
+			u.lastUnterminated(r.lineNo)
+		}
+	}
 }
 
 // TextFormat is a console-output format.
@@ -254,6 +342,10 @@ type Options struct {
 	// error, read no further than the limit. Zero means
 	// DefaultMaxDocBytes. Text output streams and is not bounded.
 	MaxDocBytes int64
+	// SectionLabel, when set, stores the nearest markdown heading above
+	// each result of console output as the label of that name (see
+	// "Sections").
+	SectionLabel string
 }
 
 // DefaultMaxDocBytes is the default bound on a structured document. Decoded
@@ -303,6 +395,15 @@ type Reader struct {
 	// text family state
 	parsers []LineParser
 	lineNo  int
+	// docErr is the structured readers' rejection of a document the text
+	// readers then read (docfallback.go); it is the error when they find
+	// nothing either.
+	docErr  error
+	docData []byte // the YAML document the text readers read instead
+	// heads are the markdown headings read so far, ids the identities of
+	// the results returned so far (sections.go).
+	heads headingTracker
+	ids   map[string]sectionSeen
 }
 
 // NewReader returns a Reader over r; file names the input in errors and
@@ -343,6 +444,7 @@ func (r *Reader) Scan() bool {
 		r.cur.Labels = map[string]string{}
 	}
 	dropLatenciesOfNothing(&r.cur)
+	r.applySection(&r.cur)
 	r.count++
 	return true
 }
@@ -401,21 +503,9 @@ func (r *Reader) detect() error {
 		r.family = sniff(head)
 		switch r.family {
 		case "text":
-			covered := map[string]bool{}
-			for _, f := range textFormats {
-				for _, c := range f.Covers {
-					covered[c] = true
-				}
-			}
+			r.parsers = autoTextParsers(r.file)
 			for _, f := range textFormats {
 				r.tried = append(r.tried, f.Name)
-				switch {
-				case covered[f.Name]:
-				case f.Auto != nil:
-					r.parsers = append(r.parsers, f.Auto(r.file))
-				default:
-					r.parsers = append(r.parsers, f.New(r.file))
-				}
 			}
 		case "json", "yaml":
 			for _, f := range docFormats {
@@ -529,6 +619,9 @@ func (r *Reader) step() {
 		case GoBenchFormat:
 			r.err = r.parseGoBench(data)
 		}
+		if r.err != nil && r.fallBack(data) {
+			return
+		}
 		if r.err == nil && len(r.queue) == 0 {
 			r.err = r.unrecognized()
 		}
@@ -546,7 +639,11 @@ func (r *Reader) stepText() {
 		line, err := r.readLine()
 		if len(line) > 0 {
 			r.lineNo++
+			if err == io.EOF && line[len(line)-1] != '\n' {
+				r.noteUnterminated()
+			}
 			line = cleanLine(line)
+			r.heads.line(r.lineNo, line)
 			for _, p := range r.parsers {
 				if perr := p.Line(r.lineNo, line, r.emit); perr != nil {
 					r.err = perr
@@ -572,6 +669,9 @@ func (r *Reader) stepText() {
 			sort.SliceStable(tail, func(i, j int) bool { return tail[i].Line < tail[j].Line })
 			if r.count == 0 && len(r.queue) == 0 {
 				r.err = r.unrecognized()
+				if r.docErr != nil {
+					r.err = r.textFallbackEnd()
+				}
 			}
 			return
 		}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 
@@ -34,13 +35,21 @@ import (
 //
 // The per-request "<...>_individual_responses.json" is not a result: it is
 // refused with a pointer to the summary file.
+//
+// Results repositories collect the summaries of a concurrency sweep in one
+// object keyed by the concurrency ({"1": {...}, "16": {...}}): each key is
+// one result, in the order of the concurrencies, with the key as label
+// max_concurrency. A summary whose own num_concurrent_requests differs
+// from its key is an error naming both.
 
 func init() {
 	RegisterDoc(DocFormat{
-		Name:    "llmperf",
-		Desc:    "LLMPerf token_benchmark_ray.py *_summary.json",
-		Match:   func(obj map[string]any) bool { return isLLMPerfSummary(obj) || isLLMPerfRecord(obj) },
-		Convert: convertLLMPerf,
+		Name: "llmperf",
+		Desc: "LLMPerf token_benchmark_ray.py *_summary.json",
+		Match: func(obj map[string]any) bool {
+			return isLLMPerfSummary(obj) || isLLMPerfRecord(obj) || isLLMPerfSweep(obj)
+		},
+		Convert: convertLLMPerfDoc,
 	})
 }
 
@@ -78,6 +87,49 @@ var llmperfLatencies = map[string]string{"ttft_s": "ttft", "inter_token_latency_
 var llmperfStatRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(.+)_(quantiles_p\d+(?:\.\d+)?|mean|min|max|stddev|std|median)$`)
 })
+
+// isLLMPerfSweep recognises summaries keyed by their concurrency.
+func isLLMPerfSweep(obj map[string]any) bool {
+	if len(obj) == 0 {
+		return false
+	}
+	for k, v := range obj {
+		sub, ok := v.(map[string]any)
+		if !allDigits(k) || !ok || !isLLMPerfSummary(sub) {
+			return false
+		}
+	}
+	return true
+}
+
+func convertLLMPerfDoc(obj map[string]any) ([]Result, error) {
+	if !isLLMPerfSweep(obj) {
+		return convertLLMPerf(obj)
+	}
+	keys := docSortedKeys(obj)
+	sort.SliceStable(keys, func(i, j int) bool { return len(keys[i]) < len(keys[j]) }) // numeric order
+	var out []Result
+	for _, k := range keys {
+		sub := obj[k].(map[string]any)
+		res, err := convertLLMPerf(sub)
+		if err != nil {
+			return nil, fmt.Errorf("concurrency %s: %w", Quote(k), err)
+		}
+		for i := range res {
+			if own, ok := res[i].Labels["max_concurrency"]; ok && own != formatNum(mustNum(k)) {
+				return nil, fmt.Errorf("the summary under key %s says num_concurrent_requests %s; fix the key or the summary", Quote(k), Quote(own))
+			}
+			res[i].SetLabel("max_concurrency", k)
+		}
+		out = append(out, res...)
+	}
+	return out, nil
+}
+
+func mustNum(s string) float64 {
+	f, _ := Num(s)
+	return f
+}
 
 func convertLLMPerf(obj map[string]any) ([]Result, error) {
 	if isLLMPerfRecord(obj) && !isLLMPerfSummary(obj) {

@@ -466,7 +466,8 @@ func vsPyValue(s string) (value, rest string) {
 // (which win) into r; "" values remove a label.
 func vsApplyLabels(r *Result, ctx, own map[string]string) {
 	for _, m := range []map[string]string{ctx, own} {
-		for k, v := range m {
+		for _, k := range docSortedKeys(m) { // in order, for the order of warnings
+			v := m[k]
 			if v == "" {
 				delete(r.Labels, k)
 				continue

@@ -121,6 +121,16 @@ import (
 // block line at all that ends before the input does (a document quoting
 // the banner) is no block and is ignored.
 //
+// SGLang's diffusion/multimodal benchmark (python -m
+// sglang.multimodal_gen.benchmarks.bench_serving, 2025+) prints the same
+// banner over a shorter block: Task, Model, Dataset (labels task, model,
+// dataset), Request rate (request_rate), "Successful requests: 14/20"
+// (completed 14, failed 6), Request throughput, "Latency Mean/Median/P99
+// (s)" (mean/median/p99_e2el_ms, in ms) and Peak Memory Max/Mean/Median
+// (MB) (peak_memory_{stat}_mb); it is format "sglang", complete when it
+// has Successful requests, the request throughput and Latency Mean and
+// P99.
+//
 // The original 2023 benchmark_serving.py printed no banner:
 //
 //	Total time: 166.88 s
@@ -195,7 +205,11 @@ type vsParser struct {
 	// was read, since a benchmark script's log ends with a table of the
 	// runs whose blocks it printed before.
 	table *vllmTableParser
+	// cut is the last line of the input when it has no line break.
+	cut int
 }
+
+func (p *vsParser) lastUnterminated(n int) { p.cut = n }
 
 func newVSParser(file string, want int) *vsParser {
 	return &vsParser{file: file, want: want}
@@ -203,16 +217,19 @@ func newVSParser(file string, want int) *vsParser {
 
 // vsBlock is a result block being read.
 type vsBlock struct {
-	res      Result
-	own      map[string]string // labels stated in the block; "" = absent
-	start    int               // line of the banner
-	last     int               // last line that held a block item
-	items    int               // lines and items read
-	section  string            // current section title, lower case
-	sglang   bool
-	junk     int  // consecutive lines of other output
-	sawJunk  bool // a line of other output was inside the block
-	sections []vsSection
+	res     Result
+	own     map[string]string // labels stated in the block; "" = absent
+	start   int               // line of the banner
+	last    int               // last line that held a block item
+	items   int               // lines and items read
+	section string            // current section title, lower case
+	sglang  bool
+	// diffusion: SGLang's diffusion/multimodal bench_serving block
+	// (sglang.multimodal_gen), which has a completeness rule of its own
+	diffusion bool
+	junk      int  // consecutive lines of other output
+	sawJunk   bool // a line of other output was inside the block
+	sections  []vsSection
 }
 
 // vsSection counts the latency statistics of one section.
@@ -535,6 +552,15 @@ func (p *vsParser) item(n int, s string) (next string, ok bool, err error) {
 		return "", true, nil
 	case tgt.label != "":
 		b.own = vsSetOwn(b.own, tgt.label, tok)
+	case tgt.metric == "completed" && strings.IndexByte(tok, '/') > 0:
+		// SGLang's diffusion block: "Successful requests: 14/20".
+		done, total, ok := vsFraction(tok)
+		if !ok {
+			return "", false, &Error{File: p.file, Line: n, Msg: fmt.Sprintf("SGLang result line %s is not \"<completed>/<sent>\"; fix the value or write N/A", Quote(label+": "+v))}
+		}
+		b.res.Set("completed", done)
+		b.res.Set("failed", total-done)
+		b.diffusion, b.sglang = true, true
 	case IsAbsent(tok) || strings.HasPrefix(tok, "..") || strings.HasPrefix(tok, "…"):
 		// absent, or elided in a copied excerpt
 	default:
@@ -574,6 +600,9 @@ func (p *vsParser) item(n int, s string) (next string, ok bool, err error) {
 	}
 	if tgt.sglang {
 		b.sglang = true
+	}
+	if tgt.diffusion {
+		b.diffusion = true
 	}
 	b.items++
 	return vsNextItem(after), true, nil
@@ -674,6 +703,7 @@ type vsTarget struct {
 	labelUnit bool    // for a latency: the label states its unit
 	known     bool    // the vocabulary knows the line
 	sglang    bool    // the line marks an SGLang block
+	diffusion bool    // the line marks SGLang's diffusion block
 }
 
 // vsFixed maps normalized labels (lower case, single spaces, with their
@@ -723,6 +753,13 @@ var vsFixed = map[string]vsTarget{
 	"maximum request concurrency":          {label: "max_concurrency"},
 	"request rate configured (rps)":        {label: "request_rate"},
 	"burstiness factor":                    {label: "burstiness"},
+	// SGLang's diffusion/multimodal bench_serving (sglang.multimodal_gen).
+	// "Task:" and "Successful requests: N/M" mark it; the other lines
+	// are labels wherever they appear.
+	"task":         {label: "task", sglang: true, diffusion: true},
+	"model":        {label: "model"},
+	"dataset":      {label: "dataset"},
+	"request rate": {label: "request_rate"},
 }
 
 // vsKinds maps the kind words of "<Stat> <Kind> (unit)" lines to names.
@@ -768,6 +805,15 @@ func vsLookup(section, label string) vsTarget {
 		}
 	}
 	timeScale := vsTimeScale(unit)
+	if sp := strings.LastIndexByte(base, ' '); sp > 0 && timeScale > 0 {
+		// "<Kind> <Stat> (unit)", as SGLang's diffusion block prints
+		// "Latency Mean (s)".
+		if stat := vsStat(base[sp+1:]); stat != "" {
+			if k, known := vsKinds[base[:sp]]; known {
+				return vsTarget{metric: stat + "_" + k.name + "_ms", scale: 1, stat: true, timeScale: timeScale, labelUnit: true, known: true}
+			}
+		}
+	}
 	if sp := strings.IndexByte(base, ' '); sp > 0 {
 		if stat := vsStat(base[:sp]); stat != "" {
 			kindWords := base[sp+1:]
@@ -827,6 +873,9 @@ func vsStat(w string) string {
 // missing names what a block without its closing line lacks to be taken
 // as complete, or "" when nothing.
 func (b *vsBlock) missing() string {
+	if b.diffusion {
+		return b.missingDiffusion()
+	}
 	var miss []string
 	if _, ok := b.res.Metrics["completed"]; !ok {
 		miss = append(miss, `the "Successful requests" line`)
@@ -876,6 +925,38 @@ func (b *vsBlock) missing() string {
 	return strings.Join(miss, "")
 }
 
+// missingDiffusion is missing for SGLang's diffusion block, whose last
+// default line is "Latency P99 (s)" (peak memory follows only when the
+// server reports it).
+func (b *vsBlock) missingDiffusion() string {
+	var miss []string
+	for _, m := range []struct{ name, line string }{
+		{"completed", "Successful requests"},
+		{"request_throughput", "Request throughput (req/s)"},
+		{"mean_e2el_ms", "Latency Mean (s)"},
+		{"p99_e2el_ms", "Latency P99 (s)"},
+	} {
+		if _, ok := b.res.Metrics[m.name]; !ok {
+			miss = append(miss, strconv.Quote(m.line))
+		}
+	}
+	if len(miss) == 0 {
+		return ""
+	}
+	return "the lines " + strings.Join(miss, ", ")
+}
+
+// vsFraction reads "14/20".
+func vsFraction(tok string) (done, total float64, ok bool) {
+	a, b, _ := strings.Cut(tok, "/")
+	if !allDigits(a) || !allDigits(b) {
+		return 0, 0, false
+	}
+	done, _ = strconv.ParseFloat(a, 64)
+	total, _ = strconv.ParseFloat(b, 64)
+	return done, total, done <= total
+}
+
 // finish ends the open block at line n. closed reports that its closing
 // line was read; atEnd that the input ended.
 func (p *vsParser) finish(n int, closed, atEnd bool, emit Emit) error {
@@ -898,6 +979,9 @@ func (p *vsParser) finish(n int, closed, atEnd bool, emit Emit) error {
 		return nil // a quoted banner, not a block
 	}
 	if !closed {
+		if atEnd && p.cut > 0 && b.last == p.cut {
+			return &Error{File: p.file, Line: p.cut, Msg: fmt.Sprintf("%s serving result block that starts at line %d is cut off: its last line has no line break and no closing \"=====\" line follows, so the input ends inside that line (a value may have lost digits); rerun the benchmark or copy the whole block", tool, b.start)}
+		}
 		if miss := b.missing(); miss != "" {
 			how := "the input ends"
 			if !atEnd {

@@ -137,7 +137,8 @@ vllm bench serve ... | perfgate parse -`,
 	"ingest": `
 perfgate ingest --name serving bench.txt
 perfgate ingest --name serving --commit $GITHUB_SHA --label hardware=910B result.json
-vllm bench serve ... | perfgate ingest --name serving -`,
+vllm bench serve ... | perfgate ingest --name serving -
+perfgate ingest --name serving --section-label section optimisation-log.md   # one series per markdown section`,
 	"run": `
 perfgate run --name serving --repeat 3 -- vllm bench serve --model Qwen/Qwen2.5-7B-Instruct
 perfgate run --name serving -- ./bench.sh && perfgate check
@@ -152,7 +153,9 @@ perfgate ab --base main --name serving --rule 'Mean TTFT:5%' -- ./bench.sh
 perfgate ab --base v0.9.0 --head feature --repeat 8 --name serving -o markdown --out ab.md -- vllm bench serve ...`,
 	"compare": `
 perfgate compare main HEAD
-perfgate compare v0.9.0 v0.10.0 -o markdown`,
+perfgate compare v0.9.0 v0.10.0 -o markdown
+perfgate compare HEAD --a-label section=Baseline --b-label 'section=Merge rope q/k'   # after ingest --section-label section
+perfgate compare --a-label max_num_seqs=64 --b-label max_num_seqs=128                  # two configurations measured at HEAD`,
 	"history": `
 perfgate history --name serving --metric 'Mean TTFT'
 perfgate history --name serving --metric output_throughput --branch main --limit 50 -o csv

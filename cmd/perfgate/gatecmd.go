@@ -606,10 +606,20 @@ func shortRef(ref, fallback string) string {
 func compareCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "compare",
-		Usage:     "side-by-side table of two commits' results, no verdict",
-		ArgsUsage: "REV_A REV_B",
-		Flags:     append([]cli.Flag{rulesFileFlag()}, reportFlags()...),
+		Usage:     "side-by-side table of two commits' results, or of two label values of one commit; no verdict",
+		ArgsUsage: "REV_A REV_B | [REV] --a-label KEY=A --b-label KEY=B",
+		Description: "With --a-label and --b-label, one commit's results (REV, default HEAD) are split by\n" +
+			"label: those with the A label against those with the B label, series keyed by their\n" +
+			"other labels. The sections of an optimisation log ingested with --section-label NAME,\n" +
+			"or the engine configurations of a tuning table, side by side.",
+		Flags: append([]cli.Flag{rulesFileFlag(),
+			&cli.StringFlag{Name: "a-label", Usage: "side A: the results of REV (default HEAD) with label `KEY=VALUE`; with --b-label"},
+			&cli.StringFlag{Name: "b-label", Usage: "side B: the results of REV with label `KEY=VALUE` (the same KEY as --a-label, or another)"},
+		}, reportFlags()...),
 		Action: func(c *cli.Context) error {
+			if c.IsSet("a-label") || c.IsSet("b-label") {
+				return compareLabels(c, e)
+			}
 			if c.NArg() != 2 {
 				got := fmt.Sprintf("got %d arguments", c.NArg())
 				if c.NArg() == 1 {
@@ -643,6 +653,50 @@ func compareCommand(e *env) *cli.Command {
 			return writeReport(c, e, cmp)
 		},
 	}
+}
+
+// compareLabels is compare --a-label/--b-label: two label values of one
+// commit side by side.
+func compareLabels(c *cli.Context, e *env) error {
+	var sides [2]gate.LabelSide
+	for i, flag := range []string{"a-label", "b-label"} {
+		v := c.String(flag)
+		k, val, ok := strings.Cut(v, "=")
+		k = strings.TrimSpace(k)
+		if !c.IsSet(flag) || !ok || k == "" {
+			return usageErrorf("compare: --a-label and --b-label go together, each KEY=VALUE, e.g. --a-label section=Baseline --b-label 'section=Merge rope q/k' (--%s is %q)", flag, v)
+		}
+		sides[i] = gate.LabelSide{Key: k, Value: strings.TrimSpace(val)}
+	}
+	if sides[0] == sides[1] {
+		return usageErrorf("compare: --a-label and --b-label are both %s=%q; name two different values", sides[0].Key, sides[0].Value)
+	}
+	if c.NArg() > 1 {
+		return usageErrorf("compare: with --a-label and --b-label give at most one revision, the commit whose results are compared (got %d arguments)", c.NArg())
+	}
+	rev := "HEAD"
+	if c.NArg() == 1 {
+		rev = c.Args().First()
+	}
+	repo, cfg, err := openRepoConfig(c)
+	if err != nil {
+		return err
+	}
+	defer repo.Close()
+	sha, err := repo.Resolve(rev)
+	if err != nil {
+		return gitError(err)
+	}
+	var cmp *gate.Comparison
+	err = withHistory(c, repo, func(h history) error {
+		var cerr error
+		cmp, cerr = gate.CompareLabels(c.Context, h, gate.CompareLabelsOptions{Commit: sha, A: sides[0], B: sides[1], IgnoreLabels: cfg.IgnoreLabels})
+		return cerr
+	})
+	if err != nil {
+		return gateError(err)
+	}
+	return writeReport(c, e, cmp)
 }
 
 func historyCommand(e *env) *cli.Command {

@@ -34,6 +34,7 @@ func ingestCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format of the files (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			testbedFlag(),
 			maxDocFlag(),
+			sectionLabelFlag(),
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -51,6 +52,9 @@ func ingestCommand(e *env) *cli.Command {
 			opts, err := readOptions(c)
 			if err != nil {
 				return err
+			}
+			if _, clash := labels[opts.SectionLabel]; clash && opts.SectionLabel != "" {
+				return usageErrorf("--section-label %s and --label %s=%s name the same label; drop one of them", opts.SectionLabel, opts.SectionLabel, labels[opts.SectionLabel])
 			}
 			results, err := parseFiles(e, c.Args().Slice(), opts)
 			if err != nil {

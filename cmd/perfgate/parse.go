@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -31,6 +32,7 @@ func parseCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format of the files (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			maxDocFlag(),
+			sectionLabelFlag(),
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -70,13 +72,26 @@ func maxDocFlag() cli.Flag {
 		Usage: "the largest JSON, YAML or CSV document read, `SIZE` like 512MiB or 2GiB (read whole, it takes several times its size in memory)"}
 }
 
-// readOptions reads --format and --max-doc-size.
+// sectionLabelFlag stores each result's markdown heading as a label.
+func sectionLabelFlag() cli.Flag {
+	return &cli.StringFlag{Name: "section-label", Usage: "store the nearest markdown heading above each result block as label `NAME` (e.g. section), so that the sections of one document (an optimisation log: one section per change) are series of their own; compare them with perfgate compare --a-label NAME=A --b-label NAME=B"}
+}
+
+// sectionLabelRE is what --section-label accepts: a label key as the
+// parsers write them.
+var sectionLabelRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
+
+// readOptions reads --format, --max-doc-size and --section-label.
 func readOptions(c *cli.Context) (ingest.Options, error) {
 	n, err := parseSize(c.String("max-doc-size"))
 	if err != nil {
 		return ingest.Options{}, usageErrorf("--max-doc-size (or PERFGATE_MAX_DOC_SIZE) %q: %v; use a size like 512MiB or 2GiB", c.String("max-doc-size"), err)
 	}
-	return ingest.Options{Format: c.String("format"), MaxDocBytes: n}, nil
+	section := c.String("section-label")
+	if c.IsSet("section-label") && !sectionLabelRE.MatchString(section) {
+		return ingest.Options{}, usageErrorf("--section-label %q is not a label name; use letters, digits and _ . - (starting with a letter or _), e.g. --section-label section", section)
+	}
+	return ingest.Options{Format: c.String("format"), MaxDocBytes: n, SectionLabel: section}, nil
 }
 
 // parseSize reads a byte count: digits with an optional unit B, KiB, MiB,
