@@ -585,7 +585,7 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 		}
 		spec.Tree = wt.Hash
 	}
-	res, err := runner.Step(c.Context, argv, sp, spec, e.live)
+	res, err := runner.Step(c.Context, argv, sp, spec, e.live, nil)
 	if err != nil {
 		var sf *runner.StepFailure
 		var se *runner.StartError

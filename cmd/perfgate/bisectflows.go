@@ -42,7 +42,7 @@ func measureBaseline(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Targe
 	if note != "" {
 		fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s\n", note)
 	}
-	return runner.MeasureBaseline(c.Context, &runner.Worktree{Repo: repo}, saver(c, repo), sp, sha, cmdline, e.live)
+	return runner.MeasureBaseline(c.Context, &runner.Worktree{Repo: repo}, saver(c, repo), sp, sha, cmdline, e.live, nil)
 }
 
 // baselineFallback is bisect-step's reference when --baseline has no
