@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfgate/perfgate/bisect"
 	"github.com/perfgate/perfgate/internal/fakeserve"
+	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/store"
 )
 
 // TestMain lets the test binary play the stand-in engine and client
@@ -38,6 +41,7 @@ func newFake(t *testing.T, latency string) *fake {
 		t.Fatal(err)
 	}
 	t.Setenv(fakeserve.PidDirEnv, f.pids)
+	t.Setenv("TMPDIR", t.TempDir()) // the server logs kept on failure
 	t.Cleanup(func() {
 		if left := fakeserve.Leftovers(f.pids); len(left) > 0 {
 			t.Errorf("left behind: %s", strings.Join(left, "; "))
@@ -229,4 +233,57 @@ func TestFactText(t *testing.T) {
 	if got := factText(strings.Repeat("é", 3000)); len(got) > 4100 || !strings.HasSuffix(got, "…") {
 		t.Errorf("factText of a long line: %d bytes", len(got))
 	}
+}
+
+// TestCommitMeasurerServed: bisect's measurer keeps a commit's server up
+// while the search measures that commit again, stops it before another
+// commit's starts, skips a commit whose setup fails (as exit 125 does),
+// and turns a server that dies into an error, or a skip with
+// SkipFailures.
+func TestCommitMeasurerServed(t *testing.T) {
+	repo, _, shas := testRepo(t)
+	f := newFake(t, "1ms")
+	db := filepath.Join(t.TempDir(), "history.db")
+	sv := &Saver{Open: func() (*store.Store, error) { return store.Open(db, store.Options{}) }, DB: db}
+	exe, _ := os.Executable()
+	s := f.serve(t, "")
+	s.Setup = `test "$(cat level.txt)" = 500 || { echo level is not 500; exit 1; }`
+	m := &CommitMeasurer{
+		Worktree: &Worktree{Repo: repo, Dir: t.TempDir(), Grace: time.Second},
+		Saver:    sv,
+		Target:   Target{Name: "serving", Metric: metric.Get("mean_ttft_ms")},
+		Commits:  []bisect.Commit{{SHA: shas[0], Short: "c0"}, {SHA: shas[1], Short: "c1"}},
+		Cmdline:  fakeserve.RoleEnv + "=client " + ShellQuote(exe) + " -n 1",
+		Serve:    s,
+	}
+	defer m.Close()
+	for range 2 {
+		if v, err := m.Measure(context.Background(), 0); err != nil || len(v) != 1 {
+			t.Fatalf("Measure(0) = %v, %v", v, err)
+		}
+	}
+	if servers, _ := fakeserve.Started(f.pids); servers != 1 {
+		t.Errorf("two measures of one commit started %d servers, want 1", servers)
+	}
+	_, err := m.Measure(context.Background(), 1)
+	var skip *bisect.SkipError
+	if !errors.As(err, &skip) || !strings.Contains(skip.Reason, "--setup exited with code 1") {
+		t.Errorf("Measure at a commit whose setup fails = %v, want a skip", err)
+	}
+	// Back at commit 0, with a server that dies during the run.
+	s.Server = f.server(t, "-crash-after 0")
+	if _, err := m.Measure(context.Background(), 0); err == nil || !strings.Contains(err.Error(), "during the benchmark's run") {
+		t.Errorf("Measure with a server that dies = %v", err)
+	}
+	m.SkipFailures = true
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Measure(context.Background(), 0); !errors.As(err, &skip) || !strings.Contains(skip.Reason, "exited (exited with code 3)") {
+		t.Errorf("Measure with a server that dies, --skip-failures = %v, want a skip", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	emptyDir(t, m.Worktree.Dir)
 }
