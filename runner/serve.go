@@ -65,8 +65,11 @@ type Serve struct {
 	Warmup int
 	// Grace is the time between SIGTERM and SIGKILL (DefaultGrace when 0).
 	Grace time.Duration
-	// LogDir is where the server's log is written; "" is the system's
-	// temporary directory, as the benchmark's raw output.
+	// LogDir is where the server's logs are kept (made when missing): the
+	// CLI passes a "logs" directory next to the history, as unsaved runs
+	// and their raw output go next to it; "" (or a directory that cannot
+	// be made) is the system's temporary directory. Each server start
+	// writes a log of its own, up to RawMax bytes, and keeps it.
 	LogDir string
 	// Live shows the setup's and the warm-up runs' output as it comes; nil
 	// hides it.
@@ -180,7 +183,6 @@ type Server struct {
 	out    *serverOutput
 	done   chan struct{}
 	exit   string // how it ended, once done is closed
-	failed bool   // the log is kept
 }
 
 // Begin runs the setup in dir and starts the server there (Start); with
@@ -221,16 +223,16 @@ func (s *Serve) Start(ctx context.Context, dir string, env []string, where strin
 	if err != nil {
 		return nil, fmt.Errorf("cannot find a free port for the server: %v", err)
 	}
-	log, err := os.CreateTemp(s.LogDir, "perfgate-server-*.log")
+	log, err := s.logFile()
 	if err != nil {
-		return nil, fmt.Errorf("cannot make the server's log file: %v; pass a writable directory", err)
+		return nil, err
 	}
 	if env == nil {
 		env = proc.Environ()
 	}
 	env = append(env[:len(env):len(env)], PortVar+"="+strconv.Itoa(port))
 	srv := &Server{s: s, where: where, Port: port, LogFile: log.Name(), log: log, done: make(chan struct{})}
-	srv.out = &serverOutput{log: log, ready: s.ReadyLog, matched: make(chan struct{})}
+	srv.out = &serverOutput{log: &rawFile{f: log}, ready: s.ReadyLog, matched: make(chan struct{})}
 	sctx, cancel := context.WithCancel(ctx)
 	srv.cancel = cancel
 	cmd := exec.CommandContext(sctx, "sh", "-c", s.Server)
@@ -253,6 +255,23 @@ func (s *Serve) Start(ctx context.Context, dir string, env []string, where strin
 	srv.ReadyIn = time.Since(start)
 	s.notef("server%s ready in %s", where, srv.ReadyIn.Round(time.Millisecond))
 	return srv, nil
+}
+
+// logFile makes a new log file in LogDir, else in the temporary directory.
+func (s *Serve) logFile() (*os.File, error) {
+	pattern := "perfgate-server-" + time.Now().UTC().Format("20060102T150405Z") + "-*.log"
+	if s.LogDir != "" {
+		if err := os.MkdirAll(s.LogDir, 0o755); err == nil {
+			if f, err := os.CreateTemp(s.LogDir, pattern); err == nil {
+				return f, nil
+			}
+		}
+	}
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return nil, fmt.Errorf("cannot make the server's log file: %v; set TMPDIR to a writable directory", err)
+	}
+	return f, nil
 }
 
 // wait reaps the server and whatever its group left running.
@@ -353,9 +372,8 @@ func probe(ctx context.Context, client *http.Client, url string) (bool, string) 
 	return false, "HTTP " + resp.Status
 }
 
-// errorf is a *ServerError about srv; its log is kept.
+// errorf is a *ServerError about srv.
 func (srv *Server) errorf(format string, args ...any) *ServerError {
-	srv.failed = true
 	e := &ServerError{Cmd: srv.s.Server, Where: srv.where, What: fmt.Sprintf(format, args...), Log: srv.LogFile, Tail: srv.out.tailLines(15)}
 	select {
 	case <-srv.done:
@@ -446,8 +464,8 @@ func (e *WarmupError) Error() string {
 
 // Stop stops the server, if it still runs: SIGTERM to its process group,
 // SIGKILL after the grace period (at once on a second Ctrl-C), and
-// whatever is left of the group is killed. Its log is removed unless the
-// server failed (then a ServerError names it). Nil-safe and idempotent.
+// whatever is left of the group is killed. Its log is kept. Nil-safe and
+// idempotent.
 func (srv *Server) Stop() {
 	if srv == nil || srv.cancel == nil {
 		return
@@ -464,9 +482,6 @@ func (srv *Server) Stop() {
 	srv.log.Close()
 	if running {
 		srv.s.notef("server%s stopped", srv.where)
-	}
-	if !srv.failed {
-		os.Remove(srv.LogFile)
 	}
 }
 
@@ -540,7 +555,7 @@ func FreePort() (int, error) {
 // goroutine; the tail is read from others.
 type serverOutput struct {
 	mu      sync.Mutex
-	log     *os.File
+	log     *rawFile
 	tail    tailBuffer
 	ready   *regexp.Regexp
 	line    []byte
@@ -555,7 +570,7 @@ func (o *serverOutput) Write(p []byte) (int, error) {
 		o.tail.max = TailSize
 	}
 	o.tail.Write(p)
-	o.log.Write(p) // a full disk must not stop the server
+	o.log.Write(p) // never fails: a full disk must not stop the server
 	if o.ready != nil {
 		o.scan(p)
 	}

@@ -101,6 +101,7 @@ func runAB(c *cli.Context, e *env) error {
 		return err
 	}
 	defer repo.Close()
+	setLogDir(serve, c, repo)
 	m, err := detectMachine(c, e, repo)
 	if err != nil {
 		return err

@@ -235,6 +235,7 @@ func runBisect(c *cli.Context, e *env) error {
 		}
 		if serve != nil {
 			serve.Live = live
+			setLogDir(serve, c, repo)
 		}
 		cm := &runner.CommitMeasurer{
 			Worktree: &runner.Worktree{Repo: repo, Dir: c.String("workdir")},
@@ -592,6 +593,7 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 		return 0, stepConfigErrorf("%v", err)
 	}
 	sp.Testbed, sp.Env = m.testbed, m.env
+	setLogDir(serve, c, repo)
 	ref, err := stepReference(c, e, repo, sp, argv, serve)
 	if err != nil {
 		return 0, err

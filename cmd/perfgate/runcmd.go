@@ -93,6 +93,7 @@ func runCommand(e *env) *cli.Command {
 				N:        n,
 				Progress: e.stderr,
 			}
+			setLogDir(serve, c, repo)
 			srv, err := beginServe(c.Context, serve, rep.Command, e.live)
 			defer srv.Stop()
 			if err != nil {

@@ -74,17 +74,19 @@ func TestRunServer(t *testing.T) {
 	repo := gitRepo(t)
 	commit(t, repo, "engine", map[string]string{"latency.txt": "2ms\n"})
 	t.Chdir(repo) // run measures the checkout it is run in
-	db := filepath.Join(t.TempDir(), "history.db")
+	mark := filepath.Join(t.TempDir(), "built")
+	t.Setenv("SETUP_MARK", mark)
+	setup := `echo built > "$SETUP_MARK"`
 	server := fakeServer(t, "")
-	stdout, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "run", "--name", "serving", "--repeat", "3", "--warmup", "1",
-		"--setup", "echo built > built.txt", "--server", server, "--ready", readyURL, "-o", "json", "--run", fakeClient(t))
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--repeat", "3", "--warmup", "1",
+		"--setup", setup, "--server", server, "--ready", readyURL, "-o", "json", "--run", fakeClient(t))
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	if servers, clients := fakeserve.Started(pids); servers != 1 || clients != 4 {
 		t.Errorf("started the server %d times and the client %d times, want 1 and 4 (a warm-up and 3 runs)", servers, clients)
 	}
-	if _, err := os.Stat(filepath.Join(repo, "built.txt")); err != nil {
+	if _, err := os.Stat(mark); err != nil {
 		t.Errorf("--setup did not run: %v", err)
 	}
 	var doc struct {
@@ -94,7 +96,7 @@ func TestRunServer(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	if doc.Added != 3 || doc.Serving["server"] != server || doc.Serving["setup"] != "echo built > built.txt" || doc.Serving["ready_seconds"] == "" {
+	if doc.Added != 3 || doc.Serving["server"] != server || doc.Serving["setup"] != setup || doc.Serving["ready_seconds"] == "" {
 		t.Errorf("report %+v\n%s", doc, stdout)
 	}
 	for _, w := range []string{"server started on port", "server ready in", "warm-up run 1 of 1 (not stored)", "server stopped"} {
@@ -102,9 +104,21 @@ func TestRunServer(t *testing.T) {
 			t.Errorf("stderr does not say %q:\n%s", w, stderr)
 		}
 	}
-	exp, _, _ := runCLI(t, "", "--db", db, "export")
+	// The server's log is kept next to the history, out of git status.
+	if logs, _ := filepath.Glob(filepath.Join(repo, ".perfgate", "logs", "perfgate-server-*.log")); len(logs) != 1 {
+		t.Errorf("server logs %v, want one in .perfgate/logs", logs)
+	}
+	if strings.Contains(stderr, "working tree") {
+		t.Errorf("the server's log made the checkout look changed:\n%s", stderr)
+	}
+	exp, _, _ := runCLI(t, "", "--repo", repo, "export")
 	if n := strings.Count(exp, `"serve_server":`); n != 3 {
 		t.Errorf("%d stored runs record the server, want 3:\n%s", n, exp)
+	}
+	// The text report says how the runs were served.
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--server", server, "--ready-log", "startup complete", "--run", fakeClient(t))
+	if code != 0 || !strings.Contains(stdout, "  server: "+server) || !strings.Contains(stdout, "  server ready in (s): ") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
 

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/runner"
 )
 
@@ -123,4 +125,24 @@ func servedJSON(facts map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// setLogDir keeps the server's logs in a "logs" directory next to the
+// history, where unsaved runs and their raw output go too; .perfgate/ is
+// kept out of git status first, as openStore does, so that the logs do
+// not make a clean checkout look changed.
+func setLogDir(s *runner.Serve, c *cli.Context, repo *gitrepo.Repo) {
+	if s == nil || s.Server == "" {
+		return
+	}
+	db, err := dbPath(c, repo)
+	if err != nil {
+		return
+	}
+	if c.String("db") == "" && repo != nil {
+		if err := repo.ExcludePath(".perfgate/"); err != nil {
+			return // the temporary directory, then
+		}
+	}
+	s.LogDir = filepath.Join(filepath.Dir(db), "logs")
 }
