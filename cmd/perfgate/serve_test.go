@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -301,5 +303,48 @@ func TestBisectStepSetupFails(t *testing.T) {
 		"--server", fakeServer(t, ""), "--ready", readyURL, "--run", fakeClient(t))
 	if code != stepGood {
 		t.Errorf("exit %d, want %d (good)\n%s", code, stepGood, stderr)
+	}
+}
+
+// TestRunServerInterrupted: Ctrl-C while the client runs against the
+// server stops both (the server's whole group), stores nothing and exits
+// 3; no process or port is left.
+func TestRunServerInterrupted(t *testing.T) {
+	pids := serveScenario(t)
+	repo := gitRepo(t)
+	commit(t, repo, "engine", map[string]string{"latency.txt": "1h\n"}) // the client waits for ever
+	t.Chdir(repo)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, clients := fakeserve.Started(pids); clients > 0 {
+				time.Sleep(50 * time.Millisecond) // its request reaches the server
+				cancel()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"perfgate", "--repo", repo, "run", "--name", "serving", "--server", fakeServer(t, ""), "--ready", readyURL,
+		"--run", fakeClient(t)}, strings.NewReader(""), &out, &errb)
+	if code != 3 || !strings.Contains(errb.String(), "interrupted") || !strings.Contains(errb.String(), "stored nothing") {
+		t.Errorf("exit %d, stderr:\n%s", code, errb.String())
+	}
+}
+
+// TestABServerFails: a server that exits before it is ready stops ab with
+// exit 3, naming the side and commit and quoting the server's log.
+func TestABServerFails(t *testing.T) {
+	serveScenario(t)
+	repo, shas := servedRepo(t, 2, 1)
+	_, stderr, code := runCLI(t, "", "--repo", repo, "--db", filepath.Join(t.TempDir(), "history.db"), "ab", "--base", shas[0], "--head", shas[1],
+		"--repeat", "2", "--name", "serving", "--server", fakeServer(t, "-exit-before-ready 7"), "--ready", readyURL,
+		"--workdir", t.TempDir(), "--run", fakeClient(t))
+	for _, w := range []string{" at base " + shas[0][:12] + " exited (exited with code 7) before it was ready", "CUDA out of memory"} {
+		if code != 3 || !strings.Contains(stderr, w) {
+			t.Errorf("exit %d, stderr does not say %q:\n%s", code, w, stderr)
+		}
 	}
 }
