@@ -244,6 +244,7 @@ func (s *Serve) Start(ctx context.Context, dir string, env []string, where strin
 	if err := cmd.Start(); err != nil {
 		cancel()
 		log.Close()
+		os.Remove(log.Name())
 		return nil, fmt.Errorf("cannot start the server with sh -c: %v", startError(err))
 	}
 	go srv.wait()
@@ -573,6 +574,11 @@ func (o *serverOutput) Write(p []byte) (int, error) {
 	o.log.Write(p) // never fails: a full disk must not stop the server
 	if o.ready != nil {
 		o.scan(p)
+		select {
+		case <-o.matched:
+			o.ready = nil // ready: no more lines to match
+		default:
+		}
 	}
 	return len(p), nil
 }

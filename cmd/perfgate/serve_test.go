@@ -348,3 +348,24 @@ func TestABServerFails(t *testing.T) {
 		}
 	}
 }
+
+// TestBisectSetupFailsAtEnd: a commit whose --setup fails is skipped, as
+// exit code 125 is; at --bad, that leaves nothing to compare with, and
+// bisect says to pick another --bad.
+func TestBisectSetupFailsAtEnd(t *testing.T) {
+	pids := serveScenario(t)
+	repo, shas := servedRepo(t, 3, 2)
+	bad := commit(t, repo, "breaks the build", map[string]string{"broken": "no rule to make target\n"})
+	_, stderr, code := runCLI(t, "", "--repo", repo, "--db", filepath.Join(t.TempDir(), "history.db"), "bisect",
+		"--good", shas[0], "--bad", bad, "--metric", "mean_ttft_ms", "--name", "serving",
+		"--setup", "if test -f broken; then cat broken; exit 1; fi", "--server", fakeServer(t, ""), "--ready", readyURL,
+		"--workdir", t.TempDir(), "--run", fakeClient(t))
+	for _, w := range []string{"no rule to make target", "--bad " + bad[:7], "cannot be tested (--setup exited with code 1"} {
+		if code != 2 || !strings.Contains(stderr, w) {
+			t.Errorf("exit %d, stderr does not say %q:\n%s", code, w, stderr)
+		}
+	}
+	if servers, _ := fakeserve.Started(pids); servers != 1 {
+		t.Errorf("started %d servers, want 1 (at --good; none where the setup failed)", servers)
+	}
+}
