@@ -171,6 +171,15 @@ func (r *Repeat) Run(ctx context.Context) (*Outcome, error) {
 				if raw != "" {
 					o.Raw = append(o.Raw, raw)
 				}
+				if i == r.N {
+					if r.Progress != nil {
+						fmt.Fprintf(r.Progress, "perfgate: warning: %v\nthe run's result is kept; it records the server's exit\n", serr)
+					}
+					break
+				}
+				// The repetitions left cannot run.
+				o.Failed = append(o.Failed, Failure{Rep: i + 1, Err: serr})
+				break
 			}
 			o.Failed = append(o.Failed, Failure{Rep: i, Err: serr})
 			break
