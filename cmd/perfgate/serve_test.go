@@ -117,6 +117,23 @@ func TestRunServer(t *testing.T) {
 	if n := strings.Count(exp, `"serve_server":`); n != 3 {
 		t.Errorf("%d stored runs record the server, want 3:\n%s", n, exp)
 	}
+	// --repeat auto keeps one server across the runs it decides to spend:
+	// against a faster parent, a fail is confirmed on more than one run.
+	parent := git(t, repo, "rev-parse", "HEAD")
+	head := commit(t, repo, "slower", map[string]string{"latency.txt": "20ms\n"})
+	for _, v := range []float64{2.0, 2.1, 1.9} {
+		f := filepath.Join(t.TempDir(), "base.txt")
+		os.WriteFile(f, []byte(servingBlock(v, 100, 2, 0)), 0o644)
+		if _, stderr, code := runCLI(t, "", "--repo", repo, "ingest", "--name", "serving-auto", "--commit", parent, "--testbed", "tb", f); code != 0 {
+			t.Fatalf("ingest: exit %d\n%s", code, stderr)
+		}
+	}
+	before, _ := fakeserve.Started(pids)
+	_, stderr, code = runCLI(t, "", "--repo", repo, "run", "--name", "serving-auto", "--repeat", "auto", "--max-runs", "2", "--testbed", "tb",
+		"--rule", "mean_ttft_ms:5%", "--server", server, "--ready", readyURL, "--run", fakeClient(t))
+	if after, _ := fakeserve.Started(pids); code != 0 || after != before+1 || !strings.Contains(stderr, "spent 2 of at most 2 runs") {
+		t.Errorf("--repeat auto at %s: exit %d, %d server starts, want 2 runs against 1\n%s", head[:12], code, after-before, stderr)
+	}
 	// The text report says how the runs were served.
 	stdout, stderr, code = runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--server", server, "--ready-log", "startup complete", "--run", fakeClient(t))
 	if code != 0 || !strings.Contains(stdout, "  server: "+server) || !strings.Contains(stdout, "  server ready in (s): ") {
