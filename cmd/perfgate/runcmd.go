@@ -36,10 +36,7 @@ func runCommand(e *env) *cli.Command {
 			"--repeat auto runs once, stores the run and evaluates check (--base, --rules, --rule as check\n" +
 			"takes them); it runs again only while a check is undecided (inconclusive, or a pass or fail\n" +
 			"that more runs could still change; a fail needs 4 runs), up to --max-runs, and reports the\n" +
-			"runs it spent (-o json: runs_spent, decided, verdict)." + serveHelp + "\n\n" +
-			"  perfgate run --name serving --setup 'pip install -e .' \\\n" +
-			"      --server 'vllm serve M --port $PERFGATE_PORT' --ready 'http://localhost:$PERFGATE_PORT/health' \\\n" +
-			"      --warmup 1 --repeat 3 --run 'vllm bench serve --model M --port $PERFGATE_PORT ...'",
+			"runs it spent (-o json: runs_spent, decided, verdict)." + serveHelp,
 		Flags: append([]cli.Flag{
 			runAliasFlag(),
 			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME` (required)"},
