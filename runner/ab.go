@@ -37,6 +37,15 @@ type AB struct {
 	N int
 	// Progress gets one line before each run; nil is silent.
 	Progress io.Writer
+	// Serve is the setup and server (nil for a plain benchmark): the setup
+	// runs once in each checkout before any run; one server runs at a
+	// time, restarted at each switch of side, unless Both, which keeps
+	// one server of each side up side by side (each its own port).
+	Serve *Serve
+	Both  bool
+	// Ready is each side's server's time to ready (base, head): the
+	// latest start's.
+	Ready [2]time.Duration
 }
 
 // ABPair is one base run and the head run next to it.
@@ -109,6 +118,19 @@ func (ab *AB) Run(ctx context.Context) (*ABOutcome, error) {
 		cos[i] = co
 	}
 	argv := ab.Command.Argv
+	interrupted := func(pair int) error {
+		return &Interrupted{Cmd: "ab", Program: argv[0], Rep: pair, N: ab.N, SIGTERM: ctx.Err() == nil, Finished: len(o.Pairs)}
+	}
+	var srv [2]*Server
+	defer func() { srv[0].Stop(); srv[1].Stop() }()
+	for side, co := range cos {
+		if err := ab.Serve.RunSetup(sctx, co.Dir, ab.env(side, co), ab.where(side, co)); err != nil {
+			if sctx.Err() != nil {
+				return o, interrupted(1)
+			}
+			return o, err
+		}
+	}
 	var pending []store.Run // the first run of the current pair
 	for i := range 2 * ab.N {
 		side, name := 0, "base"
@@ -117,22 +139,30 @@ func (ab *AB) Run(ctx context.Context) (*ABOutcome, error) {
 		}
 		co := cos[side]
 		pair := i/2 + 1
+		if err := ab.serve(sctx, &srv, side, cos); err != nil {
+			if sctx.Err() != nil {
+				return o, interrupted(pair)
+			}
+			return o, err
+		}
 		if ab.Progress != nil {
 			fmt.Fprintf(ab.Progress, "perfgate: ab: pair %d of %d, %s %s: %s\n", pair, ab.N, name, co.SHA[:min(12, len(co.SHA))], strings.Join(argv, " "))
 		}
 		c := ab.Command
 		c.Dir = co.Dir
 		c.Source = fmt.Sprintf("output of %s (%s, pair %d)", argv[0], name, pair)
-		if c.Env == nil {
-			c.Env = proc.Environ()
-		}
-		c.Env = append(c.Env[:len(c.Env):len(c.Env)], "PERFGATE_COMMIT="+co.SHA, "PERFGATE_AB_SIDE="+name)
+		c.Env = srv[side].Env(ab.env(side, co))
 		out, err := Exec(sctx, c)
+		if sctx.Err() != nil {
+			out.Discard()
+			return o, interrupted(pair)
+		}
+		if serr := srv[side].Died(fmt.Sprintf("pair %d of the benchmark", pair), err != nil || out.ExitCode != 0 || out.ParseErr != nil); serr != nil {
+			out.Discard()
+			return o, serr
+		}
 		if err != nil {
 			out.Discard()
-			if sctx.Err() != nil {
-				return o, &Interrupted{Cmd: "ab", Program: argv[0], Rep: pair, N: ab.N, SIGTERM: ctx.Err() == nil, Finished: len(o.Pairs)}
-			}
 			return o, err
 		}
 		if out.ExitCode != 0 {
@@ -148,7 +178,7 @@ func (ab *AB) Run(ctx context.Context) (*ABOutcome, error) {
 			out.Discard()
 			return o, &inputError{fmt.Sprintf("ab: the output of %q at the %s commit (pair %d) has no benchmark result; check that the command prints one (or pass --format)", argv[0], name, pair)}
 		}
-		spec := ab.Spec
+		spec := WithFacts(ab.Spec, ab.Serve.Facts(srv[side]))
 		spec.Commit, spec.Time, spec.Command = co.SHA, time.Now(), argv
 		runs, err := ToRuns(out.Results, spec)
 		if err != nil {
@@ -170,4 +200,54 @@ func (ab *AB) Run(ctx context.Context) (*ABOutcome, error) {
 		o.Pairs = append(o.Pairs, p)
 	}
 	return o, nil
+}
+
+// env is the environment of a side's commands: perfgate's without its
+// tokens, with PERFGATE_COMMIT and PERFGATE_AB_SIDE.
+func (ab *AB) env(side int, co *Checkout) []string {
+	env := ab.Command.Env
+	if env == nil {
+		env = proc.Environ()
+	}
+	name := [2]string{"base", "head"}[side]
+	return append(env[:len(env):len(env)], "PERFGATE_COMMIT="+co.SHA, "PERFGATE_AB_SIDE="+name)
+}
+
+// where names a side's checkout in messages: " at base 1234abcd5678".
+func (ab *AB) where(side int, co *Checkout) string {
+	return fmt.Sprintf(" at %s %s", [2]string{"base", "head"}[side], co.SHA[:min(12, len(co.SHA))])
+}
+
+// serve makes sure side's server runs before its run: with one server at
+// a time, the other side's is stopped first (it frees the accelerators
+// and the memory); with Both, both are started at the first run.
+func (ab *AB) serve(ctx context.Context, srv *[2]*Server, side int, cos [2]*Checkout) error {
+	if ab.Serve == nil || ab.Serve.Server == "" || srv[side] != nil {
+		return nil
+	}
+	sides := []int{side}
+	if ab.Both {
+		sides = []int{0, 1}
+	} else {
+		srv[1-side].Stop()
+		srv[1-side] = nil
+	}
+	for _, k := range sides {
+		if srv[k] != nil {
+			continue
+		}
+		s, err := ab.Serve.StartWarm(ctx, cos[k].Dir, ab.env(k, cos[k]), ab.client(k, cos[k]), ab.where(k, cos[k]))
+		if err != nil {
+			return err
+		}
+		srv[k], ab.Ready[k] = s, s.ReadyIn
+	}
+	return nil
+}
+
+// client is the benchmark command as a side's warm-up runs it.
+func (ab *AB) client(side int, co *Checkout) Command {
+	c := ab.Command
+	c.Dir, c.Env = co.Dir, ab.env(side, co)
+	return c
 }

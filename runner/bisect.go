@@ -13,6 +13,7 @@ import (
 	"github.com/perfgate/perfgate/bisect"
 	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/ingest"
+	"github.com/perfgate/perfgate/internal/proc"
 	"github.com/perfgate/perfgate/metric"
 	"github.com/perfgate/perfgate/store"
 )
@@ -131,6 +132,88 @@ type CommitMeasurer struct {
 	// SkipFailures turns a failing command or an output without a result
 	// into a skipped commit instead of an error.
 	SkipFailures bool
+	// Serve is the setup and server (nil for a plain benchmark): at each
+	// commit, the setup runs once in its checkout (a failure skips the
+	// commit, as exit code 125 does) and the server is started there and
+	// kept up, with the checkout, while the search measures that commit
+	// again; it is stopped before another commit's starts, and by Close.
+	Serve *Serve
+
+	cur *servedCommit
+}
+
+// servedCommit is the checkout of the commit being measured, with its
+// running server.
+type servedCommit struct {
+	sha  string
+	co   *Checkout
+	srv  *Server
+	fail error // the setup or server failed here: every measure of it does
+}
+
+func (m *CommitMeasurer) server() *Server {
+	if m.cur == nil {
+		return nil
+	}
+	return m.cur.srv
+}
+
+// Close stops the running server and removes its checkout.
+func (m *CommitMeasurer) Close() error {
+	cur := m.cur
+	if cur == nil {
+		return nil
+	}
+	m.cur = nil
+	cur.srv.Stop()
+	return cur.co.Remove()
+}
+
+// served runs c at commit cm against the commit's server, starting it
+// (after the setup, in a fresh checkout) when another commit's runs.
+func (m *CommitMeasurer) served(ctx context.Context, cm bisect.Commit, c Command) (*Output, error) {
+	if m.cur == nil || m.cur.sha != cm.SHA {
+		if err := m.Close(); err != nil {
+			return nil, err
+		}
+		co, err := m.Worktree.Checkout(ctx, cm.SHA)
+		if err != nil {
+			return nil, err
+		}
+		m.cur = &servedCommit{sha: cm.SHA, co: co}
+		env := append(proc.Environ(), "PERFGATE_BISECT_COMMIT="+co.SHA)
+		client := c
+		client.Dir, client.Env = co.Dir, env
+		m.cur.srv, m.cur.fail = m.Serve.Begin(ctx, co.Dir, env, client, " at "+cm.Short)
+		var setup *SetupError
+		if errors.As(m.cur.fail, &setup) {
+			if m.Serve.Progress != nil {
+				fmt.Fprintf(m.Serve.Progress, "perfgate: %s: %v\n", m.Serve.Cmd, setup)
+			}
+			m.cur.fail = &bisect.SkipError{Reason: setup.Reason()}
+		}
+	}
+	if m.cur.fail != nil {
+		return nil, m.cur.fail
+	}
+	c.Dir = m.cur.co.Dir
+	c.Env = m.cur.srv.Env(append(proc.Environ(), "PERFGATE_BISECT_COMMIT="+m.cur.sha))
+	if c.Grace == 0 {
+		c.Grace = m.Worktree.Grace
+	}
+	out, err := Exec(ctx, c)
+	if serr := m.cur.srv.Died("the benchmark's run", err != nil || out.ExitCode != 0 || out.ParseErr != nil); serr != nil && ctx.Err() == nil {
+		out.Discard()
+		m.cur.fail = serr
+		return nil, serr
+	}
+	return out, err
+}
+
+// firstLine is the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // Measure runs the benchmark at commit i.
@@ -138,15 +221,33 @@ func (m *CommitMeasurer) Measure(ctx context.Context, i int) ([]float64, error) 
 	cm := m.Commits[i]
 	where := fmt.Sprintf("%s (commit %d of %d)", cm.Short, i, len(m.Commits)-1)
 	// The output is parsed as it comes; only its tail is kept.
-	out, _, err := m.Worktree.Exec(ctx, cm.SHA, Command{
+	c := Command{
 		Argv: []string{"sh", "-c", m.Cmdline}, Format: m.Target.Format,
 		Source: "output of --run at " + cm.Short, Live: m.Live, KeepRaw: true,
-	}, "PERFGATE_BISECT_COMMIT=%s")
+	}
+	var out *Output
+	var err error
+	if m.Serve.Active() {
+		out, err = m.served(ctx, cm, c)
+	} else {
+		out, _, err = m.Worktree.Exec(ctx, cm.SHA, c, "PERFGATE_BISECT_COMMIT=%s")
+	}
 	defer out.Discard() // unless Save kept it beside unsaved runs
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	var skip *bisect.SkipError
+	var serr *ServerError
+	var werr *WarmupError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &skip):
+		return nil, err
+	case errors.As(err, &serr) || errors.As(err, &werr):
+		if m.SkipFailures {
+			return nil, &bisect.SkipError{Reason: firstLine(err.Error())}
 		}
+		return nil, fmt.Errorf("bisect: at %s: %v\nfix the server, or pass --skip-failures to skip the commits where it fails", where, err)
+	default:
 		var se *StartError
 		if errors.As(err, &se) {
 			err = fmt.Errorf("cannot run the command with sh -c: %v", se.Err)
@@ -173,7 +274,7 @@ func (m *CommitMeasurer) Measure(ctx context.Context, i int) ([]float64, error) 
 		}
 		return nil, &inputError{fmt.Sprintf("bisect: %v\nits output ended with:\n%s\ncheck that --run prints the benchmark's result (or pass --format), or pass --skip-failures", err, out.TailLines(15))}
 	}
-	runs, chosen, err := m.toRuns(out.Results, cm.SHA, where)
+	runs, chosen, err := m.toRuns(out.Results, cm.SHA, where, m.Serve.Facts(m.server()))
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +315,7 @@ func metricValues(runs []store.Run, name string) (values []float64, invalid stri
 // them, and picks those of the benchmark: named --name, or, for output
 // whose results carry names of their own (--name PREFIX/RESULT), those
 // stored under that full name.
-func (m *CommitMeasurer) toRuns(results []ingest.Result, sha, where string) (all, chosen []store.Run, err error) {
+func (m *CommitMeasurer) toRuns(results []ingest.Result, sha, where string, facts map[string]string) (all, chosen []store.Run, err error) {
 	name := m.Target.Name
 	candidates := []string{name}
 	if i := strings.LastIndex(name, "/"); i > 0 {
@@ -222,8 +323,8 @@ func (m *CommitMeasurer) toRuns(results []ingest.Result, sha, where string) (all
 	}
 	var names []string
 	for _, prefix := range candidates {
-		runs, err := ToRuns(results, Spec{Name: prefix, Labels: m.Target.Labels, Commit: sha, Time: time.Now(),
-			Testbed: m.Target.Testbed, Env: m.Target.Env, Command: []string{"sh", "-c", m.Cmdline}})
+		runs, err := ToRuns(results, WithFacts(Spec{Name: prefix, Labels: m.Target.Labels, Commit: sha, Time: time.Now(),
+			Testbed: m.Target.Testbed, Env: m.Target.Env, Command: []string{"sh", "-c", m.Cmdline}}, facts))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -262,15 +363,34 @@ func (f *StepFailure) Unwrap() error { return f.Err }
 // commit git bisect checked out), its output shown on live and parsed as
 // it comes, and returns the target's values. spec gives the commit, the
 // dirty flag and the working tree's hash; the runs record the target's
-// testbed. It stores nothing.
-func Step(ctx context.Context, argv []string, t Target, spec Spec, live io.Writer) (*StepResult, error) {
-	out, err := Exec(ctx, Command{Argv: argv, Format: t.Format, Source: "output of " + argv[0], Live: live})
+// testbed. serve, when active, runs the setup first (a failure is a skip,
+// as exit code 125) and the command against its server, stopped before
+// Step returns (a server that fails is a *StepFailure). It stores nothing.
+func Step(ctx context.Context, argv []string, t Target, spec Spec, live io.Writer, serve *Serve) (*StepResult, error) {
+	c := Command{Argv: argv, Format: t.Format, Source: "output of " + argv[0], Live: live}
+	srv, err := serve.Begin(ctx, "", nil, c, "")
+	defer srv.Stop()
+	var setup *SetupError
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &setup):
+		return &StepResult{Skip: setup.Reason() + ":\n" + setup.Error()}, nil
+	case err != nil:
+		return nil, &StepFailure{err}
+	}
+	c.Env = srv.Env(nil)
+	out, err := Exec(ctx, c)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, err
 	}
+	if serr := srv.Died("the benchmark's run", out.ExitCode != 0 || out.ParseErr != nil); serr != nil {
+		return nil, &StepFailure{serr}
+	}
+	spec = WithFacts(spec, serve.Facts(srv))
 	short := spec.Commit
 	if len(short) > 12 {
 		short = short[:12]
@@ -289,7 +409,8 @@ func Step(ctx context.Context, argv []string, t Target, spec Spec, live io.Write
 		return nil, &StepFailure{err}
 	}
 	spec.Name, spec.Labels, spec.Time, spec.Command = t.Name, t.Labels, time.Now(), argv
-	spec.Testbed, spec.Env = t.Testbed, t.Env
+	spec.Testbed = t.Testbed
+	spec.Env = WithFacts(Spec{Env: t.Env}, spec.Env).Env
 	runs, err := ToRuns(out.Results, spec)
 	if err != nil {
 		return nil, err

@@ -47,6 +47,16 @@
 //     as JSONL (the format of perfgate export) with the raw output beside
 //     them, and the error carries the exact perfgate import command that
 //     stores them later: a finished benchmark is never thrown away.
+//   - Serve is a serving benchmark's setup and server steps (serve.go):
+//     the setup runs once per checkout; the server starts in a process
+//     group of its own with PERFGATE_PORT set to a free port, is ready
+//     when a URL answers HTTP 200 or its output matches a pattern, stays
+//     up across the repeats of a commit (after warm-up runs that are not
+//     stored) and is stopped, the whole group, before the next commit's
+//     starts and on a cancelled context. Repeat, AB, CommitMeasurer and
+//     Step take it; a server that exits before it is ready or during a
+//     run is a *ServerError quoting its log, and the runs record how they
+//     were served in their Env (the Fact* keys).
 //   - Adaptive spends runs only while a gate verdict is undecided
 //     (perfgate run --repeat auto), built on gate.Check's public results;
 //     TestAdaptiveErrorRates states its error rates next to a fixed

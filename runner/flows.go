@@ -108,7 +108,9 @@ func DirtyRuns(runs []store.Run, t Target) int {
 // moved), stores the run with sv, so that the next steps find it, and
 // returns the median of the metric's values there. live shows the
 // command's output as it runs; nil hides it.
-func MeasureBaseline(ctx context.Context, w *Worktree, sv *Saver, t Target, sha, cmdline string, live io.Writer) (float64, error) {
+// serve, when active, runs the setup and server there first (stopped
+// before it returns).
+func MeasureBaseline(ctx context.Context, w *Worktree, sv *Saver, t Target, sha, cmdline string, live io.Writer, serve *Serve) (float64, error) {
 	m := &CommitMeasurer{
 		Worktree: w,
 		Saver:    sv,
@@ -116,7 +118,9 @@ func MeasureBaseline(ctx context.Context, w *Worktree, sv *Saver, t Target, sha,
 		Commits:  []bisect.Commit{{SHA: sha, Short: w.Repo.Short(sha)}},
 		Cmdline:  cmdline,
 		Live:     live,
+		Serve:    serve,
 	}
+	defer m.Close()
 	values, err := m.Measure(ctx, 0)
 	if err != nil {
 		return 0, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"strings"
@@ -28,6 +29,12 @@ type Repeat struct {
 	// Progress gets "perfgate: run i of N: CMD" before each repetition
 	// when N > 1; nil is silent.
 	Progress io.Writer
+	// Serve and Server are the setup and the running server the
+	// repetitions measure (Serve.Begin): the command's environment gains
+	// PERFGATE_PORT, the runs record Serve.Facts, and a server that exits
+	// ends the session with a *ServerError. Both nil for a plain benchmark.
+	Serve  *Serve
+	Server *Server
 }
 
 // Interrupted is a repetition stopped by Ctrl-C or SIGTERM.
@@ -148,6 +155,35 @@ func (r *Repeat) Run(ctx context.Context) (*Outcome, error) {
 			fmt.Fprintf(r.Progress, "perfgate: run %d of %d: %s\n", i, r.N, strings.Join(argv, " "))
 		}
 		runs, raw, err := r.once(sctx, i)
+		if serr := r.Server.Died(fmt.Sprintf("run %d of the benchmark", i+max(r.First, 1)-1), err != nil); serr != nil && sctx.Err() == nil {
+			// The server's death, not the client's failure it caused,
+			// is the news; a result printed before it is kept and says so.
+			if err == nil {
+				for k := range runs {
+					env := maps.Clone(runs[k].Env)
+					if env == nil {
+						env = map[string]string{}
+					}
+					env[FactServerExit] = serr.Exit
+					runs[k].Env = env
+				}
+				o.Runs, o.Good = append(o.Runs, runs...), append(o.Good, i)
+				if raw != "" {
+					o.Raw = append(o.Raw, raw)
+				}
+				if i == r.N {
+					if r.Progress != nil {
+						fmt.Fprintf(r.Progress, "perfgate: warning: %v\nthe run's result is kept; it records the server's exit\n", serr)
+					}
+					break
+				}
+				// The repetitions left cannot run.
+				o.Failed = append(o.Failed, Failure{Rep: i + 1, Err: serr})
+				break
+			}
+			o.Failed = append(o.Failed, Failure{Rep: i, Err: serr})
+			break
+		}
 		if err == nil {
 			o.Runs = append(o.Runs, runs...)
 			o.Good = append(o.Good, i)
@@ -182,6 +218,7 @@ func (r *Repeat) once(ctx context.Context, i int) ([]store.Run, string, error) {
 	argv := r.Command.Argv
 	c := r.Command
 	c.Source = fmt.Sprintf("output of %s (run %d)", argv[0], i+max(r.First, 1)-1)
+	c.Env = r.Server.Env(c.Env)
 	out, err := Exec(ctx, c)
 	if err != nil {
 		out.Discard()
@@ -195,7 +232,7 @@ func (r *Repeat) once(ctx context.Context, i int) ([]store.Run, string, error) {
 		out.Discard()
 		return nil, "", &ParseError{out.ParseErr}
 	}
-	spec := r.Spec
+	spec := WithFacts(r.Spec, r.Serve.Facts(r.Server))
 	spec.Time = time.Now()
 	spec.Command = argv
 	runs, err := ToRuns(out.Results, spec)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,8 +33,11 @@ func abCommand(e *env) *cli.Command {
 			"rules, as check's does. Rules come from .perfgate.yml (or --rules) and --rule. Every run records\n" +
 			"the testbed (--testbed, else as run derives it). CMD's environment, without GitHub tokens, gains\n" +
 			"PERFGATE_COMMIT and PERFGATE_AB_SIDE (base or head). Exit 1 when the gate fails, 3 when a run\n" +
-			"fails (the runs that finished are stored).",
-		Flags: append([]cli.Flag{
+			"fails (the runs that finished are stored)." + serveHelp + "\n" +
+			"ab runs the setup in both checkouts first, then one server at a time, restarted at each switch\n" +
+			"of side (A B B A: the accelerators hold one engine); --ab-servers both keeps a server of each\n" +
+			"side up side by side, each on its own port, and alternates the client between them.",
+		Flags: append(append([]cli.Flag{
 			runAliasFlag(),
 			&cli.StringFlag{Name: "base", Usage: "the reference revision `REV` (required), e.g. main"},
 			&cli.StringFlag{Name: "head", Value: "HEAD", Usage: "the revision `REV` under test"},
@@ -45,7 +49,8 @@ func abCommand(e *env) *cli.Command {
 			testbedFlag(),
 			rulesFileFlag(),
 			ruleFlag(""),
-		}, reportFlags()...),
+			&cli.StringFlag{Name: "ab-servers", Value: "one", Usage: "with --server: `one` server at a time, restarted at each switch of side, or both side by side"},
+		}, serveFlags()...), reportFlags()...),
 		Action: func(c *cli.Context) error { return runAB(c, e) },
 	}
 }
@@ -73,11 +78,30 @@ func runAB(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	serve, err := parseServe(c, e)
+	if err != nil {
+		return err
+	}
+	both := false
+	switch v := c.String("ab-servers"); v {
+	case "one":
+	case "both":
+		both = true
+	default:
+		return usageErrorf("--ab-servers %q: choose one (a server at a time) or both (side by side)", v)
+	}
+	if c.IsSet("ab-servers") && (serve == nil || serve.Server == "") {
+		return usageErrorf("--ab-servers is about the servers of --server; pass --server 'CMD' too, or leave --ab-servers out")
+	}
+	if serve != nil {
+		serve.Live = e.live
+	}
 	repo, cfg, err := openRepoConfig(c)
 	if err != nil {
 		return err
 	}
 	defer repo.Close()
+	setLogDir(serve, c, repo)
 	m, err := detectMachine(c, e, repo)
 	if err != nil {
 		return err
@@ -104,6 +128,7 @@ func runAB(c *cli.Context, e *env) error {
 		Command:  runner.Command{Argv: argv, Format: c.String("format"), Live: e.live, KeepRaw: true},
 		Spec:     m.spec(runner.Spec{Name: name, Labels: labels}),
 		Progress: e.stderr,
+		Serve:    serve, Both: both,
 	}
 	got, runErr := ab.Run(c.Context)
 	// A history that cannot be written does not cost the verdict: the
@@ -133,6 +158,9 @@ func runAB(c *cli.Context, e *env) error {
 		return gitError(runErr)
 	}
 	rep := gate.CheckPaired(got.GatePairs(), gate.PairedOptions{Head: head, Base: base, BaseRef: c.String("base"), Config: cfg})
+	if serve.Active() {
+		rep.Notes = append(rep.Notes, servedNote(serve, ab))
+	}
 	if err := writeReport(c, e, rep); err != nil {
 		return err
 	}
@@ -154,4 +182,24 @@ func countAt(runs []store.Run, sha string) int {
 		}
 	}
 	return n
+}
+
+// servedNote says in ab's report how the commits were served.
+func servedNote(s *runner.Serve, ab *runner.AB) string {
+	var parts []string
+	if s.Setup != "" {
+		parts = append(parts, fmt.Sprintf("setup %q in each checkout", s.Setup))
+	}
+	if s.Server != "" {
+		how := "one at a time, restarted at each switch of side"
+		if ab.Both {
+			how = "both side by side"
+		}
+		parts = append(parts, fmt.Sprintf("server %q (%s; ready in %s at base, %s at head)", s.Server, how,
+			ab.Ready[0].Round(time.Millisecond), ab.Ready[1].Round(time.Millisecond)))
+		if s.Warmup > 0 {
+			parts = append(parts, fmt.Sprintf("%d warm-up run(s) per server start, not stored", s.Warmup))
+		}
+	}
+	return "served: " + strings.Join(parts, "; ")
 }

@@ -142,7 +142,10 @@ perfgate ingest --name serving --section-label section optimisation-log.md   # o
 	"run": `
 perfgate run --name serving --repeat 3 -- vllm bench serve --model Qwen/Qwen2.5-7B-Instruct
 perfgate run --name serving -- ./bench.sh && perfgate check
-perfgate run --name serving --repeat auto --max-runs 5 -- ./bench.sh && perfgate check`,
+perfgate run --name serving --repeat auto --max-runs 5 -- ./bench.sh && perfgate check
+perfgate run --name serving --repeat 3 --warmup 1 --setup 'pip install -e .' \
+    --server 'vllm serve M --port $PERFGATE_PORT' --ready 'http://127.0.0.1:$PERFGATE_PORT/health' \
+    --run 'vllm bench serve --model M --port $PERFGATE_PORT'`,
 	"check": `
 perfgate check                                 # HEAD against main, rules from .perfgate.yml
 perfgate check --rule 'Mean TTFT:3%' --rule 'failed<=0'
@@ -150,7 +153,9 @@ perfgate check --head feature --base main -o markdown --out report.md
 perfgate check -o json | jq .verdict`,
 	"ab": `
 perfgate ab --base main --name serving --rule 'Mean TTFT:5%' -- ./bench.sh
-perfgate ab --base v0.9.0 --head feature --repeat 8 --name serving -o markdown --out ab.md -- vllm bench serve ...`,
+perfgate ab --base v0.9.0 --head feature --repeat 8 --name serving -o markdown --out ab.md -- vllm bench serve ...
+perfgate ab --base main --name serving --setup 'python -m venv .venv && .venv/bin/pip install -e .' --server '.venv/bin/vllm serve M --port $PERFGATE_PORT' \
+    --ready 'http://127.0.0.1:$PERFGATE_PORT/health' --run '.venv/bin/vllm bench serve --model M --port $PERFGATE_PORT'`,
 	"compare": `
 perfgate compare main HEAD
 perfgate compare v0.9.0 v0.10.0 -o markdown
@@ -171,7 +176,10 @@ perfgate recover --out runs.jsonl             # after "history ... is damaged"
 mv .perfgate/history.db .perfgate/history.db.damaged && perfgate import runs.jsonl && perfgate sync --pull-only`,
 	"bisect": `
 perfgate bisect --good v0.9.0 --bad HEAD --metric 'Mean TTFT' --name serving --run './bench.sh'
-perfgate bisect --good v0.9.0 --bad HEAD --metric output_throughput --name serving --stored -o json`,
+perfgate bisect --good v0.9.0 --bad HEAD --metric output_throughput --name serving --stored -o json
+perfgate bisect --good v0.9.0 --metric mean_ttft_ms --name serving --setup 'python -m venv .venv && .venv/bin/pip install -e .' \
+    --server '.venv/bin/vllm serve M --port $PERFGATE_PORT' --ready 'http://127.0.0.1:$PERFGATE_PORT/health' \
+    --run '.venv/bin/vllm bench serve --model M --port $PERFGATE_PORT'`,
 	"bisect-step": `
 git bisect start HEAD v0.9.0
 git bisect run perfgate bisect-step --name serving --metric 'Mean TTFT' --threshold 5% --baseline v0.9.0 --run ./bench.sh`,

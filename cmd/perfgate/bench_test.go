@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfgate/perfgate/internal/fakeserve"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -300,6 +301,7 @@ func childPeak(out []byte, ps *os.ProcessState) int64 {
 }
 
 func TestMain(m *testing.M) {
+	fakeserve.Main() // the stand-in serving engine and client of serve_test.go
 	if a := os.Getenv(mainArgsEnv); a != "" {
 		// The test binary as the perfgate process itself, signals and all.
 		if err := json.Unmarshal([]byte(a), &os.Args); err != nil {

@@ -47,8 +47,10 @@ func bisectCommand(e *env) *cli.Command {
 			"benchmark command is taken (run, ab, bisect, bisect-step).\n\n" +
 			"  perfgate bisect --good v0.9.0 --bad main --metric 'Mean TTFT' --name serving -- ./bench.sh\n" +
 			"  perfgate bisect --good v0.9.0 --metric 'Mean TTFT' --name serving \\\n" +
-			"      --run 'pip install -e . && vllm bench serve --model M ...'",
-		Flags: []cli.Flag{
+			"      --run 'pip install -e . && vllm bench serve --model M ...'" + serveHelp + "\n" +
+			"In bisect, a commit whose --setup fails is skipped (as exit code 125); a server that fails\n" +
+			"stops the bisect unless --skip-failures (then the commit is skipped).",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "good", Usage: "a commit at the old level (any revision; required)"},
 			&cli.StringFlag{Name: "bad", Value: "HEAD", Usage: "a commit at the new level, descending from --good"},
 			&cli.StringFlag{Name: "metric", Usage: "the `METRIC` that changed, by name or label, e.g. mean_ttft_ms or 'Mean TTFT' (required)"},
@@ -66,7 +68,7 @@ func bisectCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show CMD's output on stderr as it runs"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "report format: text, markdown, json"},
 			&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` (unless -o text, a text copy also goes to stdout)"},
-		},
+		}, serveFlags()...),
 		Action: func(c *cli.Context) error { return runBisect(c, e) },
 	}
 }
@@ -144,6 +146,13 @@ func runBisect(c *cli.Context, e *env) error {
 	}
 	if (cmdline == "") == !stored {
 		return usageErrorf("bisect: pass exactly one of --run CMD (run the benchmark where needed) or --stored (search the stored results alone)")
+	}
+	serve, err := parseServe(c, e)
+	if err != nil {
+		return err
+	}
+	if stored && serve != nil {
+		return usageErrorf("bisect: --stored runs nothing: --setup and --server go with --run CMD")
 	}
 	threshold, err := parsePercent("--threshold", c.String("threshold"))
 	if err != nil {
@@ -224,12 +233,21 @@ func runBisect(c *cli.Context, e *env) error {
 		if c.Bool("verbose") {
 			live = e.live
 		}
-		m = &bisectMeasurer{&runner.CommitMeasurer{
+		if serve != nil {
+			serve.Live = live
+			setLogDir(serve, c, repo)
+		}
+		cm := &runner.CommitMeasurer{
 			Worktree: &runner.Worktree{Repo: repo, Dir: c.String("workdir")},
 			Saver:    saver(c, repo),
 			Target:   sp, Commits: commits, Cmdline: cmdline, Live: live,
 			SkipFailures: c.Bool("skip-failures"),
-		}}
+			Serve:        serve,
+		}
+		// The last commit's server and checkout, kept up for its
+		// repeats, go when the search ends.
+		defer cm.Close()
+		m = &bisectMeasurer{cm}
 		if opts.MaxRuns == 0 {
 			opts.MaxRuns = bisect.DefaultBudget(n)
 		}
@@ -464,8 +482,11 @@ func bisectStepCommand(e *env) *cli.Command {
 			"which stops git bisect, on any other error. The result is stored under HEAD unless --no-store.\n\n" +
 			"  git bisect start BAD GOOD\n" +
 			"  git bisect run perfgate bisect-step --name serving --metric mean_ttft_ms \\\n" +
-			"      --baseline GOOD --threshold 6% --run 'vllm bench serve --model M ...'",
-		Flags: []cli.Flag{
+			"      --baseline GOOD --threshold 6% --run 'vllm bench serve --model M ...'\n\n" +
+			"With --setup and --server, bisect-step runs the setup (a failure exits 125: skip), starts the\n" +
+			"server, runs the benchmark against it once and stops it; a server that fails is a failure\n" +
+			"of the benchmark (255, or 125 with --skip-failures).",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME` (required)"},
 			&cli.StringFlag{Name: "metric", Usage: "the `METRIC` to judge, by name or label (required)"},
 			&cli.StringFlag{Name: "threshold", Usage: "how much worse than the reference is bad, in `PERCENT`, e.g. 6% (required; half the regression you chase is a good choice)"},
@@ -477,7 +498,7 @@ func bisectStepCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "no-store", Usage: "do not store the result in the history"},
 			&cli.StringSliceFlag{Name: "label", Usage: "identity label `KEY=VALUE`; repeatable"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the command's output as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
-		},
+		}, serveFlags()...),
 		OnUsageError: func(cc *cli.Context, err error, _ bool) error {
 			return &exitError{code: stepAbort, err: fmt.Errorf("bisect-step: %v (see perfgate bisect-step --help)", err)}
 		},
@@ -555,6 +576,13 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 	if (c.String("reference") == "") == (c.String("baseline") == "") {
 		return 0, stepConfigErrorf("pass exactly one of --reference VALUE (the good value of %s) or --baseline REV (a commit with stored results)", sp.Metric.Name)
 	}
+	serve, err := parseServe(c, e)
+	if err != nil {
+		return 0, stepConfigErrorf("%v", err)
+	}
+	if serve != nil {
+		serve.Live = e.live
+	}
 	repo, err := openRepo(c)
 	if err != nil {
 		return 0, err
@@ -565,7 +593,8 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 		return 0, stepConfigErrorf("%v", err)
 	}
 	sp.Testbed, sp.Env = m.testbed, m.env
-	ref, err := stepReference(c, e, repo, sp, argv)
+	setLogDir(serve, c, repo)
+	ref, err := stepReference(c, e, repo, sp, argv, serve)
 	if err != nil {
 		return 0, err
 	}
@@ -585,7 +614,7 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 		}
 		spec.Tree = wt.Hash
 	}
-	res, err := runner.Step(c.Context, argv, sp, spec, e.live)
+	res, err := runner.Step(c.Context, argv, sp, spec, e.live, serve)
 	if err != nil {
 		var sf *runner.StepFailure
 		var se *runner.StartError
@@ -629,7 +658,7 @@ func runBisectStep(c *cli.Context, e *env) (int, error) {
 }
 
 // stepReference is the good value bisect-step compares with.
-func stepReference(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, argv []string) (float64, error) {
+func stepReference(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, argv []string, serve *runner.Serve) (float64, error) {
 	if s := c.String("reference"); s != "" {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil || v <= 0 || math.IsInf(v, 0) {
@@ -647,7 +676,7 @@ func stepReference(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target,
 		return 0, stepConfigErrorf("%v", err)
 	}
 	if len(known[0]) == 0 {
-		return baselineFallback(c, e, repo, sp, rev, sha, argv)
+		return baselineFallback(c, e, repo, sp, rev, sha, argv, serve)
 	}
 	return medianOf(known[0]), nil
 }

@@ -37,19 +37,19 @@ func dirtyAt(c *cli.Context, repo *gitrepo.Repo, sp runner.Target, sha string) i
 // temporary checkout, and stores the run (runner.MeasureBaseline), saying
 // so when the script is one of the working tree (runner.LocalScript). It
 // returns the metric's value there.
-func measureBaseline(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, sha string, argv []string) (float64, error) {
+func measureBaseline(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, sha string, argv []string, serve *runner.Serve) (float64, error) {
 	cmdline, note := runner.LocalScript(repo, runner.CommandLine(argv), sha)
 	if note != "" {
 		fmt.Fprintf(e.stderr, "perfgate: bisect-step: %s\n", note)
 	}
-	return runner.MeasureBaseline(c.Context, &runner.Worktree{Repo: repo}, saver(c, repo), sp, sha, cmdline, e.live)
+	return runner.MeasureBaseline(c.Context, &runner.Worktree{Repo: repo}, saver(c, repo), sp, sha, cmdline, e.live, serve)
 }
 
 // baselineFallback is bisect-step's reference when --baseline has no
 // usable stored result: it says why (none stored, or only runs from a
 // dirty working tree), measures the baseline once in a temporary checkout
 // and stores it; when that fails, it prints the command that stores one.
-func baselineFallback(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, rev, sha string, argv []string) (float64, error) {
+func baselineFallback(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Target, rev, sha string, argv []string, serve *runner.Serve) (float64, error) {
 	why := fmt.Sprintf("no stored %s result with %s", sp.Name, sp.Metric.Name)
 	if n := dirtyAt(c, repo, sp, sha); n > 0 {
 		why = fmt.Sprintf("its %d stored %s result(s) were made in a dirty working tree (a tracked file was modified), and a dirty run is never a reference", n, sp.Name)
@@ -58,7 +58,7 @@ func baselineFallback(c *cli.Context, e *env, repo *gitrepo.Repo, sp runner.Targ
 		return 0, stepConfigErrorf("--baseline %s: %s; with --no-store it is not measured here (every step would run it again): store a result there before git bisect start:\n  %s\nor pass --reference VALUE", rev, why, runner.BaselineHint(rev, sp, argv))
 	}
 	fmt.Fprintf(e.stderr, "perfgate: bisect-step: --baseline %s: %s; measuring %s once in a temporary checkout\n", rev, why, repo.Short(sha))
-	v, err := measureBaseline(c, e, repo, sp, sha, argv)
+	v, err := measureBaseline(c, e, repo, sp, sha, argv, serve)
 	if err != nil {
 		return 0, stepConfigErrorf("--baseline %s: %s, and measuring it failed: %v; store a result there before git bisect start:\n  %s\nor pass --reference VALUE", rev, why, err, runner.BaselineHint(rev, sp, argv))
 	}

@@ -36,8 +36,8 @@ func runCommand(e *env) *cli.Command {
 			"--repeat auto runs once, stores the run and evaluates check (--base, --rules, --rule as check\n" +
 			"takes them); it runs again only while a check is undecided (inconclusive, or a pass or fail\n" +
 			"that more runs could still change; a fail needs 4 runs), up to --max-runs, and reports the\n" +
-			"runs it spent (-o json: runs_spent, decided, verdict).",
-		Flags: []cli.Flag{
+			"runs it spent (-o json: runs_spent, decided, verdict)." + serveHelp,
+		Flags: append([]cli.Flag{
 			runAliasFlag(),
 			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME` (required)"},
 			&cli.StringFlag{Name: "repeat", Value: "1", Usage: "run the command `N` times (each repetition is one sample), or auto: run again only while check's verdict is undecided"},
@@ -49,7 +49,7 @@ func runCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the command's output as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			testbedFlag(),
 			outputFlag("text", "json"),
-		},
+		}, serveFlags()...),
 		Action: func(c *cli.Context) error {
 			out, err := checkOutput(c, "text", "json")
 			if err != nil {
@@ -71,6 +71,10 @@ func runCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			serve, err := parseServe(c, e)
+			if err != nil {
+				return err
+			}
 			repo, err := openRepo(c)
 			if err != nil {
 				return err
@@ -86,6 +90,13 @@ func runCommand(e *env) *cli.Command {
 				N:        n,
 				Progress: e.stderr,
 			}
+			setLogDir(serve, c, repo)
+			srv, err := beginServe(c.Context, serve, rep.Command, e.live)
+			defer srv.Stop()
+			if err != nil {
+				return runError(err)
+			}
+			rep.Serve, rep.Server = serve, srv
 			if auto {
 				return runAdaptive(c, e, repo, rep, o, out)
 			}
@@ -96,7 +107,11 @@ func runCommand(e *env) *cli.Command {
 			}
 			warnTreeChanged(c, e, repo, o)
 			// What finished is stored, also when other repetitions failed.
-			if err := storeRuns(c, e, repo, got.Runs, out, got.Raw...); err != nil {
+			added, err := saver(c, repo).Save(got.Runs, got.Raw...)
+			if err != nil {
+				return storeError(err)
+			}
+			if err := reportServed(e, got.Runs, added, out, nil); err != nil {
 				return err
 			}
 			return runError(runErr)
@@ -181,7 +196,7 @@ func runAdaptive(c *cli.Context, e *env, repo *gitrepo.Repo, rep *runner.Repeat,
 		if len(res.Open) > 0 {
 			extra["undecided"] = res.Open
 		}
-		if werr := reportStored(e, runs, added, out, extra); werr != nil {
+		if werr := reportServed(e, runs, added, out, extra); werr != nil {
 			return werr
 		}
 	}
@@ -198,6 +213,9 @@ func runError(err error) error {
 	var inc *runner.Incomplete
 	var ee *runner.ExitError
 	var se *runner.StartError
+	var srvErr *runner.ServerError
+	var setupErr *runner.SetupError
+	var warmErr *runner.WarmupError
 	switch {
 	case err == nil:
 		return nil
@@ -212,9 +230,38 @@ func runError(err error) error {
 		return envError(fmt.Errorf("%v; nothing was stored. Fix the command, or run it by hand and use perfgate ingest", err))
 	case errors.As(err, &se):
 		return envError(fmt.Errorf("run: %v", err))
+	case errors.As(err, &srvErr) || errors.As(err, &setupErr) || errors.As(err, &warmErr):
+		return envError(fmt.Errorf("run: %v; nothing was stored", err))
 	}
 	if errors.Is(err, store.ErrBadInput) {
 		return &exitError{code: exitBad, err: fmt.Errorf("%w; nothing was stored", err)}
 	}
 	return storeError(err)
+}
+
+// reportServed is reportStored, with how the runs were served (the
+// setup and server commands, the time to ready, the server's exit): in
+// -o json as "serving", in text as lines after the summary.
+func reportServed(e *env, runs []store.Run, added int, out string, extra map[string]any) error {
+	facts := map[string]string{}
+	for _, r := range runs {
+		for _, l := range []string{runner.FactSetup, runner.FactServer, runner.FactReady, runner.FactServerExit} {
+			if v, ok := r.Env[l]; ok {
+				facts[l] = v
+			}
+		}
+	}
+	if len(facts) > 0 && out == "json" {
+		if extra == nil {
+			extra = map[string]any{}
+		}
+		extra["serving"] = servedJSON(facts)
+	}
+	if err := reportStored(e, runs, added, out, extra); err != nil || out == "json" {
+		return err
+	}
+	for _, l := range servedFacts(facts) {
+		fmt.Fprintf(e.stdout, "  %s\n", l)
+	}
+	return nil
 }
