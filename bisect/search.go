@@ -509,13 +509,14 @@ func (s *searcher) confirm(p *posterior, k int) int {
 // level and looks exactly like a run of the culprit until either is run
 // again, and noise with a second mode may show none before that run (issue
 // 15's bimodal scenario: 20% of runs 10% slow). So a second run of the
-// culprit is the one run every answer pays for, about 0.35 runs a search
-// when the step is clear (BenchmarkIssueFrontier): it cut the wrong found
-// answers in that scenario from 6.3% to 5.3% over 1,000 trials, where the
-// leaning and disagreeing reruns alone stop short. The commit before it
-// needs no such run: a fast run of a bad commit is the noise's other tail,
-// which the leaning rerun catches. The bad end is the culprit's own level
-// and is confirmed below (an end resting on one run).
+// culprit is the one run every answer pays for (issue 27 chose it): 0.2 to
+// 0.35 runs a search when the step is clear, since most culprits have a
+// second run by then, and it cut the wrong found answers in that scenario
+// from 6.3% to 5.3% over 1,000 trials (BenchmarkIssueFrontier, before
+// leaningPair). The commit before it needs no such run: a slow run of a
+// good commit is what the wrong answers hang on, and its two runs are
+// leaningPair's. The bad end is the culprit's own level and is confirmed
+// in confirm (an end resting on one run).
 func (s *searcher) confirmCulprit(g *gap) int {
 	if s.opts.variant.trustLone || g.hi >= s.smp.n || s.smp.skipped[g.hi] || len(s.smp.values[g.hi]) >= 2 {
 		return -1
