@@ -58,12 +58,15 @@
 //     at the bad level is nearest one half: it splits the posterior mass
 //     in half. A commit whose values are ambiguous stays near one half, so
 //     it is measured again; at most MaxCommitRuns (10) times.
-//  4. Before a culprit is named, one more run goes to: a lone run either
-//     side of the step that leans towards the other level (leanZ); a
-//     commit either side whose runs disagree beyond the noise (spreadZ);
-//     an end whose lone run the culprit next to it rests on; and, when the
-//     learned shape has a second mode, the culprit and the
-//     commit before it until two runs each, each end until three.
+//  4. Before a culprit is named, one more run goes to: the culprit, when
+//     one run is all that puts it at the bad level (always; see "Why the
+//     culprit is run again" below); a lone run either side of the step
+//     that leans towards the other level (leanZ); a commit either side
+//     whose runs disagree beyond the noise (spreadZ), or whose two or
+//     three runs lean together towards the other level (leanPairZ); an
+//     end whose lone run the culprit next to it rests on; and, when the
+//     learned shape has a second mode, the commit before the culprit until
+//     two runs, each end until three.
 //  5. The search stops when one commit holds Confidence (0.95): Found; when
 //     the budget (MaxRuns, default 12 + 4 log2 n) is spent: OutOfRuns with
 //     the most probable commit and the shortest range of commits that
@@ -89,25 +92,50 @@
 // side of the culprit, Bonferroni-corrected for the number of splits the
 // measured commits allow.
 //
-// Measured (docs/bisect.md has the tables and the commands): issue 15's
-// five scenarios, 100 seeded trials each (go test ./bisect -run '^$'
-// -bench IssueScenarios -benchtime 1x -v; -args -scenario-sets 5 for five
-// seed sets): over 5 x 100 trials, 100 / 99.8 / 100 / 99.2% right for
-// 9.1 / 14.0 / 12.5 / 17.9 mean runs in the four rows of regular noise
-// (git bisect: 100 / 79-89 / 100 / 61-69% for 7.7 / 7.7 / 9.7 / 9.7;
-// median of 3: 100 / 97-99 / 100 / 89-95% for 23 / 23 / 29 / 29), 1 of
-// about 1980 found answers wrong; in the bimodal row (20% of runs 10%
-// slow) 7.0% of the found answers wrong (3-10 of about 97 per set), 2.2%
-// with ten stored runs of the good end. Over all scenario trials, answers
-// stated at 0.95-0.99 were right 97.9% of the time, at 0.99+ 99.7%. On
-// resampled real noise (../shared/realnoise, go test ./bisect -run '^$'
-// -bench RealNoiseCalibration -benchtime 1x -v; 876 searches), 2.1% of
-// the found answers are wrong (1.3% with a stored history), and answers
-// stated at 0.95-0.99 are right 98.5%, at 0.99+ 96.3% (98.9% with the
-// history). The targets not met: 8 runs in the first row and 11 in the
-// third, 5% wrong in the bimodal row without history, and 99% right at
-// 0.99+ on real noise without history; docs/bisect.md says why, and
-// BenchmarkIssueFrontier (go test ./bisect -run '^$' -bench IssueFrontier
-// -benchtime 1x -v) measures the policy changes that would buy one of
-// them with another: none meets the three together.
+// # Why the culprit is run again
+//
+// A run costs minutes of accelerator time, and a wrong culprit sends an
+// engineer after the wrong commit. When the noise has a second mode (a
+// GPU that throttles one run in five), a slow run of a good commit lies
+// within the noise of the bad level, and until one of them is repeated
+// nothing in the values tells it from a run of the culprit: a mode no run
+// has shown yet cannot be learned, so no model of the noise protects the
+// answer, only a repeat does. Issue 15 measured that every policy that
+// saves runs on a clear step names more wrong commits in its bimodal
+// scenario, and asked for a decision; issue 27 chose to pay the run: the
+// culprit's lone run is always run again (confirmCulprit). Most culprits
+// have a second run by then anyway, so it costs about a third of a run a
+// search on a clear step. Two runs of a good commit may both be slow; they
+// agree with each other but their mean falls short of the bad level, and
+// leaningPair runs such a commit again.
+//
+// Issue 27's targets, and what the search measures (docs/bisect.md has the
+// tables; every figure from `go test ./bisect -run '^$' -bench NAME
+// -benchtime 1x -v`):
+//   - at least 99% right in issue 15's four scenarios of regular noise:
+//     100 / 100 / 100 / 100% on seeds 0-99 (IssueScenarios; asserted by
+//     TestIssueScenarios);
+//   - mean runs at most 1.3 times git bisect run's with the ends measured,
+//     13.0 and 16.4 in the first and third scenarios as the targets were
+//     handed down (1.3 times 10.0 and 12.6): 9.5 and 12.9 on seeds 0-99
+//     (asserted). git bisect takes 7.7 and 9.7 runs there, so that is
+//     1.24 and 1.33 times git bisect's: if 10.0 and 12.6 are the targets
+//     themselves, the third scenario misses by 0.3 runs (12.61 on the
+//     frontier's fresh seeds);
+//   - at most 5.5% wrong among the found answers over 1,000 bimodal trials:
+//     4.0%, 39 of 976 on seeds 0-999 (TestBimodalWrongAnswers; 4.6%, 44 of
+//     963, on the frontier's fresh seeds), against 5.2% and 6.3% before;
+//   - the 0.99+ bin of the real-noise reliability table with stored
+//     history right 99% of the time: 303 of 306, 99.0%, with no room (98.9%
+//     before; RealNoiseCalibration, asserted by
+//     TestRealNoiseHistoryReliability); without history 97.6%, 249 of 255
+//     (96.3% before).
+//
+// BenchmarkIssueFrontier measures the policies around this one (about
+// four minutes of CPU). The lever that would save runs on a clear step is
+// the noise prior's tilt (noiseDFDiscount): stopped at the noise estimate,
+// this search takes 9.26 and 12.18 runs with 5.0% wrong in the bimodal
+// row, inside 10.0 and 12.6, but on real noise with stored history its
+// 0.99+ bin is right 98.3% (346 of 352): the real-noise target is what
+// binds a tighter run target.
 package bisect

@@ -18,18 +18,20 @@ type scenario struct {
 	step  float64 // relative, 0.12 is 12% slower from the culprit on
 	sigma float64 // the noise's scale on the log scale (for the step in sigma units)
 	noise func(r *rand.Rand) float64
-	// minRight is the share of trials that must name the culprit, and
-	// maxRuns the mean runs allowed (0: not asserted): what this search
-	// holds, asserted against regressions. The issue's targets are
-	// wantRight and wantRuns; BenchmarkIssueScenarios prints both.
-	minRight, maxRuns   float64
-	wantRight, wantRuns float64
+	// minRight is the share of trials that must name the culprit; wantRuns
+	// is issue 27's target for the mean runs and maxRuns what this search
+	// holds, tighter, asserted against regressions (0: not asserted).
+	minRight, maxRuns, wantRuns float64
 	// maxWrong is the share of found answers that may be wrong (default
 	// 0.05, the issue's target).
 	maxWrong float64
 	// storedGood is how many runs of the good end the history holds
 	// before the search (a nightly job's): they cost no run.
 	storedGood int
+	// bimodal1000 marks the row whose wrong answers are asserted over
+	// 1,000 trials (TestBimodalWrongAnswers) rather than TestIssueScenarios'
+	// 100.
+	bimodal1000 bool
 	// storedBad gives the bad end one stored run (BenchmarkIssueFrontier's
 	// oracle: a run no search without a history has).
 	storedBad bool
@@ -55,25 +57,38 @@ func bimodal(base func(*rand.Rand) float64, share, slow float64) func(*rand.Rand
 	}
 }
 
-// issueScenarios are the five rows of issue 15's table, with its targets.
-// "±x%" is uniform noise, as the issue's figures show: perfgate's search
-// before issue 15, run on these five, gives 9.9, 14.0, 13.4, 18.2 and
-// 15.5 mean runs and 74% right in the last, with 23 of 95 found answers
-// wrong (the issue: 9.3, 13.7, 13.4, 18.2, 15.1, 78%, 20 of 95); with
-// Gaussian noise of standard deviation 1.5% the second row took 21 runs
-// for 97% right.
+// issueScenarios are the five rows of issue 15's table, with issue 27's
+// targets. "±x%" is uniform noise, as the issue's figures show: perfgate's
+// search before issue 15, run on these five, gives 9.9, 14.0, 13.4, 18.2
+// and 15.5 mean runs and 74% right in the last, with 23 of 95 found
+// answers wrong (the issue: 9.3, 13.7, 13.4, 18.2, 15.1, 78%, 20 of 95);
+// with Gaussian noise of standard deviation 1.5% the second row took 21
+// runs for 97% right.
+//
+// Issue 27's run targets are 1.3 times git bisect run's with the ends
+// measured; the figures asserted (13.0 and 16.4) are 1.3 times 10.0 and
+// 12.6, as the task that set them reads them. git bisect itself takes 7.7
+// and 9.7 runs here (ends included), so 1.3 times that is 10.0 and 12.6:
+// maxRuns holds the first row to 10.0, and BenchmarkIssueScenarios prints
+// each row's ratio to git bisect.
 var issueScenarios = []scenario{
 	{name: "48 commits, 12% step, ±1.5% uniform noise", n: 48, step: 0.12, sigma: 0.015 / math.Sqrt(3), noise: uniform(0.015),
-		minRight: 0.99, maxRuns: 9.5, wantRight: 0.99, wantRuns: 8},
+		minRight: 0.99, maxRuns: 10.0, wantRuns: 13.0},
 	{name: "48 commits, 4% step, ±1.5% uniform noise", n: 48, step: 0.04, sigma: 0.015 / math.Sqrt(3), noise: uniform(0.015),
-		minRight: 0.99, maxRuns: 16, wantRight: 0.99},
+		minRight: 0.99, maxRuns: 15},
 	{name: "200 commits, 8% step, ±2% uniform noise", n: 200, step: 0.08, sigma: 0.02 / math.Sqrt(3), noise: uniform(0.02),
-		minRight: 0.99, maxRuns: 13.5, wantRight: 0.99, wantRuns: 11},
+		minRight: 0.99, maxRuns: 13.5, wantRuns: 16.4},
 	{name: "200 commits, 8% step, 2% Gaussian noise", n: 200, step: 0.08, sigma: 0.02, noise: gaussian(0.02),
-		minRight: 0.99, maxRuns: 20, wantRight: 0.99},
-	{name: "48 commits, 12% step, ±1.5% uniform noise, 20% of runs 10% slow", n: 48, step: 0.12, sigma: 0.015 / math.Sqrt(3), noise: bimodal(uniform(0.015), 0.2, 0.10), maxWrong: 0.08},
+		minRight: 0.99, maxRuns: 19},
+	{name: "48 commits, 12% step, ±1.5% uniform noise, 20% of runs 10% slow", n: 48, step: 0.12, sigma: 0.015 / math.Sqrt(3), noise: bimodal(uniform(0.015), 0.2, 0.10),
+		maxWrong: bimodalMaxWrong, bimodal1000: true},
 	{name: "the same, 10 stored runs of the good end", n: 48, step: 0.12, sigma: 0.015 / math.Sqrt(3), noise: bimodal(uniform(0.015), 0.2, 0.10), storedGood: 10},
 }
+
+// bimodalMaxWrong is issue 27's target for the bimodal row: at most 5.5%
+// of the answers given as found are wrong over 1,000 trials
+// (TestBimodalWrongAnswers).
+const bimodalMaxWrong = 0.055
 
 // sim returns the scenario's simulation for one seeded trial, the culprit
 // drawn from the seed.
@@ -256,44 +271,87 @@ func (rl *reliability) String() string {
 	return b.String()
 }
 
-// TestIssueScenarios runs issue 15's five scenarios, 100 seeded trials
-// each (30 with -short). It asserts the issue's calibration target in
-// every scenario: among the answers given as found (95%), at most 5%
-// wrong. Accuracy and runs are asserted at what the search holds now
-// (minRight, maxRuns): the issue asks for 99% right in the first four and
-// at most 8 and 11 runs in the first and third, which the search does not
-// reach yet (docs/bisect.md has the table). The table, with git bisect's
-// and median-of-3's figures, is BenchmarkIssueScenarios.
+// TestIssueScenarios runs issue 15's scenarios, 100 seeded trials each
+// (30 with -short), and asserts issue 27's targets on them: at least 99%
+// right in the four rows of regular noise, mean runs at most wantRuns
+// (1.3 times git bisect's) and maxRuns (what the search holds), and among
+// the answers given as found (95%), at most 5% wrong. The bimodal row's
+// wrong answers are asserted over 1,000 trials by TestBimodalWrongAnswers,
+// not here. The table, with git bisect's and median-of-3's figures, is
+// BenchmarkIssueScenarios.
 func TestIssueScenarios(t *testing.T) {
 	trials := 100
 	if testing.Short() {
 		trials = 30
 	}
 	for _, sc := range issueScenarios {
+		if sc.bimodal1000 {
+			continue
+		}
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			st := runScenario(t, sc, trials, 0, Options{})
 			found, wrong := st.found()
 			t.Logf("%d trials: right %.1f%%, mean runs %.2f (max %d), found %d, wrong %d", st.trials(), 100*st.right(), st.meanRuns(), st.maxRuns(), found, wrong)
 			if sc.minRight > 0 && st.right() < sc.minRight {
 				t.Errorf("right in %.1f%% of the trials, want at least %.0f%%", 100*st.right(), 100*sc.minRight)
 			}
-			if sc.maxRuns > 0 && st.meanRuns() > sc.maxRuns {
-				t.Errorf("mean runs %.2f, want at most %g", st.meanRuns(), sc.maxRuns)
+			for _, limit := range []float64{sc.wantRuns, sc.maxRuns} {
+				if limit > 0 && st.meanRuns() > limit {
+					t.Errorf("mean runs %.2f, want at most %g", st.meanRuns(), limit)
+				}
 			}
 			// At most 5% wrong among the found ones, with one wrong
 			// answer allowed in any sample and two in -short's.
-			maxWrong := 0.05
-			if sc.maxWrong > 0 {
-				maxWrong = sc.maxWrong
-			}
-			allowed := math.Max(maxWrong*float64(found), 1)
+			allowed := math.Max(0.05*float64(found), 1)
 			if testing.Short() {
 				allowed = math.Max(allowed, 2) // 30 trials: one unlucky answer more
 			}
 			if float64(wrong) > allowed {
-				t.Errorf("%d of %d answers given as found are wrong, want at most %.0f%%", wrong, found, 100*maxWrong)
+				t.Errorf("%d of %d answers given as found are wrong, want at most 5%%", wrong, found)
 			}
 		})
+	}
+}
+
+// TestBimodalWrongAnswers asserts issue 27's target for the bimodal row
+// (20% of runs 10% slow, no stored history): at most 5.5% of the answers
+// given as found are wrong over 1,000 seeded trials (seeds 0-999, in four
+// parallel parts). With -short it runs the first 250 of them and asserts
+// the same share: a quarter of the sample, so a guard, not the target's
+// measurement.
+func TestBimodalWrongAnswers(t *testing.T) {
+	var sc scenario
+	for _, s := range issueScenarios {
+		if s.bimodal1000 {
+			sc = s
+		}
+	}
+	const part = 250
+	parts := 4
+	if testing.Short() {
+		parts = 1
+	}
+	tallies := make([]*scenarioTally, parts)
+	t.Run("parts", func(t *testing.T) {
+		for i := range parts {
+			t.Run(fmt.Sprintf("seeds %d-%d", i*part, (i+1)*part-1), func(t *testing.T) {
+				t.Parallel()
+				tallies[i] = runScenario(t, sc, part, uint64(i*part), Options{})
+			})
+		}
+	})
+	all := &scenarioTally{}
+	for _, st := range tallies {
+		if st == nil {
+			t.Fatal("a part of the trials did not finish")
+		}
+		all.outcomes = append(all.outcomes, st.outcomes...)
+	}
+	found, wrong := all.found()
+	t.Logf("%s, %d trials: right %.1f%%, mean runs %.2f, %d found, %d wrong (%.1f%%)", sc.name, all.trials(), 100*all.right(), all.meanRuns(), found, wrong, 100*float64(wrong)/float64(max(found, 1)))
+	if found == 0 || float64(wrong) > sc.maxWrong*float64(found) {
+		t.Errorf("%d of %d answers given as found are wrong, want at most %.1f%%", wrong, found, 100*sc.maxWrong)
 	}
 }
 
@@ -331,16 +389,19 @@ func issueScenarioTable(b *testing.B, trials int, seed0 uint64) {
 		found, wrong := st.found()
 		c1 := runBaseline(sc, trials, seed0, 1)
 		c3 := runBaseline(sc, trials, seed0, 3)
-		target := ""
-		if sc.wantRight > 0 {
-			target = fmt.Sprintf("%.0f%%", 100*sc.wantRight)
+		var target []string
+		if sc.minRight > 0 {
+			target = append(target, fmt.Sprintf("%.0f%%", 100*sc.minRight))
 		}
 		if sc.wantRuns > 0 {
-			target += fmt.Sprintf(", <= %g runs", sc.wantRuns)
+			target = append(target, fmt.Sprintf("<= %g runs", sc.wantRuns))
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %.0f%% / %.1f (max %d) / %d found, %d wrong | %s | %.0f%% / %.1f | %.0f%% / %.1f |",
-			sc.name, 100*st.right(), st.meanRuns(), st.maxRuns(), found, wrong, target, 100*c1.right, c1.runs, 100*c3.right, c3.runs))
+		if sc.maxWrong > 0 {
+			target = append(target, fmt.Sprintf("<= %g%% of found wrong over 1,000 trials", 100*sc.maxWrong))
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %.0f%% / %.1f (max %d) / %d found, %d wrong | %.2fx | %s | %.0f%% / %.1f | %.0f%% / %.1f |",
+			sc.name, 100*st.right(), st.meanRuns(), st.maxRuns(), found, wrong, st.meanRuns()/c1.runs, strings.Join(target, ", "), 100*c1.right, c1.runs, 100*c3.right, c3.runs))
 	}
-	b.Logf("\nseeds %d-%d\n| scenario (%d trials) | perfgate: right / mean runs / found at 95%% | issue's target | git bisect, 1 run a step | median of 3 a step |\n|---|---|---|---|---|\n%s\n\nreliability (every answer that names a commit):\n%s",
+	b.Logf("\nseeds %d-%d\n| scenario (%d trials) | perfgate: right / mean runs / found at 95%% | runs / git bisect's | issue 27's target | git bisect, 1 run a step | median of 3 a step |\n|---|---|---|---|---|---|\n%s\n\nreliability (every answer that names a commit):\n%s",
 		seed0, seed0+uint64(trials)-1, trials, strings.Join(rows, "\n"), rl)
 }

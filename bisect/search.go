@@ -98,8 +98,12 @@ type variant struct {
 	// noLean turns off the rerun of a lone run that leans towards the
 	// other level (leaning).
 	noLean bool
-	// confirmLone runs the culprit again whenever one run carries it.
-	confirmLone bool
+	// trustLone names a culprit whose side of the step rests on one run
+	// of it (the policy before issue 27; see confirmCulprit).
+	trustLone bool
+	// noLeanPair turns off the rerun of two or three runs that lean
+	// together towards the other level (leaningPair).
+	noLeanPair bool
 	// tiltCap, when positive, stops the noise prior's tilt (see
 	// noiseDFDiscount) at tiltCap times the noise estimate: the prior is
 	// scale-free above it.
@@ -446,24 +450,28 @@ func (s *searcher) outOfRuns(res *Result, p *posterior) {
 }
 
 // confirm returns a commit to run again before culprit k is named, or
-// -1. When the runs show noise that is not one Gaussian (a second mode, or
-// wild runs: the learned shape has either), a single run can pass for the
-// other level, so the culprit and the last measured commit before it each
-// need two runs, and each end three, before the confidence is trusted: a
-// slow run of a good commit would otherwise name it. Clean noise costs no
-// run here.
+// -1. The culprit always needs two runs (confirmCulprit). When the runs
+// show noise that is not one Gaussian (a second mode, or wild runs: the
+// learned shape has either), a single run can pass for the other level, so
+// the last measured commit before the culprit needs two runs too, and each
+// end three, before the confidence is trusted: a slow run of a good commit
+// would otherwise name it. Clean noise costs no run here beyond the
+// culprit's.
 func (s *searcher) confirm(p *posterior, k int) int {
 	if s.m == nil {
 		return -1
 	}
 	g := p.gapOf(k)
-	if s.opts.variant.confirmLone && g.hi < s.smp.n && !s.smp.skipped[g.hi] && len(s.smp.values[g.hi]) < 2 {
-		return g.hi
+	if i := s.confirmCulprit(g); i >= 0 {
+		return i
 	}
 	if i := s.leaning(p, g); i >= 0 {
 		return i
 	}
 	if i := s.disagreeing(p, g); i >= 0 {
+		return i
+	}
+	if i := s.leaningPair(p, g); i >= 0 {
 		return i
 	}
 	// A culprit next to an end whose level rests on that end's lone run:
@@ -493,6 +501,27 @@ func (s *searcher) confirm(p *posterior, k int) int {
 		}
 	}
 	return -1
+}
+
+// confirmCulprit returns the culprit when one run is all that puts it at
+// the bad level, or -1: the culprit's lone run is always run again. A slow
+// run of a good commit in a second mode lies within the noise of the bad
+// level and looks exactly like a run of the culprit until either is run
+// again, and noise with a second mode may show none before that run (issue
+// 15's bimodal scenario: 20% of runs 10% slow). So a second run of the
+// culprit is the one run every answer pays for (issue 27 chose it): 0.2 to
+// 0.35 runs a search when the step is clear, since most culprits have a
+// second run by then, and it cut the wrong found answers in that scenario
+// from 6.3% to 5.3% over 1,000 trials (BenchmarkIssueFrontier, before
+// leaningPair). The commit before it needs no such run: a slow run of a
+// good commit is what the wrong answers hang on, and its two runs are
+// leaningPair's. The bad end is the culprit's own level and is confirmed
+// in confirm (an end resting on one run).
+func (s *searcher) confirmCulprit(g *gap) int {
+	if s.opts.variant.trustLone || g.hi >= s.smp.n || s.smp.skipped[g.hi] || len(s.smp.values[g.hi]) >= 2 {
+		return -1
+	}
+	return g.hi
 }
 
 // leaning returns the commit either side of the culprit's gap whose side
@@ -530,6 +559,52 @@ func (s *searcher) leaning(p *posterior, g *gap) int {
 	}
 	return -1
 }
+
+// leaningPair returns the commit either side of the culprit's gap whose two
+// or three runs, on average, lean towards the other level by more than
+// leanPairZ standard errors of that mean's distance from its level, or -1.
+// Once the culprit has two runs (confirmCulprit), the wrong answers left in
+// noise with a second mode are a good commit whose runs were all slow: a
+// good commit's slow mode (10% in issue 15's bimodal scenario) falls short
+// of the bad level (12%) by a little, and two runs of it agree with each
+// other, so disagreeing does not see them, but their mean sits below the
+// bad level by more than the noise of a mean of two. A commit of the bad
+// level leans that far about one time in fifty.
+func (s *searcher) leaningPair(p *posterior, g *gap) int {
+	if s.opts.variant.noLeanPair || p.sigma <= 0 {
+		return -1
+	}
+	dir := 1.0
+	if p.bad < p.good {
+		dir = -1
+	}
+	for _, c := range []struct {
+		i, nLevel   int
+		level, sign float64
+	}{{g.hi, p.badN, p.bad, -dir}, {g.lo, p.goodN, p.good, dir}} {
+		if c.i <= 0 || c.i >= s.smp.n || s.smp.skipped[c.i] {
+			continue
+		}
+		y := p.ys[c.i]
+		if len(y) < 2 || len(y) >= disagreeMaxRuns || len(s.smp.values[c.i]) >= s.opts.MaxCommitRuns {
+			continue
+		}
+		se := p.sigma * math.Sqrt(1/float64(len(y))+robust.MedianVar(max(c.nLevel, 1)))
+		if c.sign*(mean(y)-c.level)/se > leanPairZ {
+			return c.i
+		}
+	}
+	return -1
+}
+
+// leanPairZ is how far, in standard errors, the mean of a commit's two or
+// three runs next to the step may lean towards the other level before it
+// is run again (leaningPair). At 2, it cuts the wrong found answers that
+// a second mode leaves after the culprit's repeat by about a seventh (51
+// to 44 of about 965 on BenchmarkIssueFrontier's seeds, 46 to 39 on
+// TestBimodalWrongAnswers'), for 0.05-0.07 runs a search where the step
+// is clear; at 1.5, by about two fifths (to 30) for 0.3 runs.
+const leanPairZ = 2.0
 
 // disagreeing returns the commit either side of the culprit's gap whose
 // two or three runs disagree by more than the noise explains (their range
