@@ -83,6 +83,10 @@ type Result struct {
 	File     string             `json:"file,omitempty"`
 	Line     int                `json:"line,omitempty"`
 	Warnings []string           `json:"warnings,omitempty"`
+	// Invalid, when not empty, is the tool's own verdict that the run is
+	// not valid (MLPerf LoadGen's "Result is : INVALID"); perfgate ingest
+	// stores the run marked invalid, so it is never a baseline.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // NewResult returns an empty result of the given format that starts at line.
@@ -194,6 +198,10 @@ type DocFormat struct {
 	Desc    string
 	Match   func(obj map[string]any) bool
 	Convert func(obj map[string]any) ([]Result, error)
+	// ConvertFile, when set, is used instead of Convert and is also given
+	// the input's name, for formats whose files are named by what they
+	// hold (inference-perf's stage_N_lifecycle_metrics.json).
+	ConvertFile func(obj map[string]any, file string) ([]Result, error)
 }
 
 // CSVFormat is a CSV export format chosen by its header row.
@@ -299,6 +307,7 @@ type Reader struct {
 	count  int
 	family string
 	tried  []string
+	notes  []string // documents recognised and deliberately not read
 
 	// text family state
 	parsers []LineParser
@@ -382,6 +391,11 @@ func summarizeNames(names []string, n int) string {
 
 // Result returns the result Scan found.
 func (r *Reader) Result() Result { return r.cur }
+
+// Notes returns what the input held that was recognised and deliberately
+// not read as results (a tool's own aggregate of runs read elsewhere), one
+// sentence each, for the caller to print on stderr.
+func (r *Reader) Notes() []string { return r.notes }
 
 // Err returns the first error met, or nil at a clean end of input.
 func (r *Reader) Err() error { return r.err }
@@ -529,7 +543,7 @@ func (r *Reader) step() {
 		case GoBenchFormat:
 			r.err = r.parseGoBench(data)
 		}
-		if r.err == nil && len(r.queue) == 0 {
+		if r.err == nil && len(r.queue) == 0 && len(r.notes) == 0 {
 			r.err = r.unrecognized()
 		}
 	}

@@ -116,6 +116,9 @@ func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, e
 	if err != nil {
 		return nil, err
 	}
+	if files, err = expandDirs(e, files); err != nil {
+		return nil, err
+	}
 	for _, name := range files {
 		r, closeFn, err := openInput(e, name, "benchmark output", false)
 		if err != nil {
@@ -128,6 +131,9 @@ func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, e
 		}
 		if err := ir.Err(); err != nil {
 			return nil, err
+		}
+		for _, n := range ir.Notes() {
+			fmt.Fprintf(e.stderr, "perfgate: note: %s\n", n)
 		}
 	}
 	return results, nil
