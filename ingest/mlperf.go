@@ -209,8 +209,12 @@ func (p *mlperfParser) field(n int, key, val string) error {
 		p.head = p.head || p.section == "summary"
 		return nil
 	}
+	base := mlperfName(name)
+	if base == "" {
+		return nil // no letters or digits: not a metric line
+	}
 	if unit != "ns" {
-		r.Set(mlperfName(name), v)
+		r.Set(base, v)
 		return nil
 	}
 	ms := mlperfMs(v)
@@ -236,7 +240,7 @@ func (p *mlperfParser) field(n int, key, val string) error {
 		}
 		return nil
 	}
-	r.Set(mlperfName(name)+"_ms", ms)
+	r.Set(base+"_ms", ms)
 	return nil
 }
 

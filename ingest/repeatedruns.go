@@ -42,11 +42,16 @@ import (
 // directory out, with a note each.
 
 // toolAggregate returns why a decoded document is a tool's aggregate of
-// repeated runs that perfgate does not store, or "".
+// repeated runs, or another document a tool writes beside its results
+// that is not one (inference-perf's Prometheus report), which perfgate
+// does not store; or "".
 func toolAggregate(v any) string {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return ""
+	}
+	if isInferencePerfPrometheus(obj) {
+		return "inference-perf's Prometheus report (*_prometheus_metrics.json: the server's own metrics) left out: the lifecycle reports beside it (*_lifecycle_metrics.json) hold the benchmark's results"
 	}
 	md, ok := obj["metadata"].(map[string]any)
 	if !ok {
@@ -64,6 +69,25 @@ func toolAggregate(v any) string {
 		runs = fmt.Sprintf(" of %s runs", formatNum(n))
 	}
 	return fmt.Sprintf("AIPerf's %s aggregate%s (profile_export_aiperf_aggregate.json) left out: it summarises the runs, which are stored one by one from profile_runs/run_*/profile_export_aiperf.json", Quote(kind), runs)
+}
+
+// isInferencePerfPrometheus recognises inference-perf's
+// *_prometheus_metrics.json: {"load_summary": {}, "successes": {"count",
+// "rate", "request_latency": {...}, ...}, "failures": {}}.
+func isInferencePerfPrometheus(obj map[string]any) bool {
+	if _, ok := obj["load_summary"].(map[string]any); !ok {
+		return false
+	}
+	s, ok := obj["successes"].(map[string]any)
+	if !ok {
+		return false
+	}
+	if _, ok := s["latency"]; ok {
+		return false
+	}
+	_, lat := s["request_latency"].(map[string]any)
+	_, ttft := s["time_to_first_token"].(map[string]any)
+	return lat || ttft
 }
 
 // aiperfAggregateHeader is the header of profile_export_aiperf_aggregate.csv.

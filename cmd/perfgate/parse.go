@@ -136,6 +136,9 @@ func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, e
 			fmt.Fprintf(e.stderr, "perfgate: note: %s\n", n)
 		}
 	}
+	if len(results) == 0 {
+		return nil, usageErrorf("no benchmark result read: every document given was left out (see the notes above); give the result files themselves")
+	}
 	return results, nil
 }
 
