@@ -324,7 +324,7 @@ func looksCSV(head []byte) bool {
 			return true
 		}
 	}
-	return false
+	return toolAggregateCSV(rec) != ""
 }
 
 var yamlTopKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]*:(\s|$)`) })

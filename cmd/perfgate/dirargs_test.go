@@ -1,0 +1,46 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestParseDirectoryOfRuns: a directory `vllm bench sweep serve` wrote
+// parses to its runs, once each, and stderr says what was left out.
+func TestParseDirectoryOfRuns(t *testing.T) {
+	dir := filepath.Join("..", "..", "ingest", "testdata", "runs", "vllm-sweep")
+	stdout, stderr, code := runCLI(t, "", "parse", "-o", "json", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Results []struct {
+			File   string            `json:"file"`
+			Labels map[string]string `json:"labels"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Results) != 2 || !strings.HasSuffix(doc.Results[0].File, "run=0.json") || !strings.HasSuffix(doc.Results[1].File, "run=1.json") {
+		t.Errorf("results %+v, want run=0.json and run=1.json", doc.Results)
+	}
+	for _, want := range []string{"summary.json left out: vllm bench sweep's list of the runs", "warmup.json left out: a warm-up run", "run=2.failure.json left out", "summary.csv left out"} {
+		if !strings.Contains(stderr, "perfgate: note: ") || !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	// A directory of no known layout is a usage error naming it.
+	_, stderr, code = runCLI(t, "", "parse", t.TempDir())
+	if code != 2 || !strings.Contains(stderr, "holds no result file") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	// Only the tool's aggregate: nothing read is an error, after the note.
+	agg := filepath.Join("..", "..", "ingest", "testdata", "runs", "aiperf-multi", "openai-gpt-oss-20b-openai-chat-concurrency_100", "aggregate", "profile_export_aiperf_aggregate.json")
+	_, stderr, code = runCLI(t, "", "parse", agg)
+	if code != 2 || !strings.Contains(stderr, "perfgate: note: ") || !strings.Contains(stderr, "no benchmark result read") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
