@@ -50,6 +50,9 @@ func toolAggregate(v any) string {
 	if !ok {
 		return ""
 	}
+	if isGenAIBenchMetadata(obj) {
+		return "genai-bench's experiment metadata (experiment_metadata.json: the run's settings) left out: the run files beside it hold the results"
+	}
 	if isInferencePerfPrometheus(obj) {
 		return "inference-perf's Prometheus report (*_prometheus_metrics.json: the server's own metrics) left out: the lifecycle reports beside it (*_lifecycle_metrics.json) hold the benchmark's results"
 	}
