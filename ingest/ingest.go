@@ -44,6 +44,10 @@
 //   - gobench: every result line is a block of its own; a line cut short
 //     is a bad line, which, as benchstat does, is left out with a warning
 //     (only output without any result is an error).
+//   - mlperf: a LoadGen summary ends at "No errors encountered during
+//     test."; before it, it must hold the scenario, its result and the
+//     validity, and, once its Additional Stats began, their 99.90
+//     percentile latency.
 //
 // Formats come in families, chosen by sniffing the head of the input:
 //   - text: console output; every text parser sees every line, so a log
@@ -53,6 +57,37 @@
 //   - yaml: the same document formats, decoded from YAML.
 //   - csv: per-task CSV exports, chosen by their header.
 //   - gobench: Go testing benchmark output, read with x/perf/benchfmt.
+//
+// # Formats
+//
+// Text (console output, every parser sees every line): vllm, sglang
+// (bench_serving), vllm-throughput, vllm-latency, vllm-table (markdown
+// results tables), trtllm-bench, guidellm (console tables), genai-perf and
+// aiperf (console tables), mindie, aisbench, mlperf (MLPerf Inference
+// LoadGen mlperf_log_summary.txt). Documents (JSON, JSONL or YAML; the
+// first format whose Match claims an object converts it): aisbench-json,
+// genai-bench (run JSON), aiperf and genai-perf (profile exports),
+// generic ({"metrics": {...}}), guidellm (report v1 and v2),
+// inference-perf (lifecycle reports), llm-d (Benchmark Report v0.2,
+// v0.2.1), llmperf, sglang-one-batch (bench_one_batch_server JSONL),
+// vllm-json, sglang-jsonl, vllm-throughput, vllm-latency. CSV: aiperf,
+// genai-perf, aisbench-csv. And gobench. Formats lists the names
+// --format accepts; each format's file documents its mapping.
+//
+// # Repeated runs and documents that are not results
+//
+// Tools that repeat a run write a file per repetition beside an
+// aggregate of their own (vllm bench sweep serve, AIPerf
+// --num-profile-runs, inference-perf's stages): DirInputs lists the run
+// files of such a directory, once each, and why each other file is left
+// out. The runs of one configuration parse to results of one name and
+// identity labels, repetitions of one series. A document recognised as a
+// tool's aggregate or as a companion that holds no result (AIPerf's
+// profile_export_aiperf_aggregate.json/.csv, inference-perf's Prometheus
+// report, genai-bench's experiment metadata) is never a result: it is left
+// out with a note (Reader.Notes), not refused. A result may carry its
+// tool's own verdict that the run is invalid (Result.Invalid: MLPerf's
+// "Result is : INVALID").
 //
 // Absent values (N/A, /, -, None, not set, null) are left out of Metrics,
 // never stored as zero. Non-finite values are dropped with a warning. A
