@@ -36,8 +36,9 @@ import (
 // configuration carry one name and the same identity labels (run_number
 // is descriptive), so they are repetitions of one series and the gate's
 // repeated-runs statistics apply. The tool's aggregate is never a further
-// run: an AIPerf aggregate (JSON or CSV) is recognised by its content and
-// skipped with a note (Reader.Notes) wherever it is given; DirInputs
+// run: an AIPerf aggregate (JSON or CSV), a sweep's warm-up (run_number
+// -1) and a failed run's record are recognised by their content and
+// skipped with a note (Reader.Notes) wherever they are given; DirInputs
 // leaves the aggregates, warm-ups, failures and per-request files of a
 // directory out, with a note each.
 
@@ -49,6 +50,9 @@ func toolAggregate(v any) string {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return ""
+	}
+	if why := sweepNotRun(obj); why != "" {
+		return why
 	}
 	if isGenAIBenchMetadata(obj) {
 		return "genai-bench's experiment metadata (experiment_metadata.json: the run's settings) left out: the run files beside it hold the results"
@@ -72,6 +76,23 @@ func toolAggregate(v any) string {
 		runs = fmt.Sprintf(" of %s runs", formatNum(n))
 	}
 	return fmt.Sprintf("AIPerf's %s aggregate%s (profile_export_aiperf_aggregate.json) left out: it summarises the runs, which are stored one by one from profile_runs/run_*/profile_export_aiperf.json", Quote(kind), runs)
+}
+
+// sweepNotRun says why a vllm bench sweep record is not a measured run
+// (its warm-up, run_number -1, or the record of a run that failed), or "".
+func sweepNotRun(obj map[string]any) string {
+	n, ok := obj["run_number"]
+	if !ok || !docIsNumber(n) {
+		return ""
+	}
+	v, _ := Num(n)
+	if v < 0 {
+		return "a vllm bench sweep warm-up run (warmup.json, run_number -1) left out: it is not measured"
+	}
+	if _, failed := obj["error_type"]; failed {
+		return fmt.Sprintf("the record of vllm bench sweep run %s, which failed (run=N.failure.json), left out: it holds the error, no result", formatNum(v))
+	}
+	return ""
 }
 
 // isInferencePerfPrometheus recognises inference-perf's

@@ -132,6 +132,24 @@ func TestToolAggregateSkipped(t *testing.T) {
 	}
 }
 
+// TestSweepRecordsSkipped: a sweep's warm-up and a failed run's record,
+// given by name or by a pattern, are left out with a note.
+func TestSweepRecordsSkipped(t *testing.T) {
+	comb := filepath.Join("runs", "vllm-sweep", "20251103_101200", "SERVE-max_num_seqs=128-BENCH-max_concurrency=64")
+	for file, want := range map[string]string{
+		"warmup.json":        "w.json:1: a vllm bench sweep warm-up run (warmup.json, run_number -1) left out",
+		"run=2.failure.json": "w.json:1: the record of vllm bench sweep run 2, which failed",
+	} {
+		r := NewReader(strings.NewReader(readTestdata(t, filepath.Join(comb, file))), "w.json", Options{})
+		for r.Scan() {
+			t.Errorf("%s: unexpected result", file)
+		}
+		if r.Err() != nil || len(r.Notes()) != 1 || !strings.HasPrefix(r.Notes()[0], want) {
+			t.Errorf("%s: err %v, notes %q, want %q", file, r.Err(), r.Notes(), want)
+		}
+	}
+}
+
 func TestDirInputsNone(t *testing.T) {
 	fsys := fstest.MapFS{"README.md": {Data: []byte("# runs\n")}, "inputs.json": {Data: []byte("[]")}}
 	_, err := dirInputs(fsys, "results")

@@ -27,7 +27,7 @@ func parseCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "parse",
 		Usage:     "parse benchmark output and print the results; stores nothing",
-		ArgsUsage: "FILE... (- for stdin; a pattern such as 'results/*.json' is expanded by perfgate)",
+		ArgsUsage: "FILE... (- for stdin; a pattern such as 'results/*.json' is expanded by perfgate; a directory holds the runs a tool wrote)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format of the files (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			maxDocFlag(),
