@@ -44,3 +44,25 @@ func TestParseDirectoryOfRuns(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+// TestIngestMLPerfInvalid: an MLPerf summary that says "Result is :
+// INVALID" is stored marked invalid, with a warning, and parse shows why.
+func TestIngestMLPerfInvalid(t *testing.T) {
+	file := filepath.Join("..", "..", "ingest", "testdata", "mlperf", "issue_pasted_invalid.md")
+	stdout, _, code := runCLI(t, "", "parse", file)
+	if code != 0 || !strings.Contains(stdout, "  invalid: MLPerf LoadGen: Result is INVALID (not satisfied: min duration)") {
+		t.Errorf("parse: exit %d\n%s", code, stdout)
+	}
+	repo := gitRepo(t)
+	commit(t, repo, "a", map[string]string{"a": "1"})
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "ingest", "--name", "mlperf", "--testbed", "lab", "-o", "json", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stdout, `"invalid": "MLPerf LoadGen: Result is INVALID`); n != 2 {
+		t.Errorf("%d runs stored invalid, want 2:\n%s", n, stdout)
+	}
+	if !strings.Contains(stderr, "result is invalid and will not be used as a baseline: MLPerf LoadGen: Result is INVALID (not satisfied: early stopping)") {
+		t.Errorf("stderr: %s", stderr)
+	}
+}

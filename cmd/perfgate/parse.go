@@ -171,6 +171,9 @@ func writeResultsText(w io.Writer, results []ingest.Result) {
 			}
 			fmt.Fprintln(w, "  labels: "+strings.Join(parts, " "))
 		}
+		if r.Invalid != "" {
+			fmt.Fprintln(w, "  invalid: "+r.Invalid)
+		}
 		names := sortedMetricNames(r.Metrics)
 		lw, vw := 0, 0
 		vals := make([]string, len(names))
