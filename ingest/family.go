@@ -161,7 +161,7 @@ func normalizeYAML(v any) any {
 
 func (r *Reader) dispatchDoc(v any, line int) error {
 	if r.forced() == "" {
-		if why := toolAggregate(v); why != "" {
+		if why := skippedDoc(v); why != "" {
 			r.notes = append(r.notes, fmt.Sprintf("%s:%d: %s", r.file, line, why))
 			return nil
 		}
@@ -262,7 +262,7 @@ func (r *Reader) parseCSV(data []byte) error {
 		return r.unrecognized()
 	}
 	forced := r.forced()
-	if why := toolAggregateCSV(rows[0]); why != "" && forced == "" {
+	if why := skippedCSV(rows[0]); why != "" && forced == "" {
 		r.notes = append(r.notes, fmt.Sprintf("%s:1: %s", r.file, why))
 		return nil
 	}
@@ -324,7 +324,7 @@ func looksCSV(head []byte) bool {
 			return true
 		}
 	}
-	return toolAggregateCSV(rec) != ""
+	return skippedCSV(rec) != ""
 }
 
 var yamlTopKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]*:(\s|$)`) })

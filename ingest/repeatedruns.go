@@ -42,11 +42,12 @@ import (
 // leaves the aggregates, warm-ups, failures and per-request files of a
 // directory out, with a note each.
 
-// toolAggregate returns why a decoded document is a tool's aggregate of
-// repeated runs, or another document a tool writes beside its results
-// that is not one (inference-perf's Prometheus report), which perfgate
-// does not store; or "".
-func toolAggregate(v any) string {
+// skippedDoc returns why a decoded document, which perfgate does not
+// store, is not a result: a tool's aggregate of repeated runs, a sweep's
+// warm-up or failed run, or a companion a tool writes beside its results
+// (inference-perf's Prometheus report, genai-bench's experiment
+// metadata); or "".
+func skippedDoc(v any) string {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return ""
@@ -117,8 +118,8 @@ func isInferencePerfPrometheus(obj map[string]any) bool {
 // aiperfAggregateHeader is the header of profile_export_aiperf_aggregate.csv.
 var aiperfAggregateHeader = []string{"metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical"}
 
-// toolAggregateCSV is toolAggregate for a CSV header row.
-func toolAggregateCSV(header []string) string {
+// skippedCSV is skippedDoc for a CSV header row.
+func skippedCSV(header []string) string {
 	if len(header) < len(aiperfAggregateHeader) {
 		return ""
 	}
