@@ -66,3 +66,36 @@ func TestIngestMLPerfInvalid(t *testing.T) {
 		t.Errorf("stderr: %s", stderr)
 	}
 }
+
+// TestIngestAIPerfRuns: AIPerf's --num-profile-runs directory is stored as
+// three runs of one benchmark, its aggregate not at all.
+func TestIngestAIPerfRuns(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "a", map[string]string{"a": "1"})
+	dir := filepath.Join("..", "..", "ingest", "testdata", "runs", "aiperf-multi")
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "ingest", "--name", "chat", "--testbed", "lab", "-o", "json", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Added int `json:"added"`
+		Runs  []struct {
+			Benchmark string `json:"benchmark"`
+			File      string `json:"file"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Added != 3 || len(doc.Runs) != 3 {
+		t.Fatalf("stored %d of %d runs, want 3:\n%s", doc.Added, len(doc.Runs), stdout)
+	}
+	for _, r := range doc.Runs {
+		if r.Benchmark != "chat" || strings.Contains(r.File, "aggregate") {
+			t.Errorf("run %+v", r)
+		}
+	}
+	if !strings.Contains(stderr, "profile_export_aiperf_aggregate.json left out: AIPerf's aggregate over the runs") {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
