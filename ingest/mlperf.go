@@ -154,7 +154,9 @@ func (p *mlperfParser) Line(n int, line string, emit Emit) error {
 		return nil
 	}
 	key, val, ok := strings.Cut(t, ":")
-	if !ok {
+	if !ok || !mlperfKeyStart(key) {
+		// Other output follows the summary (a log line starts with a
+		// time or a bracket, prose has no colon): it has ended.
 		return p.close(p.last, false, emit)
 	}
 	p.last = n
@@ -281,6 +283,21 @@ func (p *mlperfParser) close(last int, ended bool, emit Emit) error {
 	}
 	emit(*r)
 	return nil
+}
+
+// mlperfKeyStart reports whether key can be a summary line's name: it
+// starts with a letter (SUT name, 50.00 percentile ..., target_qps) or with
+// a percentile ("90.00 percentile latency"), never a time or a bracket.
+func mlperfKeyStart(key string) bool {
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return false
+	}
+	c := key[0]
+	if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+		return true
+	}
+	return mlperfPctRE().MatchString(strings.ToLower(strings.Join(strings.Fields(strings.TrimSuffix(key, "(ns)")), " ")))
 }
 
 // mlperfMs converts nanoseconds to milliseconds, rounded to 15

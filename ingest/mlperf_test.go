@@ -99,3 +99,19 @@ func readTestdata(t testing.TB, rel string) string {
 }
 
 func FuzzMLPerf(f *testing.F) { fuzzFormat(f, "mlperf", docSeeds(f, "mlperf")...) }
+
+// TestMLPerfLogAfter: log lines after a summary without its closing line
+// end it; they are not read as its values.
+func TestMLPerfLogAfter(t *testing.T) {
+	lines := strings.Split(readTestdata(t, "mlperf/v4.1_llama2-70b_offline.txt"), "\n")
+	data := strings.Join(lines[:26], "\n") + "\n2025-03-01 10:00:01 INFO main: 12\n[rank0]: done: 3\nMean latency (ns) : 5\n"
+	res := mustParse(t, data, "log.txt", "")
+	if len(res) != 1 {
+		t.Fatalf("%d results", len(res))
+	}
+	wantMetric(t, res[0], "mean_e2el_ms", 1391864.085542)
+	if len(res[0].Metrics) != 11 {
+		t.Errorf("metrics %v", keys(res[0].Metrics))
+	}
+	checkWarn(t, res[0], "ends after line 26 without LoadGen's closing")
+}
