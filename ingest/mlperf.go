@@ -111,8 +111,8 @@ var mlperfRates = map[string]string{
 }
 
 func (p *mlperfParser) Line(n int, line string, emit Emit) error {
-	if p.res == nil && !strings.Contains(line, "MLPerf Results Summary") {
-		return nil // the common case: one substring search per line
+	if p.res == nil && !mlperfStart(line) {
+		return nil // the common case: a look at the end of the line
 	}
 	t := line
 	if strings.IndexByte(t, '<') >= 0 {
@@ -283,6 +283,18 @@ func (p *mlperfParser) close(last int, ended bool, emit Emit) error {
 	}
 	emit(*r)
 	return nil
+}
+
+// mlperfStart reports whether line may start a summary: it ends with
+// "MLPerf Results Summary" (or with a tag, as in "<b>MLPerf Results
+// Summary</b>"). Only the end of the line is looked at, so the lines of a
+// long log cost next to nothing.
+func mlperfStart(line string) bool {
+	t := strings.TrimRight(line, " \t")
+	if strings.HasSuffix(t, ">") {
+		return strings.Contains(t, "MLPerf Results Summary")
+	}
+	return strings.HasSuffix(t, "MLPerf Results Summary")
 }
 
 // mlperfKeyStart reports whether key can be a summary line's name: it
