@@ -160,6 +160,12 @@ func normalizeYAML(v any) any {
 }
 
 func (r *Reader) dispatchDoc(v any, line int) error {
+	if r.forced() == "" {
+		if why := skippedDoc(v); why != "" {
+			r.notes = append(r.notes, fmt.Sprintf("%s:%d: %s", r.file, line, why))
+			return nil
+		}
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		return r.dispatchObject(x, line)
@@ -185,7 +191,13 @@ func (r *Reader) dispatchObject(obj map[string]any, line int) error {
 		if forced == "" && !f.Match(obj) {
 			continue
 		}
-		res, err := f.Convert(obj)
+		var res []Result
+		var err error
+		if f.ConvertFile != nil {
+			res, err = f.ConvertFile(obj, r.file)
+		} else {
+			res, err = f.Convert(obj)
+		}
 		if err != nil {
 			var pe *Error
 			if errors.As(err, &pe) {
@@ -250,6 +262,10 @@ func (r *Reader) parseCSV(data []byte) error {
 		return r.unrecognized()
 	}
 	forced := r.forced()
+	if why := skippedCSV(rows[0]); why != "" && forced == "" {
+		r.notes = append(r.notes, fmt.Sprintf("%s:1: %s", r.file, why))
+		return nil
+	}
 	for _, f := range csvFormats {
 		if (forced != "" && f.Name != forced) || (forced == "" && !f.Match(rows[0])) {
 			continue
@@ -366,7 +382,7 @@ func looksCSV(head []byte) bool {
 			return true
 		}
 	}
-	return false
+	return skippedCSV(rec) != ""
 }
 
 var yamlTopKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]*:(\s|$)`) })

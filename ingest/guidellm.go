@@ -33,6 +33,10 @@ import (
 // off by the end of the run, are neither. The benchmark's duration is
 // duration. Labels: model, strategy, rate (constant and poisson),
 // streams (concurrent), max_concurrency (throughput), profile and data.
+// Report version 2 (guidellm 0.7+, metadata.version 2) moved the run's
+// arguments to config.spec: the model is config.spec.backend.model and
+// the profile config.spec.profile.kind (a benchmark's own
+// config.profile.kind first).
 
 func init() {
 	RegisterDoc(DocFormat{
@@ -299,15 +303,20 @@ func setGuidellmLabels(res *Result, report, b map[string]any) {
 	if n, ok := docStr(s, "max_concurrency"); ok {
 		res.SetLabel("max_concurrency", n)
 	}
-	for _, p := range [][]string{{"args", "profile", "type_"}, {"config", "profile", "type_"}} {
+	for _, p := range [][]string{{"args", "profile", "type_"}, {"config", "profile", "type_"}, {"config", "profile", "kind"}} {
 		if v, ok := docStr(b, p...); ok {
 			res.SetLabel("profile", v)
 			break
 		}
 	}
-	if v, ok := docStr(report, "args", "profile"); ok {
-		if _, set := res.Labels["profile"]; !set {
-			res.SetLabel("profile", v)
+	// Report version 2 (guidellm 0.7+) keeps the run's arguments under
+	// config.spec, the profile as a {"kind": ...} object.
+	for _, p := range [][]string{{"args", "profile"}, {"config", "spec", "profile", "kind"}} {
+		if v, ok := docStr(report, p...); ok {
+			if _, set := res.Labels["profile"]; !set {
+				res.SetLabel("profile", v)
+			}
+			break
 		}
 	}
 	for _, p := range [][]string{{"worker", "backend_model"}, {"config", "backend", "model"}} {
@@ -317,7 +326,7 @@ func setGuidellmLabels(res *Result, report, b map[string]any) {
 		}
 	}
 	if _, set := res.Labels["model"]; !set {
-		for _, p := range [][]string{{"args", "model"}, {"args", "backend", "model"}} {
+		for _, p := range [][]string{{"args", "model"}, {"args", "backend", "model"}, {"config", "spec", "backend", "model"}} {
 			if v, ok := docStr(report, p...); ok {
 				res.SetLabel("model", v)
 				break

@@ -54,6 +54,10 @@
 //   - gobench: every result line is a block of its own; a line cut short
 //     is a bad line, which, as benchstat does, is left out with a warning
 //     (only output without any result is an error).
+//   - mlperf: a LoadGen summary ends at "No errors encountered during
+//     test."; before it, it must hold the scenario, its result and the
+//     validity, and, once its Additional Stats began, their 99.90
+//     percentile latency.
 //
 // Formats come in families, chosen by sniffing the head of the input:
 //   - text: console output; every text parser sees every line, so a log
@@ -98,6 +102,37 @@
 // "${ISL}": a command line copied from a script above its output) names
 // no setting and is left out with a warning.
 //
+// # Formats
+//
+// Text (console output, every parser sees every line): vllm, sglang
+// (bench_serving), vllm-throughput, vllm-latency, vllm-table (markdown
+// results tables), trtllm-bench, guidellm (console tables), genai-perf and
+// aiperf (console tables), mindie, aisbench, mlperf (MLPerf Inference
+// LoadGen mlperf_log_summary.txt). Documents (JSON, JSONL or YAML; the
+// first format whose Match claims an object converts it): aisbench-json,
+// genai-bench (run JSON), aiperf and genai-perf (profile exports),
+// generic ({"metrics": {...}}), guidellm (report v1 and v2),
+// inference-perf (lifecycle reports), llm-d (Benchmark Report v0.2,
+// v0.2.1), llmperf, sglang-one-batch (bench_one_batch_server JSONL),
+// vllm-json, sglang-jsonl, vllm-throughput, vllm-latency. CSV: aiperf,
+// genai-perf, aisbench-csv. And gobench. Formats lists the names
+// --format accepts; each format's file documents its mapping.
+//
+// # Repeated runs and documents that are not results
+//
+// Tools that repeat a run write a file per repetition beside an
+// aggregate of their own (vllm bench sweep serve, AIPerf
+// --num-profile-runs, inference-perf's stages): DirInputs lists the run
+// files of such a directory, once each, and why each other file is left
+// out. The runs of one configuration parse to results of one name and
+// identity labels, repetitions of one series. A document recognised as a
+// tool's aggregate or as a companion that holds no result (AIPerf's
+// profile_export_aiperf_aggregate.json/.csv, inference-perf's Prometheus
+// report, genai-bench's experiment metadata) is never a result: it is left
+// out with a note (Reader.Notes), not refused. A result may carry its
+// tool's own verdict that the run is invalid (Result.Invalid: MLPerf's
+// "Result is : INVALID").
+//
 // Absent values (N/A, /, -, None, not set, null) are left out of Metrics,
 // never stored as zero. Non-finite values are dropped with a warning. A
 // result that completed no request (completed is 0) has no latency: its
@@ -127,6 +162,10 @@ type Result struct {
 	File     string             `json:"file,omitempty"`
 	Line     int                `json:"line,omitempty"`
 	Warnings []string           `json:"warnings,omitempty"`
+	// Invalid, when not empty, is the tool's own verdict that the run is
+	// not valid (MLPerf LoadGen's "Result is : INVALID"); perfgate ingest
+	// stores the run marked invalid, so it is never a baseline.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // NewResult returns an empty result of the given format that starts at line.
@@ -282,6 +321,10 @@ type DocFormat struct {
 	Desc    string
 	Match   func(obj map[string]any) bool
 	Convert func(obj map[string]any) ([]Result, error)
+	// ConvertFile, when set, is used instead of Convert and is also given
+	// the input's name, for formats whose files are named by what they
+	// hold (inference-perf's stage_N_lifecycle_metrics.json).
+	ConvertFile func(obj map[string]any, file string) ([]Result, error)
 }
 
 // CSVFormat is a CSV export format chosen by its header row.
@@ -391,6 +434,7 @@ type Reader struct {
 	count  int
 	family string
 	tried  []string
+	notes  []string // documents recognised and deliberately not read
 
 	// text family state
 	parsers []LineParser
@@ -484,6 +528,11 @@ func summarizeNames(names []string, n int) string {
 
 // Result returns the result Scan found.
 func (r *Reader) Result() Result { return r.cur }
+
+// Notes returns what the input held that was recognised and deliberately
+// not read as results (a tool's own aggregate of runs read elsewhere), one
+// sentence each, for the caller to print on stderr.
+func (r *Reader) Notes() []string { return r.notes }
 
 // Err returns the first error met, or nil at a clean end of input.
 func (r *Reader) Err() error { return r.err }
@@ -622,7 +671,7 @@ func (r *Reader) step() {
 		if r.err != nil && r.fallBack(data) {
 			return
 		}
-		if r.err == nil && len(r.queue) == 0 {
+		if r.err == nil && len(r.queue) == 0 && len(r.notes) == 0 {
 			r.err = r.unrecognized()
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -308,6 +309,12 @@ func NewStreamParser(name, format string) *StreamParser {
 			s.res = append(s.res, r.Result())
 		}
 		s.err = r.Err()
+		if s.err == nil && len(s.res) == 0 {
+			// Every document was one that holds no result (a tool's
+			// aggregate of runs): say so rather than store nothing.
+			s.err = &ingest.Error{File: name, Err: ingest.ErrUnrecognized,
+				Msg: "no benchmark result in the output: " + strings.Join(r.Notes(), "; ")}
+		}
 		pr.Close() // the rest of the output is only shown
 	}()
 	return s

@@ -66,7 +66,7 @@ func ToRuns(results []ingest.Result, spec Spec) ([]store.Run, error) {
 			Command:  spec.Command,
 			ExitCode: spec.ExitCode,
 			Dirty:    spec.Dirty,
-			Invalid:  invalidReason(r.Metrics),
+			Invalid:  resultInvalid(r),
 			Testbed:  spec.Testbed,
 			Env:      spec.Env,
 			Tree:     spec.Tree,
@@ -84,6 +84,15 @@ func BenchmarkName(flag, own string) string {
 		return flag
 	}
 	return flag + "/" + own
+}
+
+// resultInvalid is the tool's own verdict (ingest.Result.Invalid), else
+// invalidReason.
+func resultInvalid(r ingest.Result) string {
+	if r.Invalid != "" {
+		return r.Invalid
+	}
+	return invalidReason(r.Metrics)
 }
 
 // invalidReason marks a result where more than 5% of requests failed: it

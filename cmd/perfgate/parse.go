@@ -28,7 +28,7 @@ func parseCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "parse",
 		Usage:     "parse benchmark output and print the results; stores nothing",
-		ArgsUsage: "FILE... (- for stdin; a pattern such as 'results/*.json' is expanded by perfgate)",
+		ArgsUsage: "FILE... (- for stdin; a pattern such as 'results/*.json' is expanded by perfgate; a directory holds the runs a tool wrote)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format of the files (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			maxDocFlag(),
@@ -131,6 +131,9 @@ func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, e
 	if err != nil {
 		return nil, err
 	}
+	if files, err = expandDirs(e, files); err != nil {
+		return nil, err
+	}
 	for _, name := range files {
 		r, closeFn, err := openInput(e, name, "benchmark output", false)
 		if err != nil {
@@ -144,6 +147,12 @@ func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, e
 		if err := ir.Err(); err != nil {
 			return nil, err
 		}
+		for _, n := range ir.Notes() {
+			fmt.Fprintf(e.stderr, "perfgate: note: %s\n", n)
+		}
+	}
+	if len(results) == 0 {
+		return nil, usageErrorf("no benchmark result read: every document given was left out (see the notes above); give the result files themselves")
 	}
 	return results, nil
 }
@@ -176,6 +185,9 @@ func writeResultsText(w io.Writer, results []ingest.Result) {
 				parts[j] = k + "=" + r.Labels[k]
 			}
 			fmt.Fprintln(w, "  labels: "+strings.Join(parts, " "))
+		}
+		if r.Invalid != "" {
+			fmt.Fprintln(w, "  invalid: "+r.Invalid)
 		}
 		names := sortedMetricNames(r.Metrics)
 		lw, vw := 0, 0

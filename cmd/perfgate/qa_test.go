@@ -101,7 +101,7 @@ func TestBadInputFiles(t *testing.T) {
 	}{
 		{"empty file", "", []string{empty}, `"` + empty + `" is empty`},
 		{"binary file", "", []string{bin}, "looks like a binary file"},
-		{"directory", "", []string{dir}, `"` + dir + `" is a directory; give the files in it`},
+		{"directory", "", []string{dir}, `directory "` + dir + `" holds no result file`},
 		{"missing file", "", []string{filepath.Join(dir, "nope.txt")}, "no such file; check the path"},
 		{"empty stdin", "", []string{"-"}, "stdin is empty: pipe benchmark output in"},
 	}
