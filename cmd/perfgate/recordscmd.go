@@ -111,7 +111,7 @@ func (h *history) flagLate(base, name string) error {
 		}
 	}
 	late := func(id string) string {
-		if at, ok := h.arrived[id]; ok && at.After(measured) {
+		if at, ok := h.arrived[id]; ok && !at.Before(measured.Truncate(time.Second)) { // git keeps seconds
 			return fmt.Sprintf("; after %s's tip %s was measured (%s)", inert.Line(name, 100), shortCommit(base), measured.UTC().Format("2006-01-02 15:04 UTC"))
 		}
 		return ""
