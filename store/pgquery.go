@@ -162,7 +162,7 @@ func (s *pgStore) putTx(ctx context.Context, tx pgx.Tx, runs []Run, conflict fun
 		commits[i], ids[i] = runs[i].Commit, runs[i].ID
 	}
 	stored := map[RunKey]Run{}
-	rows, err := tx.Query(ctx, selectRun+` r JOIN unnest($2::text[], $3::text[]) AS k(commit, id) ON r.commit = k.commit AND r.id = k.id WHERE r.repository = $1`, s.repo, commits, ids)
+	rows, err := tx.Query(ctx, selectRun+` WHERE repository = $1 AND (commit, id) IN (SELECT * FROM unnest($2::text[], $3::text[]))`, s.repo, commits, ids)
 	if err != nil {
 		return 0, err
 	}

@@ -173,6 +173,7 @@ func connectError(display, secret string, err error) error {
 	detail := scrub(err.Error(), secret)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
+		detail = scrub(fmt.Sprintf("%s: %s (SQLSTATE %s)", pe.Severity, pe.Message, pe.Code), secret)
 		switch {
 		case pe.Code == "28P01" || pe.Code == "28000":
 			return &pgError{kind: ErrUnavailable, msg: fmt.Sprintf("history database %s refused the login (%s): check the user and password (in --db or PERFGATE_DB, PGUSER, PGPASSWORD or ~/.pgpass) and the server's pg_hba.conf", display, detail)}
