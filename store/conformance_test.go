@@ -384,7 +384,7 @@ func confOneTransaction(t *testing.T, b backendUnderTest) {
 	edited.ID = stored.ID
 	for _, batch := range [][]Run{
 		{mkRun(2, "a", 2), mkRun(3, "a", 3), {Commit: "zz", Benchmark: "a"}}, // invalid last
-		{mkRun(2, "a", 2), mkRun(3, "a", 3), edited},                          // conflict last
+		{mkRun(2, "a", 2), mkRun(3, "a", 3), edited},                         // conflict last
 	} {
 		if _, err := s.Put(batch); !errors.Is(err, ErrBadInput) {
 			t.Errorf("Put with a bad run: %v, want ErrBadInput", err)
