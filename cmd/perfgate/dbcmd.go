@@ -28,50 +28,51 @@ func dbCommand(e *env) *cli.Command {
 			"that run perfgate may not (a read-only role for check, watch and site), the database's owner\n" +
 			"runs perfgate --db postgres://OWNER@HOST/DB db migrate once, and after each perfgate upgrade\n" +
 			"that changes the schema. See docs/postgres.md for the schema and the grants.",
-		Subcommands: []*cli.Command{{
-			Name:      "migrate",
-			Usage:     "create or upgrade the PostgreSQL schema of --db",
-			ArgsUsage: " ",
-			Flags:     []cli.Flag{outputFlag("text", "json")},
-			Action: func(c *cli.Context) error {
-				if c.NArg() > 0 {
-					return usageErrorf("db migrate takes no arguments (got %q); name the database with --db postgres://USER@HOST/DB (or PERFGATE_DB)", c.Args().First())
-				}
-				repo, _ := openRepo(c)
-				if repo != nil {
-					defer repo.Close()
-				}
-				path, err := dbPath(c, repo)
-				if err != nil {
-					return err
-				}
-				if !store.IsPostgres(path) {
-					return usageErrorf("db migrate applies to a PostgreSQL history; --db (or PERFGATE_DB, or db: in .perfgate.yml) is %q, a bbolt file that every command upgrades itself: pass --db postgres://USER@HOST/DB", path)
-				}
-				timeout, err := lockTimeout()
-				if err != nil {
-					return err
-				}
-				from, to, err := store.Migrate(path, store.Options{Timeout: timeout})
-				if err != nil {
-					return storeError(err)
-				}
-				o, err := checkOutput(c, "text", "json")
-				if err != nil {
-					return err
-				}
-				if o == "json" {
-					return writeJSON(e.stdout, map[string]any{"database": redactDB(path), "from": from, "to": to})
-				}
-				if from == to {
-					fmt.Fprintf(e.stdout, "%s has schema v%d already; nothing to do\n", redactDB(path), to)
-				} else {
-					fmt.Fprintf(e.stdout, "%s: schema v%d -> v%d\n", redactDB(path), from, to)
-				}
-				return nil
-			},
-		}},
+		ArgsUsage: "migrate",
+		Flags:     []cli.Flag{outputFlag("text", "json")},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 || c.Args().First() != "migrate" {
+				return usageErrorf("db takes one action, migrate (got %q): perfgate --db postgres://USER@HOST/DB db migrate", strings.Join(c.Args().Slice(), " "))
+			}
+			o, err := checkOutput(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			return dbMigrate(c, e, o)
+		},
 	}
+}
+
+// dbMigrate creates or upgrades the schema of the database --db names.
+func dbMigrate(c *cli.Context, e *env, o string) error {
+	repo, _ := openRepo(c)
+	if repo != nil {
+		defer repo.Close()
+	}
+	path, err := dbPath(c, repo)
+	if err != nil {
+		return err
+	}
+	if !store.IsPostgres(path) {
+		return usageErrorf("db migrate applies to a PostgreSQL history; --db (or PERFGATE_DB, or db: in .perfgate.yml) is %q, a bbolt file that every command upgrades itself: pass --db postgres://USER@HOST/DB", path)
+	}
+	timeout, err := lockTimeout()
+	if err != nil {
+		return err
+	}
+	from, to, err := store.Migrate(path, store.Options{Timeout: timeout})
+	if err != nil {
+		return storeError(err)
+	}
+	if o == "json" {
+		return writeJSON(e.stdout, map[string]any{"database": redactDB(path), "from": from, "to": to})
+	}
+	if from == to {
+		fmt.Fprintf(e.stdout, "%s has schema v%d already; nothing to do\n", redactDB(path), to)
+	} else {
+		fmt.Fprintf(e.stdout, "%s: schema v%d -> v%d\n", redactDB(path), from, to)
+	}
+	return nil
 }
 
 // redactDB names a history in output: a database URL without its
@@ -133,8 +134,8 @@ func rulesHistory(c *cli.Context, repo *gitrepo.Repo) historySettings {
 
 // repositoryName is the name a repository's runs carry in a PostgreSQL
 // history: repository: in the rules file, else the origin remote's URL
-// as host/path (no scheme, credentials or .git), else "" (a repository
-// without a remote).
+// as host/path (no scheme, credentials or .git), else the path of the
+// main working tree (a repository without a remote).
 func repositoryName(c *cli.Context, repo *gitrepo.Repo) string {
 	if name := rulesHistory(c, repo).Repository; name != "" {
 		return name
@@ -142,7 +143,19 @@ func repositoryName(c *cli.Context, repo *gitrepo.Repo) string {
 	if repo == nil {
 		return ""
 	}
-	return remoteName(originURL(repo))
+	if name := remoteName(originURL(repo)); name != "" {
+		return name
+	}
+	// No remote: the main working tree's path, so that two local
+	// repositories sharing a database never share runs.
+	if repo.Root() == "" {
+		return ""
+	}
+	main := filepath.Dir(filepath.Dir(sharedDBPath(repo.Root(), repo.GitDir(), repo.CommonDir())))
+	if abs, err := filepath.Abs(main); err == nil {
+		main = abs
+	}
+	return filepath.ToSlash(main)
 }
 
 var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.+)$`)

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfgate/perfgate/internal/pgtest"
+)
+
+// onPostgres runs the end-to-end tests of other files again with the
+// history in PostgreSQL (PERFGATE_DB a fresh schema of the test server):
+// the commands must behave the same on both implementations.
+var onPostgres = []struct {
+	name string
+	test func(*testing.T)
+}{
+	{"CheckVerdicts", TestCheckVerdicts},
+	{"CheckNearestAncestorAndMissing", TestCheckNearestAncestorAndMissing},
+	{"CheckLabelMismatchAndNew", TestCheckLabelMismatchAndNew},
+	{"CompareAndHistory", TestCompareAndHistory},
+	{"CheckInconclusiveAndInvalid", TestCheckInconclusiveAndInvalid},
+	{"CheckPublishesInActions", TestCheckPublishesInActions},
+	{"CheckAcceptedByLabelComment", TestCheckAcceptedByLabelComment},
+	{"WatchCommand", TestWatchCommand},
+	{"Site", TestSite},
+	{"SiteAgreesWithWatch", TestSiteAgreesWithWatch},
+	{"BisectStoredEnds", TestBisectStoredEnds},
+	{"BisectStoredLabels", TestBisectStoredLabels},
+	{"BisectRunEndToEnd", TestBisectRunEndToEnd},
+	{"InvalidatedRunNeverBaseline", TestInvalidatedRunNeverBaseline},
+	{"RecordCommandErrors", TestRecordCommandErrors},
+	{"RunsFilters", TestRunsFilters},
+	{"ImportStdinAndSince", TestImportStdinAndSince},
+	{"RunCommand", TestRunCommand},
+	{"MeasuredThenCommitted", TestMeasuredThenCommitted},
+}
+
+func TestOnPostgres(t *testing.T) {
+	pgtest.Server(t)
+	for _, c := range onPostgres {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("PERFGATE_DB", pgtest.URL(t))
+			c.test(t)
+		})
+	}
+}
+
+const cliPassword = "cli-Secret-7777"
+
+func noPassword(t *testing.T, what, text string) {
+	t.Helper()
+	if strings.Contains(text, cliPassword) {
+		t.Errorf("%s shows the password:\n%s", what, text)
+	}
+}
+
+// TestPostgresUnreachableCLI: a database that cannot be reached exits 3
+// with what to check and never shows the password; run saves its
+// finished runs as JSONL with the command that stores them later.
+func TestPostgresUnreachableCLI(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	db := "postgres://perfgate:" + cliPassword + "@127.0.0.1:1/perf?connect_timeout=2"
+	t.Setenv("TMPDIR", t.TempDir()) // where run saves what it could not store
+	f := writeFile(t, t.TempDir(), "serve.txt", servingBlock(100, 300, 500, 0))
+	for _, args := range [][]string{{"ingest", "--name", "serving", f}, {"export"}, {"check"}, {"db", "migrate"}} {
+		stdout, stderr, code := runCLI(t, "", append([]string{"--db", db, "--repo", repo}, args...)...)
+		if code != 3 {
+			t.Errorf("%s: exit %d, want 3; %s", args[0], code, stderr)
+		}
+		if !strings.Contains(stderr, "cannot reach history database postgres://perfgate@127.0.0.1:1/perf") || !strings.Contains(stderr, "check that the server is running") {
+			t.Errorf("%s: stderr %q does not say what to check", args[0], stderr)
+		}
+		noPassword(t, args[0]+"'s output", stdout+stderr)
+	}
+	script := writeFile(t, t.TempDir(), "bench.sh", "#!/bin/sh\ncat <<'EOF'\n"+servingBlock(100, 300, 500, 0)+"EOF\n")
+	os.Chmod(script, 0o755)
+	_, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "run", "--name", "serving", "--", script)
+	if code != 3 || !strings.Contains(stderr, "nothing is lost") || !strings.Contains(stderr, "import") {
+		t.Errorf("run with the database down: exit %d, %s", code, stderr)
+	}
+	noPassword(t, "run's output", stderr)
+}
+
+// TestPostgresMigrateCLI: db migrate sets up an empty database once;
+// until then a read-only command says to run it (exit 3); recover does
+// not apply to a database.
+func TestPostgresMigrateCLI(t *testing.T) {
+	db := pgtest.URL(t)
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	if _, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "runs"); code != 3 || !strings.Contains(stderr, "db migrate") {
+		t.Errorf("runs on an empty database: exit %d, %s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, "", "--db", db, "db", "migrate")
+	if code != 0 || !strings.Contains(stdout, "schema v0 -> v1") {
+		t.Errorf("db migrate: exit %d, %q %s", code, stdout, stderr)
+	}
+	stdout, _, code = runCLI(t, "", "--db", db, "db", "migrate", "-o", "json")
+	if code != 0 || !strings.Contains(stdout, `"from": 1`) {
+		t.Errorf("db migrate again: exit %d, %q", code, stdout)
+	}
+	if _, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "runs"); code != 0 {
+		t.Errorf("runs after db migrate: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "", "--db", db, "recover"); code != 2 || !strings.Contains(stderr, "does not apply") {
+		t.Errorf("recover of a database: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "", "--db", filepath.Join(t.TempDir(), "h.db"), "db", "migrate"); code != 2 || !strings.Contains(stderr, "applies to a PostgreSQL history") {
+		t.Errorf("db migrate of a file: exit %d, %s", code, stderr)
+	}
+}
+
+// TestPostgresMoveOver: perfgate export | perfgate --db postgres://...
+// import - moves a history over unchanged, and back.
+func TestPostgresMoveOver(t *testing.T) {
+	db := pgtest.URL(t)
+	repo := gitRepo(t)
+	for i := range 5 {
+		commit(t, repo, fmt.Sprint("c", i), map[string]string{"a.txt": fmt.Sprint(i)})
+		ingestAt(t, repo, metricsJSON(100+float64(i), 300))
+	}
+	sha := git(t, repo, "rev-parse", "HEAD")
+	runs := listRuns(t, repo)
+	setUser(t, repo)
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "invalidate", runs.Runs[0].ID, "--reason", "throttled"); code != 0 {
+		t.Fatal(stderr)
+	}
+	dump, stderr, code := runCLI(t, "", "--repo", repo, "export")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	stdout, stderr, code := runCLI(t, dump, "--db", db, "--repo", repo, "import", "-")
+	if code != 0 || !strings.Contains(stdout, "5") {
+		t.Fatalf("import into PostgreSQL: exit %d, %q %s", code, stdout, stderr)
+	}
+	again, _, _ := runCLI(t, "", "--db", db, "--repo", repo, "export")
+	if again != dump {
+		t.Errorf("the history changed on its way to PostgreSQL:\n%s\n---\n%s", dump, again)
+	}
+	// The same repository's commands read it from the database.
+	stdout, _, code = runCLI(t, "", "--db", db, "--repo", repo, "runs", "--commit", sha)
+	if code != 0 || !strings.Contains(stdout, "serving") {
+		t.Errorf("runs from PostgreSQL: exit %d, %q", code, stdout)
+	}
+	// Another repository in the same database sees none of it.
+	other := gitRepo(t)
+	commit(t, other, "c0", map[string]string{"a.txt": "0"}) // the same commit id as repo's first
+	git(t, other, "remote", "add", "origin", "https://github.com/org/other.git")
+	stdout, _, _ = runCLI(t, "", "--db", db, "--repo", other, "export")
+	if stdout != "" {
+		t.Errorf("another repository sees runs:\n%s", stdout)
+	}
+}
