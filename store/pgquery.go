@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/perfgate/perfgate/internal/jsontext"
 )
 
 // runColumns are perfgate_runs' columns of a run, in the order of
@@ -20,21 +22,43 @@ var runColumns = []string{"repository", "commit", "id", "benchmark", "time_ns", 
 // selectRun selects a run's seq and columns (without the repository).
 var selectRun = "SELECT seq, " + strings.Join(runColumns[1:], ", ") + " FROM perfgate_runs"
 
-// runValues returns the column values of a run.
+// runValues returns the column values of a run. The JSON columns are
+// encoded here, as JSONL does, rather than by encoding/json's reflection.
 func runValues(repo string, r *Run) []any {
-	metrics, labels := r.Metrics, r.Labels
-	if metrics == nil {
-		metrics = map[string]float64{}
-	}
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	var env any
+	var env []byte
 	if r.Env != nil {
-		env = r.Env
+		env = appendStringsJSON(nil, r.Env)
 	}
-	return []any{repo, r.Commit, r.ID, r.Benchmark, r.Time.UnixNano(), metrics, labels,
+	return []any{repo, r.Commit, r.ID, r.Benchmark, r.Time.UnixNano(), appendMetricsJSON(nil, r.Metrics), appendStringsJSON(nil, r.Labels),
 		r.Source.Format, r.Source.File, r.Source.Line, r.Command, r.ExitCode, r.Dirty, r.Invalid, r.Testbed, env, r.Tree}
+}
+
+// appendMetricsJSON appends metrics as a JSON object.
+func appendMetricsJSON(b []byte, m map[string]float64) []byte {
+	b = append(b, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsontext.AppendString(b, k)
+		b = append(b, ':')
+		b = appendNumber(b, m[k])
+	}
+	return append(b, '}')
+}
+
+// appendStringsJSON appends labels or an environment as a JSON object.
+func appendStringsJSON(b []byte, m map[string]string) []byte {
+	b = append(b, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsontext.AppendString(b, k)
+		b = append(b, ':')
+		b = jsontext.AppendString(b, m[k])
+	}
+	return append(b, '}')
 }
 
 // scanRun reads a row of selectRun.

@@ -20,10 +20,10 @@ const PostgresSchemaVersion = 1
 var pgMigrations = []string{
 	`CREATE TABLE perfgate_runs (
 	seq           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-	repository    text NOT NULL,
-	commit        text NOT NULL,
-	id            text NOT NULL,
-	benchmark     text NOT NULL,
+	repository    text COLLATE "C" NOT NULL,
+	commit        text COLLATE "C" NOT NULL,
+	id            text COLLATE "C" NOT NULL,
+	benchmark     text COLLATE "C" NOT NULL,
 	time_ns       bigint NOT NULL,
 	measured_at   timestamptz GENERATED ALWAYS AS (to_timestamp(time_ns::double precision / 1e9)) STORED,
 	metrics       jsonb NOT NULL,
@@ -43,8 +43,8 @@ var pgMigrations = []string{
 CREATE INDEX perfgate_runs_series ON perfgate_runs (repository, benchmark, commit);
 CREATE INDEX perfgate_runs_time ON perfgate_runs (repository, time_ns, seq);
 CREATE TABLE perfgate_records (
-	repository  text NOT NULL,
-	id          text NOT NULL,
+	repository  text COLLATE "C" NOT NULL,
+	id          text COLLATE "C" NOT NULL,
 	kind        text NOT NULL,
 	commit      text NOT NULL,
 	benchmark   text NOT NULL,
@@ -57,8 +57,8 @@ CREATE TABLE perfgate_records (
 	PRIMARY KEY (repository, id)
 );
 CREATE TABLE perfgate_marks (
-	repository text NOT NULL,
-	key        text NOT NULL,
+	repository text COLLATE "C" NOT NULL,
+	key        text COLLATE "C" NOT NULL,
 	value      bytea NOT NULL,
 	PRIMARY KEY (repository, key)
 );`,
