@@ -155,3 +155,43 @@ func TestPostgresMoveOver(t *testing.T) {
 		t.Errorf("another repository sees runs:\n%s", stdout)
 	}
 }
+
+// TestPostgresSyncPullOnly: a clone pulls a repository's history branch
+// straight into PostgreSQL (no local file), records and all; a second
+// pull adds nothing.
+func TestPostgresSyncPullOnly(t *testing.T) {
+	db := pgtest.URL(t)
+	root, bare := bareRemote(t)
+	remote := "file://" + bare
+	ci := gitRepo(t)
+	setUser(t, ci)
+	shas := mainHistory(t, ci, 5)
+	bad := listRuns(t, ci, "--commit", shas[2])
+	if _, stderr, code := runCLI(t, "", "--repo", ci, "invalidate", bad.Runs[0].ID, "--reason", "throttled"); code != 0 {
+		t.Fatal(stderr)
+	}
+	git(t, ci, "remote", "add", "origin", remote)
+	git(t, ci, "push", "-q", "origin", "main")
+	if _, stderr, code := runCLI(t, "", "--repo", ci, "sync"); code != 0 {
+		t.Fatalf("sync: %s", stderr)
+	}
+	want, _, _ := runCLI(t, "", "--repo", ci, "export")
+
+	dev := filepath.Join(root, "dev")
+	git(t, root, "clone", "-q", remote, dev)
+	stdout, stderr, code := runCLI(t, "", "--db", db, "--repo", dev, "sync", "--pull-only", "-o", "json")
+	if code != 0 || !strings.Contains(stdout, `"records_pulled": 1`) {
+		t.Fatalf("sync --pull-only into PostgreSQL: exit %d\n%s%s", code, stdout, stderr)
+	}
+	got, _, _ := runCLI(t, "", "--db", db, "--repo", dev, "export")
+	if got != want {
+		t.Errorf("the database holds another history than the branch:\n%s\n---\n%s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(dev, ".perfgate", "history.db")); err == nil {
+		t.Error("sync into PostgreSQL wrote a local history file")
+	}
+	stdout, _, code = runCLI(t, "", "--db", db, "--repo", dev, "sync", "--pull-only", "-o", "json")
+	if code != 0 || !strings.Contains(stdout, `"pulled": 0`) {
+		t.Errorf("second pull: exit %d, %s", code, stdout)
+	}
+}
