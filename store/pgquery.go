@@ -551,7 +551,7 @@ func (s *pgStore) Import(r io.Reader, opts ImportOptions) (added, skipped int, e
 			return err
 		}
 		cols := strings.Join(runColumns, ", ")
-		tag, err := tx.Exec(ctx, `INSERT INTO perfgate_runs (`+cols+`) SELECT `+cols+` FROM perfgate_import ORDER BY line ON CONFLICT (repository, commit, id) DO NOTHING`)
+		tag, err := tx.Exec(ctx, `INSERT INTO perfgate_runs (`+cols+`) SELECT `+cols+` FROM perfgate_import ON CONFLICT (repository, commit, id) DO NOTHING`)
 		if err != nil {
 			return err
 		}
