@@ -374,10 +374,21 @@ func (s *pgStore) Each(f Filter, fn func(Run) error) error {
 		func(_ uint64, r Run) error { return fn(r) })
 }
 
-// LastSeq returns the greatest sequence number of the repository's runs.
+// LastSeq returns the greatest sequence number of the repository's runs
+// such that no run with a smaller one is still to commit: it waits for
+// the writing transactions under way (they hold the write lock shared),
+// so that sync, which reads the runs after the last number it saw, never
+// skips a run whose transaction committed late. Advisory locks need no
+// privilege.
 func (s *pgStore) LastSeq() (uint64, error) {
 	var seq int64
-	err := s.pool.QueryRow(context.Background(), `SELECT coalesce(max(seq), 0) FROM perfgate_runs WHERE repository = $1`, s.repo).Scan(&seq)
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || $1))`, pgWriteLock); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM perfgate_runs WHERE repository = $1`, s.repo).Scan(&seq)
+	})
 	return uint64(seq), s.fail("read the last run", err)
 }
 

@@ -226,12 +226,24 @@ func (s *pgStore) readOnlyErr() error {
 	return fmt.Errorf("write to history %s: %w", s.display, ErrReadOnly)
 }
 
-// write runs fn in one transaction: all of it or nothing.
+// pgWriteLock is the advisory lock key (hashed with current_schema())
+// that every writing transaction holds shared, and LastSeq exclusively:
+// see LastSeq.
+const pgWriteLock = "perfgate.write"
+
+// write runs fn in one transaction: all of it or nothing. The
+// transaction holds the write lock shared (writers do not wait for each
+// other; LastSeq waits for them).
 func (s *pgStore) write(op string, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	if s.readOnly {
 		return s.readOnlyErr()
 	}
 	ctx := context.Background()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(ctx, tx) })
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtext(current_schema() || $1))`, pgWriteLock); err != nil {
+			return err
+		}
+		return fn(ctx, tx)
+	})
 	return s.fail(op, err)
 }

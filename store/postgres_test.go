@@ -259,3 +259,46 @@ func TestPostgresServerGoneMidIngest(t *testing.T) {
 		t.Errorf("after the cut import the history holds %d runs (%v), want 0", n, err)
 	}
 }
+
+// TestPostgresLastSeqWaitsForWriters: a run whose transaction is under
+// way when sync asks for the last sequence number is counted once it
+// commits, never skipped (LastSeq waits for the writers under way).
+func TestPostgresLastSeqWaitsForWriters(t *testing.T) {
+	raw := pgtest.URL(t)
+	s, err := Open(raw, Options{Repository: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mustPut(t, s, mkRun(1, "a", 1))
+	ctx := context.Background()
+	conn := connect(t, raw)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtext(current_schema() || $1))`, pgWriteLock); err != nil {
+		t.Fatal(err)
+	}
+	r := withIDs(mkRun(2, "a", 2))[0]
+	var seq int64
+	insert := "INSERT INTO perfgate_runs (" + strings.Join(runColumns, ", ") + ") VALUES (" + placeholders(len(runColumns)) + ") RETURNING seq"
+	if err := tx.QueryRow(ctx, insert, runValues("r", &r)...).Scan(&seq); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan uint64, 1)
+	go func() {
+		last, err := s.LastSeq()
+		if err != nil {
+			t.Error(err)
+		}
+		got <- last
+	}()
+	time.Sleep(100 * time.Millisecond) // LastSeq is waiting, or about to
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if last := <-got; last < uint64(seq) {
+		t.Errorf("LastSeq = %d while run %d was committing; sync would skip it", last, seq)
+	}
+}

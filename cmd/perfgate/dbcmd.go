@@ -133,10 +133,14 @@ func rulesHistory(c *cli.Context, repo *gitrepo.Repo) historySettings {
 }
 
 // repositoryName is the name a repository's runs carry in a PostgreSQL
-// history: repository: in the rules file, else the origin remote's URL
+// history: PERFGATE_REPOSITORY (a command run outside the repository,
+// e.g. a dashboard job), else repository: in the rules file, else the origin remote's URL
 // as host/path (no scheme, credentials or .git), else the path of the
 // main working tree (a repository without a remote).
 func repositoryName(c *cli.Context, repo *gitrepo.Repo) string {
+	if name := strings.TrimSpace(os.Getenv("PERFGATE_REPOSITORY")); name != "" {
+		return name
+	}
 	if name := rulesHistory(c, repo).Repository; name != "" {
 		return name
 	}
