@@ -302,3 +302,72 @@ func TestPostgresLastSeqWaitsForWriters(t *testing.T) {
 		t.Errorf("LastSeq = %d while run %d was committing; sync would skip it", last, seq)
 	}
 }
+
+// TestPostgresRoles: a role that may only read is enough for reading
+// (check, watch, site) and is refused writes with ErrUnavailable; a role
+// that may not create tables is told to run db migrate on an empty
+// schema; the grants docs/postgres.md gives a writer are enough for
+// every write.
+func TestPostgresRoles(t *testing.T) {
+	owner := pgtest.URL(t)
+	noCreate := pgtest.Role(t, owner, "GRANT USAGE ON SCHEMA %[2]s TO %[1]s")
+	if _, err := Open(noCreate, Options{Repository: "r"}); !errors.Is(err, ErrNeedsMigration) || !strings.Contains(err.Error(), "db migrate") {
+		t.Fatalf("first open by a role that may not create tables: %v, want ErrNeedsMigration", err)
+	}
+	if _, _, err := Migrate(owner, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(owner, Options{Repository: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, mkRun(1, "a", 1))
+	s.Close()
+	reader := pgtest.Role(t, owner, "GRANT USAGE ON SCHEMA %[2]s TO %[1]s", "GRANT SELECT ON ALL TABLES IN SCHEMA %[2]s TO %[1]s")
+	writer := pgtest.Role(t, owner, "GRANT USAGE ON SCHEMA %[2]s TO %[1]s", "GRANT SELECT ON ALL TABLES IN SCHEMA %[2]s TO %[1]s",
+		"GRANT INSERT ON %[2]s.perfgate_runs, %[2]s.perfgate_records TO %[1]s",
+		"GRANT INSERT, UPDATE, DELETE ON %[2]s.perfgate_marks TO %[1]s",
+		"GRANT TEMPORARY ON DATABASE "+dbName(t, owner)+" TO %[1]s")
+	r, err := Open(reader, Options{Repository: "r"})
+	if err != nil {
+		t.Fatalf("open by the read-only role: %v", err)
+	}
+	defer r.Close()
+	if runs, err := r.ByCommit(sha(1)); err != nil || len(runs) != 1 {
+		t.Errorf("read by the read-only role: %v, %v", runs, err)
+	}
+	if seq, err := r.LastSeq(); err != nil || seq == 0 {
+		t.Errorf("LastSeq by the read-only role: %d, %v", seq, err)
+	}
+	if _, err := r.Put([]Run{mkRun(2, "a", 2)}); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("write by the read-only role: %v, want permission denied", err)
+	}
+	w, err := Open(writer, Options{Repository: "r"})
+	if err != nil {
+		t.Fatalf("open by the writer: %v", err)
+	}
+	defer w.Close()
+	mustPut(t, w, mkRun(3, "a", 3))
+	var buf strings.Builder
+	r3 := withIDs(mkRun(4, "a", 4))[0]
+	buf.Write(append(AppendJSON(nil, &r3), '\n'))
+	if _, _, err := w.Import(strings.NewReader(buf.String()), ImportOptions{}); err != nil {
+		t.Errorf("import by the writer: %v", err)
+	}
+	if _, err := w.PutRecords([]Record{{Kind: RecordInvalidate, Commit: r3.Commit, Run: r3.ID, Reason: "r", By: "b", Time: t0}}); err != nil {
+		t.Errorf("invalidate by the writer: %v", err)
+	}
+	for _, v := range [][]byte{[]byte("x"), []byte("y"), nil} {
+		if err := w.SetMark("m", v); err != nil {
+			t.Errorf("SetMark by the writer: %v", err)
+		}
+	}
+}
+
+func dbName(t *testing.T, raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}

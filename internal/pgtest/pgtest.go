@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
@@ -79,5 +80,57 @@ func WithParam(t testing.TB, raw, key, value string) string {
 	q := u.Query()
 	q.Set(key, value)
 	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Role creates a login role with a password and no privileges, runs the
+// statements (each with %[1]s for the role and %[2]s for the URL's
+// schema) as the test server's role, and returns the URL of schemaURL
+// for the new role. The role is dropped at cleanup. It skips when the
+// server's role may not create roles (CREATEROLE), unless
+// PERFGATE_REQUIRE_POSTGRES=1.
+func Role(t testing.TB, schemaURL string, statements ...string) string {
+	t.Helper()
+	server := Server(t)
+	u, err := url.Parse(schemaURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	var b [6]byte
+	rand.Read(b[:])
+	role := "perfgate_test_role_" + hex.EncodeToString(b[:])
+	rand.Read(b[:])
+	password := hex.EncodeToString(b[:])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Fatalf("connect to the test server (%s): %v", Env, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE ROLE "+role+" LOGIN PASSWORD '"+password+"'"); err != nil {
+		if os.Getenv("PERFGATE_REQUIRE_POSTGRES") == "1" {
+			t.Fatalf("create a role (the role of %s needs CREATEROLE): %v", Env, err)
+		}
+		t.Skipf("the role of %s may not create roles (CREATEROLE): %v", Env, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, server)
+		if err != nil {
+			return
+		}
+		defer conn.Close(ctx)
+		conn.Exec(ctx, "DROP OWNED BY "+role)
+		conn.Exec(ctx, "DROP ROLE "+role)
+	})
+	for _, st := range statements {
+		if _, err := conn.Exec(ctx, fmt.Sprintf(st, role, schema)); err != nil {
+			t.Fatalf("%s: %v", fmt.Sprintf(st, role, schema), err)
+		}
+	}
+	u.User = url.UserPassword(role, password)
 	return u.String()
 }
