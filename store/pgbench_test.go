@@ -17,7 +17,8 @@ import (
 // repetitions (each run 11 metrics and 2 labels) imported from JSONL into
 // bbolt and into PostgreSQL (COPY into a temporary table, then one
 // INSERT ... ON CONFLICT DO NOTHING, in one transaction). COMMITS is
-// PERFGATE_IMPORT_BENCH_COMMITS, 1,000 (100,000 runs) unless set; the
+// PERFGATE_IMPORT_BENCH_COMMITS, 100 (10,000 runs, for CI's run of every
+// benchmark once) unless set; the
 // target is 1,000,000 runs (10,000 commits) under 60 s and 200 MiB:
 //
 //	PERFGATE_TEST_POSTGRES=postgres://... PERFGATE_IMPORT_BENCH_COMMITS=10000 \
@@ -34,7 +35,7 @@ var repBench struct {
 
 func repBenchFile(b *testing.B) (string, int) {
 	repBench.once.Do(func() {
-		commits := 1000
+		commits := 100
 		if v := os.Getenv("PERFGATE_IMPORT_BENCH_COMMITS"); v != "" {
 			if _, err := fmt.Sscan(v, &commits); err != nil || commits <= 0 {
 				repBench.err = fmt.Errorf("PERFGATE_IMPORT_BENCH_COMMITS %q is not a positive number", v)

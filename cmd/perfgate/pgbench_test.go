@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 	"testing"
 
 	"github.com/perfgate/perfgate/internal/pgtest"
@@ -11,13 +12,24 @@ import (
 // The check and watch benchmarks again with the history in PostgreSQL
 // (the same runs, copied with export | import into a fresh schema of the
 // server PERFGATE_TEST_POSTGRES names; skipped without one), each command
-// as its own process, next to the same command on bbolt:
+// as its own process, next to the same command on bbolt. Copying the runs
+// takes a while, so they run only with PERFGATE_BENCH_POSTGRES=1 (not in
+// CI's run of every benchmark once):
 //
-//	PERFGATE_TEST_POSTGRES=postgres://... go test ./cmd/perfgate -run '^$' \
+//	PERFGATE_BENCH_POSTGRES=1 PERFGATE_TEST_POSTGRES=postgres://... go test ./cmd/perfgate -run '^$' \
 //	  -bench 'Check10kProcess|Watch10kProcess' -benchtime 5x
 //
 // Targets (issue 28): check within 3x of bbolt; watch under 3 s; each
 // under 200 MiB.
+
+// pgBench skips unless PERFGATE_BENCH_POSTGRES=1 and a server is given.
+func pgBench(b *testing.B) {
+	b.Helper()
+	if os.Getenv("PERFGATE_BENCH_POSTGRES") != "1" {
+		b.Skip("set PERFGATE_BENCH_POSTGRES=1 (and PERFGATE_TEST_POSTGRES) to run the PostgreSQL benchmarks")
+	}
+	pgtest.Server(b)
+}
 
 // copyToPostgres copies a bbolt history into a fresh schema, as the
 // history of the repository at dir, and returns the schema's URL.
@@ -46,7 +58,7 @@ func copyToPostgres(b *testing.B, db, dir string) string {
 }
 
 func BenchmarkCheck10kProcessPostgres(b *testing.B) {
-	pgtest.Server(b)
+	pgBench(b)
 	dir, db := setupCheckBench(b)
 	url := copyToPostgres(b, db, dir)
 	b.ResetTimer()
@@ -55,7 +67,7 @@ func BenchmarkCheck10kProcessPostgres(b *testing.B) {
 }
 
 func BenchmarkWatch10kProcessPostgres(b *testing.B) {
-	pgtest.Server(b)
+	pgBench(b)
 	dir, _ := setupCheckBench(b)
 	watchBench.once.Do(func() { watchBench.db, watchBench.err = buildWatchBench(dir) })
 	if watchBench.err != nil {
