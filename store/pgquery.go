@@ -315,15 +315,35 @@ func (s *pgStore) Measured(benchmark string, commits []string) (map[string]int, 
 }
 
 // Commits returns the commits that have runs (of benchmark, or any), in
-// byte order.
+// byte order. Like bbolt's, it skips from one commit to the next in an
+// index (a recursive query), so its cost grows with the commits, not the
+// runs.
 func (s *pgStore) Commits(benchmark string) ([]string, error) {
-	q := `SELECT DISTINCT commit COLLATE "C" FROM perfgate_runs WHERE repository = $1 AND ($2 = '' OR benchmark = $2) ORDER BY 1`
-	return s.strings("list commits", q, s.repo, benchmark)
+	if benchmark == "" {
+		return s.strings("list commits", `WITH RECURSIVE c(commit) AS (
+	(SELECT commit FROM perfgate_runs WHERE repository = $1 ORDER BY commit LIMIT 1)
+	UNION ALL
+	SELECT (SELECT r.commit FROM perfgate_runs r WHERE r.repository = $1 AND r.commit > c.commit ORDER BY r.commit LIMIT 1)
+	FROM c WHERE c.commit IS NOT NULL)
+SELECT commit FROM c WHERE commit IS NOT NULL`, s.repo)
+	}
+	return s.strings("list commits", `WITH RECURSIVE c(commit) AS (
+	(SELECT commit FROM perfgate_runs WHERE repository = $1 AND benchmark = $2 ORDER BY commit LIMIT 1)
+	UNION ALL
+	SELECT (SELECT r.commit FROM perfgate_runs r WHERE r.repository = $1 AND r.benchmark = $2 AND r.commit > c.commit ORDER BY r.commit LIMIT 1)
+	FROM c WHERE c.commit IS NOT NULL)
+SELECT commit FROM c WHERE commit IS NOT NULL`, s.repo, benchmark)
 }
 
-// Benchmarks returns the names of the benchmarks that have runs, sorted.
+// Benchmarks returns the names of the benchmarks that have runs, sorted,
+// skipping from one to the next in the series index.
 func (s *pgStore) Benchmarks() ([]string, error) {
-	out, err := s.strings("list benchmarks", `SELECT DISTINCT benchmark FROM perfgate_runs WHERE repository = $1`, s.repo)
+	out, err := s.strings("list benchmarks", `WITH RECURSIVE b(benchmark) AS (
+	(SELECT benchmark FROM perfgate_runs WHERE repository = $1 ORDER BY benchmark LIMIT 1)
+	UNION ALL
+	SELECT (SELECT r.benchmark FROM perfgate_runs r WHERE r.repository = $1 AND r.benchmark > b.benchmark ORDER BY r.benchmark LIMIT 1)
+	FROM b WHERE b.benchmark IS NOT NULL)
+SELECT benchmark FROM b WHERE benchmark IS NOT NULL`, s.repo)
 	slices.Sort(out)
 	return out, err
 }

@@ -51,7 +51,9 @@ func copyToPostgres(b *testing.B, db, dir string) string {
 		_, err := src.Export(pw, store.Filter{})
 		pw.CloseWithError(err)
 	}()
-	if _, _, err := dst.Import(pr, store.ImportOptions{}); err != nil {
+	_, _, err = dst.Import(pr, store.ImportOptions{})
+	pr.CloseWithError(io.ErrClosedPipe) // the export stops, if the import did first
+	if err != nil {
 		b.Fatal(err)
 	}
 	return url
