@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/perfgate/perfgate/internal/pgtest"
 )
@@ -193,5 +198,115 @@ func TestPostgresSyncPullOnly(t *testing.T) {
 	stdout, _, code = runCLI(t, "", "--db", db, "--repo", dev, "sync", "--pull-only", "-o", "json")
 	if code != 0 || !strings.Contains(stdout, `"pulled": 0`) {
 		t.Errorf("second pull: exit %d, %s", code, stdout)
+	}
+}
+
+// TestPostgresConcurrentIngest: 16 perfgate processes ingest at once into
+// one database, each its own result and the same shared file: nothing is
+// lost and nothing is stored twice.
+func TestPostgresConcurrentIngest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	db := pgtest.URL(t)
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	dir := t.TempDir()
+	shared := writeFile(t, dir, "shared.txt", servingBlock(42, 300, 500, 0))
+	const workers = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := writeFile(t, dir, fmt.Sprintf("w%d.txt", w), servingBlock(float64(w)+0.5, 300, 500, 0))
+			for _, args := range [][]string{{"--name", fmt.Sprintf("worker-%d", w), f}, {"--name", "shared", shared}} {
+				out, err := cliProcess(append([]string{"--db", db, "--repo", repo, "ingest", "--commit", "HEAD"}, args...)...).CombinedOutput()
+				if err != nil {
+					errs <- fmt.Errorf("worker %d: %v: %s", w, err, out)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	out, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "export")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if n := strings.Count(out, "\n"); n != workers+1 {
+		t.Errorf("%d runs stored, want %d (one per worker and the shared one once)", n, workers+1)
+	}
+	for w := range workers {
+		if !strings.Contains(out, fmt.Sprintf(`"benchmark":"worker-%d"`, w)) {
+			t.Errorf("worker %d's run was lost", w)
+		}
+	}
+}
+
+// TestPostgresServerGoneMidImport: the server ends perfgate import's
+// connection while it streams runs: the import exits 3 with what to
+// check, and the database holds none of its runs.
+func TestPostgresServerGoneMidImport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	db := pgtest.URL(t)
+	repo := gitRepo(t)
+	c := commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	if _, stderr, code := runCLI(t, "", "--db", db, "db", "migrate"); code != 0 {
+		t.Fatal(stderr)
+	}
+	cmd := cliProcess("--db", db, "--repo", repo, "import", "-")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 500 {
+		fmt.Fprintf(stdin, `{"commit":%q,"benchmark":"b%d","time":"2026-01-01T00:00:00Z","metrics":{"mean_ttft_ms":%d},"source":{"format":"generic","file":"f%d"}}`+"\n", c, i, i, i)
+	}
+	// Wait for the COPY to be under way, then end its connection as a
+	// server shutting down does.
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	ended := false
+	for range 300 {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = $1 AND state = 'active' AND query ILIKE 'copy%perfgate_import%'`, pgtest.Schema(t, db)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			ended = true
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stdin.Close()
+	err = cmd.Wait()
+	if !ended {
+		t.Fatalf("the import's COPY never showed in pg_stat_activity: %v\n%s", err, out.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(out.String(), "check that the server is running") || !strings.Contains(out.String(), "stored nothing") {
+		t.Errorf("import cut off by the server: exit %d\n%s", code, out.String())
+	}
+	if strings.Contains(out.String(), "panic") {
+		t.Errorf("import panicked:\n%s", out.String())
+	}
+	exp, _, _ := runCLI(t, "", "--db", db, "--repo", repo, "export")
+	if exp != "" {
+		t.Errorf("the cut import left runs:\n%.500s", exp)
 	}
 }

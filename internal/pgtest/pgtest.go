@@ -67,7 +67,19 @@ func URL(t testing.TB) string {
 			t.Logf("drop schema %s: %v", schema, err)
 		}
 	})
-	return WithParam(t, server, "search_path", schema)
+	// The schema names the connections too (application_name), so that a
+	// test can find its own in pg_stat_activity.
+	return WithParam(t, WithParam(t, server, "search_path", schema), "application_name", schema)
+}
+
+// Schema returns the schema of a URL that URL returned.
+func Schema(t testing.TB, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Query().Get("search_path")
 }
 
 // WithParam returns the URL with a query parameter set.
