@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -653,16 +654,81 @@ WHERE (`+strings.Join(icols, ", ")+`) IS DISTINCT FROM (`+strings.Join(rcols, ",
 // fillRun decodes a run's time and JSON columns.
 func fillRun(r *Run, ns int64, metrics, labels, env []byte) error {
 	r.Time = time.Unix(0, ns).UTC()
-	if err := json.Unmarshal(metrics, &r.Metrics); err != nil {
-		return err
+	var ok bool
+	if r.Metrics, ok = jsonbNumbers(metrics); !ok {
+		r.Metrics = nil
+		if err := json.Unmarshal(metrics, &r.Metrics); err != nil {
+			return err
+		}
 	}
-	if err := json.Unmarshal(labels, &r.Labels); err != nil {
-		return err
+	if r.Labels, ok = jsonbStrings(labels); !ok {
+		r.Labels = nil
+		if err := json.Unmarshal(labels, &r.Labels); err != nil {
+			return err
+		}
 	}
-	if env != nil {
+	if env == nil {
+		return nil
+	}
+	if r.Env, ok = jsonbStrings(env); !ok {
+		r.Env = nil
 		return json.Unmarshal(env, &r.Env)
 	}
 	return nil
+}
+
+// jsonbNumbers decodes a flat object of numbers as PostgreSQL prints a
+// jsonb ({"a": 1.5, "b": 2}), several times faster than encoding/json:
+// watch reads every run of a branch. ok is false for anything else (a
+// key with an escape), which the caller decodes the general way.
+func jsonbNumbers(b []byte) (m map[string]float64, ok bool) {
+	p := fastParser{b: b}
+	if !utf8.Valid(b) || !p.lit("{") {
+		return nil, false
+	}
+	m = make(map[string]float64, p.entries())
+	if p.lit("}") {
+		return m, p.i == len(b)
+	}
+	for {
+		var k string
+		var v float64
+		if !p.str(&k) || !p.lit(": ") || !p.num(&v) {
+			return nil, false
+		}
+		m[k] = v
+		if p.lit("}") {
+			return m, p.i == len(b)
+		}
+		if !p.lit(", ") {
+			return nil, false
+		}
+	}
+}
+
+// jsonbStrings is jsonbNumbers for an object of strings (labels, env).
+func jsonbStrings(b []byte) (m map[string]string, ok bool) {
+	p := fastParser{b: b}
+	if !utf8.Valid(b) || !p.lit("{") {
+		return nil, false
+	}
+	m = make(map[string]string, p.entries())
+	if p.lit("}") {
+		return m, p.i == len(b)
+	}
+	for {
+		var k, v string
+		if !p.str(&k) || !p.lit(": ") || !p.str(&v) {
+			return nil, false
+		}
+		m[k] = v
+		if p.lit("}") {
+			return m, p.i == len(b)
+		}
+		if !p.lit(", ") {
+			return nil, false
+		}
+	}
 }
 
 // importSource feeds COPY from parseBatches, numbering the rows by their

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/url"
 	"strings"
 	"sync"
@@ -370,4 +372,47 @@ func dbName(t *testing.T, raw string) string {
 		t.Fatal(err)
 	}
 	return strings.TrimPrefix(u.Path, "/")
+}
+
+func TestJSONBDecoders(t *testing.T) {
+	m, ok := jsonbNumbers([]byte(`{"a": 1.5, "bb": -2, "c": 0.0000001, "d": 123456789012345678901234567890}`))
+	if !ok || m["a"] != 1.5 || m["bb"] != -2 || m["c"] != 1e-7 || m["d"] != 123456789012345678901234567890 {
+		t.Errorf("jsonbNumbers = %v, %v", m, ok)
+	}
+	if m, ok := jsonbNumbers([]byte(`{}`)); !ok || len(m) != 0 {
+		t.Errorf("jsonbNumbers({}) = %v, %v", m, ok)
+	}
+	for _, bad := range []string{`{"a\\"b": 1}`, `{"a": "x"}`, `{"a": 1`, `{"a": 1}x`, `[1]`, ``} {
+		if _, ok := jsonbNumbers([]byte(bad)); ok {
+			t.Errorf("jsonbNumbers(%q) is ok", bad)
+		}
+	}
+	s, ok := jsonbStrings([]byte(`{"model": "Qwen/Qwen2.5-7B", "hw": "910B"}`))
+	if !ok || s["model"] != "Qwen/Qwen2.5-7B" || s["hw"] != "910B" {
+		t.Errorf("jsonbStrings = %v, %v", s, ok)
+	}
+	if _, ok := jsonbStrings([]byte(`{"a": "x\\ny"}`)); ok {
+		t.Error("jsonbStrings of an escape is ok")
+	}
+}
+
+// FuzzJSONBDecoders: where the fast decoders accept an object, they read
+// what encoding/json reads.
+func FuzzJSONBDecoders(f *testing.F) {
+	f.Add([]byte(`{"a": 1.5, "b": 2}`))
+	f.Add([]byte(`{"model": "x", "hw": "y"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if m, ok := jsonbNumbers(b); ok {
+			var want map[string]float64
+			if err := json.Unmarshal(b, &want); err != nil || !maps.Equal(m, want) {
+				t.Errorf("jsonbNumbers(%q) = %v; encoding/json: %v, %v", b, m, want, err)
+			}
+		}
+		if m, ok := jsonbStrings(b); ok {
+			var want map[string]string
+			if err := json.Unmarshal(b, &want); err != nil || !maps.Equal(m, want) {
+				t.Errorf("jsonbStrings(%q) = %v; encoding/json: %v, %v", b, m, want, err)
+			}
+		}
+	})
 }
