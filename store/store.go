@@ -1,9 +1,14 @@
 // Package store owns perfgate's history: every benchmark run, keyed by the
 // commit it measured, in one bbolt file (.perfgate/history.db at the
-// repository root by default), and the JSONL interchange of that history
-// (Export, Import). It knows nothing of git, where commits are opaque full
-// object names given by the caller, nor of the ingest parsers: callers
-// convert their results to Run.
+// repository root by default) or in a PostgreSQL database (Open of a
+// postgres:// URL; see postgres.go), and the JSONL interchange of that
+// history (Export, Import). It knows nothing of git, where commits are
+// opaque full object names given by the caller, nor of the ingest parsers:
+// callers convert their results to Run.
+//
+// Store is one interface over two implementations (backend): boltStore,
+// described below, and pgStore. Both pass one conformance suite
+// (conformance_test.go). What follows describes the bbolt file.
 //
 // # Layout
 //
