@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path"
 	"regexp"
@@ -106,6 +107,12 @@ type Config struct {
 	// Trust is the trust section: which records (acceptances,
 	// invalidations) may change a verdict.
 	Trust TrustConfig
+	// DB is the history when --db and PERFGATE_DB are unset (db:): a
+	// file, or a postgres:// URL without a password.
+	DB string
+	// Repository names this repository's runs in a history shared by
+	// several (repository:); "" means the origin remote's URL.
+	Repository string
 }
 
 // The choices of the rules file's inconclusive key.
@@ -189,7 +196,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline", "site_url", "watch", "trust"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline", "site_url", "watch", "trust", "db", "repository"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -236,7 +243,7 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			}
 			line = at
 		}
-		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline, site_url, watch and trust)"}
+		return nil, &ConfigError{File: file, Line: line, Msg: "not valid YAML: " + msg + "; fix the syntax (a rules file is a mapping with keys baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline, site_url, watch, trust, db and repository)"}
 	}
 	if len(doc.Content) == 0 {
 		return cfg, nil // empty file: defaults
@@ -314,6 +321,20 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			default:
 				return p.errf(v, "require_baseline is %q; use true (a check with no baseline fails) or false (it passes as new, the default)", v.Value)
 			}
+		case "db":
+			if v.Kind != yaml.ScalarNode || strings.TrimSpace(v.Value) == "" || strings.ContainsAny(v.Value, "\r\n") {
+				return p.errf(v, "db must be a history file or a postgres:// URL, e.g. db: postgres://perfgate@db.internal/perf")
+			}
+			if withPassword(v.Value) {
+				return p.errf(v, "db holds a password, and the rules file is committed: remove it from the URL and give it in PGPASSWORD or ~/.pgpass (or the whole URL in the PERFGATE_DB secret)")
+			}
+			cfg.DB = strings.TrimSpace(v.Value)
+		case "repository":
+			name := strings.TrimSpace(v.Value)
+			if v.Kind != yaml.ScalarNode || name == "" || len(name) > 200 || strings.ContainsAny(name, "\r\n") {
+				return p.errf(v, "repository must be a name of one line (at most 200 bytes), e.g. repository: github.com/org/engine; leave it out to use the origin remote's URL")
+			}
+			cfg.Repository = name
 		case "site_url":
 			if v.Kind != yaml.ScalarNode || !ValidSiteURL(v.Value) {
 				return p.errf(v, "site_url is %q; give the https URL perfgate site is published at, e.g. https://OWNER.github.io/REPO/ (no query, fragment, quotes or spaces)", v.Value)
@@ -700,4 +721,14 @@ func ruleError(r Rule, msg string) *ConfigError {
 		}
 	}
 	return &ConfigError{File: file, Line: line, Msg: msg}
+}
+
+// withPassword reports whether a URL carries a password.
+func withPassword(raw string) bool {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.User == nil {
+		return err == nil && u.Query().Has("password")
+	}
+	_, ok := u.User.Password()
+	return ok || u.Query().Has("password")
 }

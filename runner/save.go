@@ -23,7 +23,8 @@ import (
 type Saver struct {
 	// Open opens the history for writing.
 	Open func() (*store.Store, error)
-	// DB is the history's path, for the import command.
+	// DB is the history's path, for the import command: a file, or a
+	// postgres:// URL without its password.
 	DB string
 	// Dir is where unsaved runs go; "" means an "unsaved" directory next
 	// to the history, else the system's temporary directory.
@@ -133,7 +134,7 @@ func (s *Saver) dirs() []string {
 		return []string{s.Dir}
 	}
 	var out []string
-	if s.DB != "" {
+	if s.DB != "" && !store.IsPostgres(s.DB) {
 		out = append(out, filepath.Join(filepath.Dir(s.DB), "unsaved"))
 	}
 	return append(out, filepath.Join(os.TempDir(), "perfgate-unsaved"))
@@ -149,7 +150,7 @@ func (s *Saver) importCommand(file string) string {
 	cmd := prog
 	if s.DB != "" {
 		db, err := filepath.Abs(s.DB)
-		if err != nil {
+		if err != nil || store.IsPostgres(s.DB) {
 			db = s.DB
 		}
 		cmd += " --db " + ShellQuote(db)

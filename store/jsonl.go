@@ -169,7 +169,7 @@ type ImportOptions struct {
 // import with an error (a *LineError with the position when the input is
 // at fault), after deleting the runs that this import's earlier batches
 // stored: bad input stores nothing.
-func (s *Store) Import(r io.Reader, opts ImportOptions) (added, skipped int, err error) {
+func (s *boltStore) Import(r io.Reader, opts ImportOptions) (added, skipped int, err error) {
 	if s.readOnly {
 		return 0, 0, fmt.Errorf("import into history %s: %w", s.path, ErrReadOnly)
 	}
@@ -329,7 +329,7 @@ func parseBatches(r io.Reader, name string, size int, warn func(int, string), ou
 }
 
 // undo deletes the runs with the given seq ranges, in one transaction.
-func (s *Store) undo(ranges [][2]uint64) error {
+func (s *boltStore) undo(ranges [][2]uint64) error {
 	if len(ranges) == 0 {
 		return nil
 	}

@@ -35,14 +35,14 @@ var bucketLegacyRuns = []byte("runs")
 
 // migrate brings the file from schema version from (-1: empty) to
 // SchemaVersion in one write transaction.
-func (s *Store) migrate(from int) error {
+func (s *boltStore) migrate(from int) error {
 	// The strings a migration interns are cached only once it commits.
 	defer func() { s.d = newDict() }()
 	return guard(s.path, func() error { return s.migrateTx(from) })
 }
 
 // migrateTx is migrate's write transaction.
-func (s *Store) migrateTx(from int) error {
+func (s *boltStore) migrateTx(from int) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		v, err := schemaOf(tx)
 		if err != nil {

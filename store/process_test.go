@@ -265,7 +265,7 @@ func TestKillDuringImport(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: after SIGKILL: %v", round, err)
 		}
-		s.db.View(func(tx *bolt.Tx) error {
+		s.bolt().db.View(func(tx *bolt.Tx) error {
 			for err := range tx.Check() {
 				t.Errorf("round %d: bbolt check: %v", round, err)
 			}

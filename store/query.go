@@ -89,7 +89,7 @@ func (t *txn) collect(dst *[]Run) func(seq []byte) error {
 }
 
 // ByCommit returns every run of a commit, in time order.
-func (s *Store) ByCommit(commit string) ([]Run, error) {
+func (s *boltStore) ByCommit(commit string) ([]Run, error) {
 	if err := checkCommits([]string{commit}); err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (s *Store) ByCommit(commit string) ([]Run, error) {
 // ByCommits returns the runs of each of the commits that has any, in time
 // order; commits without runs are absent from the map. It is one read
 // transaction and one index seek per commit.
-func (s *Store) ByCommits(commits []string) (map[string][]Run, error) {
+func (s *boltStore) ByCommits(commits []string) (map[string][]Run, error) {
 	if err := checkCommits(commits); err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (s *Store) ByCommits(commits []string) (map[string][]Run, error) {
 // ByBenchmark returns the runs of one benchmark at each of the commits
 // that has any (commits absent from the map have none), in time order.
 // With commits nil it returns the benchmark's runs at every commit.
-func (s *Store) ByBenchmark(benchmark string, commits []string) (map[string][]Run, error) {
+func (s *boltStore) ByBenchmark(benchmark string, commits []string) (map[string][]Run, error) {
 	if benchmark == "" {
 		return nil, badf("the benchmark name is empty; name the benchmark (--name)")
 	}
@@ -189,7 +189,7 @@ func (s *Store) ByBenchmark(benchmark string, commits []string) (map[string][]Ru
 // benchmark, or of any when benchmark is ""), without decoding them:
 // the gate's question "which of these ancestors have results for B".
 // Commits without runs are absent from the map.
-func (s *Store) Measured(benchmark string, commits []string) (map[string]int, error) {
+func (s *boltStore) Measured(benchmark string, commits []string) (map[string]int, error) {
 	if err := checkCommits(commits); err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (s *Store) HasCommit(commit, benchmark string) (bool, error) {
 // when it is ""), in byte order of their ids. It skips from one commit to
 // the next in the index, so its cost grows with the number of commits,
 // not of runs.
-func (s *Store) Commits(benchmark string) ([]string, error) {
+func (s *boltStore) Commits(benchmark string) ([]string, error) {
 	var out []string
 	err := s.view(func(t *txn) error {
 		if benchmark == "" {
@@ -279,7 +279,7 @@ func (s *Store) Commits(benchmark string) ([]string, error) {
 }
 
 // Benchmarks returns the names of the benchmarks that have runs, sorted.
-func (s *Store) Benchmarks() ([]string, error) {
+func (s *boltStore) Benchmarks() ([]string, error) {
 	var out []string
 	err := s.view(func(t *txn) error {
 		c := t.byBench.Cursor()
@@ -310,7 +310,7 @@ func (s *Store) Benchmarks() ([]string, error) {
 // Each calls fn with every run the filter selects, in time order (then
 // in the order they were stored), within one read transaction. An error
 // from fn stops the iteration and is returned.
-func (s *Store) Each(f Filter, fn func(Run) error) error {
+func (s *boltStore) Each(f Filter, fn func(Run) error) error {
 	if f.Commit != "" {
 		if err := checkCommits([]string{f.Commit}); err != nil {
 			return err

@@ -229,23 +229,12 @@ func AppendRecordJSON(b []byte, r *Record) []byte {
 // PutRecords stores records in one write transaction, all or none. It
 // stamps a zero Time with the current time and sets each ID (in place);
 // a record already stored is skipped. It returns how many were added.
-func (s *Store) PutRecords(recs []Record) (added int, err error) {
+func (s *boltStore) PutRecords(recs []Record) (added int, err error) {
 	if s.readOnly {
 		return 0, ErrReadOnly
 	}
-	now := s.now().UTC()
-	for i := range recs {
-		r := &recs[i]
-		if r.Time.IsZero() {
-			r.Time = now
-		}
-		r.Time = r.Time.UTC()
-		if r.ID == "" {
-			r.ID = RecordID(*r)
-		}
-		if err := ValidateRecord(r); err != nil {
-			return 0, err
-		}
+	if err := prepareRecords(recs, s.now()); err != nil {
+		return 0, err
 	}
 	err = guard(s.path, func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
@@ -274,7 +263,7 @@ func (s *Store) PutRecords(recs []Record) (added int, err error) {
 
 // Records returns every stored record, oldest first (then by id). A
 // stored record that no longer validates is damage, reported as such.
-func (s *Store) Records() ([]Record, error) {
+func (s *boltStore) Records() ([]Record, error) {
 	var out []Record
 	err := guard(s.path, func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
@@ -295,20 +284,45 @@ func (s *Store) Records() ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	sortRecords(out)
+	return out, nil
+}
+
+// sortRecords orders records oldest first, then by id.
+func sortRecords(out []Record) {
 	sort.Slice(out, func(i, j int) bool {
 		if c := out[i].Time.Compare(out[j].Time); c != 0 {
 			return c < 0
 		}
 		return out[i].ID < out[j].ID
 	})
-	return out, nil
+}
+
+// prepareRecords stamps a zero Time with now, sets each ID (in place) and
+// validates the records.
+func prepareRecords(recs []Record, now time.Time) error {
+	now = now.UTC()
+	for i := range recs {
+		r := &recs[i]
+		if r.Time.IsZero() {
+			r.Time = now
+		}
+		r.Time = r.Time.UTC()
+		if r.ID == "" {
+			r.ID = RecordID(*r)
+		}
+		if err := ValidateRecord(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FindRuns returns the commit of each run whose id is id or starts with
 // it (at least 4 hex digits), reading only the commit index. More than
 // one match means the prefix is ambiguous; none, that no such run is
 // stored.
-func (s *Store) FindRuns(id string) ([]RunKey, error) {
+func (s *boltStore) FindRuns(id string) ([]RunKey, error) {
 	id = strings.ToLower(id)
 	if len(id) < 4 || len(id) > 32 || !isLowerHex(id) {
 		return nil, badf("%q is not a run id (32 hex digits, or a prefix of at least 4)", id)

@@ -65,6 +65,9 @@ func (r *SalvageReport) problem(format string, args ...any) {
 // damage is in the report.
 func Salvage(path string, w io.Writer, timeout time.Duration) (SalvageReport, error) {
 	rep := SalvageReport{Counted: -1}
+	if IsPostgres(path) {
+		return rep, &inputError{msg: fmt.Sprintf("history %s is a PostgreSQL database: recover reads a damaged bbolt file and does not apply to it (PostgreSQL keeps its own write-ahead log; restore a damaged database from its backups, or save its runs with perfgate export)", redactURL(path))}
+	}
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}

@@ -1,9 +1,14 @@
 // Package store owns perfgate's history: every benchmark run, keyed by the
 // commit it measured, in one bbolt file (.perfgate/history.db at the
-// repository root by default), and the JSONL interchange of that history
-// (Export, Import). It knows nothing of git, where commits are opaque full
-// object names given by the caller, nor of the ingest parsers: callers
-// convert their results to Run.
+// repository root by default) or in a PostgreSQL database (Open of a
+// postgres:// URL; see postgres.go), and the JSONL interchange of that
+// history (Export, Import). It knows nothing of git, where commits are
+// opaque full object names given by the caller, nor of the ingest parsers:
+// callers convert their results to Run.
+//
+// Store is one interface over two implementations (backend): boltStore,
+// described below, and pgStore. Both pass one conformance suite
+// (conformance_test.go). What follows describes the bbolt file.
 //
 // # Layout
 //
@@ -116,10 +121,18 @@ type Options struct {
 	// ReadOnly opens the history for reading, sharing the file with other
 	// readers. The file must exist.
 	ReadOnly bool
+	// Repository names the repository whose history this is. A bbolt
+	// file holds one repository's history and ignores it; in PostgreSQL,
+	// where one database holds many, every run is stored with it and
+	// every query is scoped by it.
+	Repository string
+	// NoMigrate makes a PostgreSQL open fail (ErrNeedsMigration) rather
+	// than create or upgrade the schema: see Migrate.
+	NoMigrate bool
 }
 
-// Store is an open history. Its methods are safe for concurrent use.
-type Store struct {
+// boltStore is an open bbolt history. Its methods are safe for concurrent use.
+type boltStore struct {
 	db       *bolt.DB
 	path     string
 	readOnly bool
@@ -155,12 +168,12 @@ func (e *LockedError) Error() string {
 // Is makes errors.Is(err, ErrLocked) true.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
-// Open opens the history at path, creating it and its directory unless
+// openBolt opens the bbolt history at path, creating it and its directory unless
 // opts.ReadOnly. It waits at most opts.Timeout for the file lock, then
 // returns a *LockedError. A history written with an older schema is
 // migrated (which needs write access once); a newer one is an error
 // matching ErrSchema.
-func Open(path string, opts Options) (*Store, error) {
+func openBolt(path string, opts Options) (*boltStore, error) {
 	timeout := opts.Timeout
 	if timeout == 0 {
 		timeout = DefaultTimeout
@@ -221,7 +234,7 @@ func Open(path string, opts Options) (*Store, error) {
 // migrates its layout, for a reader of a file with schema version (-1:
 // empty).
 func setUp(path string, timeout time.Duration, version int) error {
-	w, err := Open(path, Options{Timeout: timeout})
+	w, err := openBolt(path, Options{Timeout: timeout})
 	if err != nil {
 		if errors.Is(err, ErrLocked) || errors.Is(err, ErrDamaged) {
 			return err
@@ -237,7 +250,7 @@ func setUp(path string, timeout time.Duration, version int) error {
 
 // open opens the bbolt file and reads its schema version (-1: empty).
 // A damaged file is an error matching ErrDamaged (see damage.go).
-func open(path string, timeout time.Duration, readOnly bool) (*Store, int, error) {
+func open(path string, timeout time.Duration, readOnly bool) (*boltStore, int, error) {
 	if err := checkFile(path); err != nil {
 		return nil, 0, err
 	}
@@ -250,7 +263,7 @@ func open(path string, timeout time.Duration, readOnly bool) (*Store, int, error
 		return nil, 0, openError(path, timeout, err)
 	}
 	db.AllocSize = allocSize
-	s := &Store{db: db, path: path, readOnly: readOnly, d: newDict(), now: time.Now}
+	s := &boltStore{db: db, path: path, readOnly: readOnly, d: newDict(), now: time.Now}
 	var version int
 	err = guard(path, func() error {
 		return db.View(func(tx *bolt.Tx) error {
@@ -328,13 +341,13 @@ func schemaOf(tx *bolt.Tx) (int, error) {
 }
 
 // Path returns the file name the store was opened with.
-func (s *Store) Path() string { return s.path }
+func (s *boltStore) Path() string { return s.path }
 
 // Close releases the file and its lock.
-func (s *Store) Close() error { return guard(s.path, s.db.Close) }
+func (s *boltStore) Close() error { return guard(s.path, s.db.Close) }
 
 // view runs fn in a read transaction, under guard.
-func (s *Store) view(fn func(t *txn) error) error {
+func (s *boltStore) view(fn func(t *txn) error) error {
 	return guard(s.path, func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			t, err := newTxn(tx, s.d)
@@ -347,7 +360,7 @@ func (s *Store) view(fn func(t *txn) error) error {
 }
 
 // update runs fn in a write transaction.
-func (s *Store) update(fn func(t *txn) error) error {
+func (s *boltStore) update(fn func(t *txn) error) error {
 	if s.readOnly {
 		return fmt.Errorf("write to history %s: %w", s.path, ErrReadOnly)
 	}
@@ -375,7 +388,7 @@ func (s *Store) update(fn func(t *txn) error) error {
 // each run's ID (in place) when it is empty. A run whose commit and id are
 // already stored with the same content is skipped (see the package doc);
 // added counts the others.
-func (s *Store) Put(runs []Run) (added int, err error) {
+func (s *boltStore) Put(runs []Run) (added int, err error) {
 	if s.readOnly {
 		return 0, fmt.Errorf("write to history %s: %w", s.path, ErrReadOnly)
 	}
@@ -544,7 +557,7 @@ func (t *txn) runAt(seq []byte) (Run, error) {
 }
 
 // Len returns the number of runs stored.
-func (s *Store) Len() (int, error) {
+func (s *boltStore) Len() (int, error) {
 	var n uint64
 	err := s.view(func(t *txn) error {
 		n, _ = binary.Uvarint(t.meta.Get(metaRuns))

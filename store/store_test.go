@@ -423,14 +423,14 @@ func TestDecodeDamagedRecord(t *testing.T) {
 	in[0].Invalid = "x"
 	mustPut(t, s, in...)
 	var rec []byte
-	s.db.View(func(tx *bolt.Tx) error {
+	s.bolt().db.View(func(tx *bolt.Tx) error {
 		rec = slices.Clone(tx.Bucket(bucketRun).Get(appendSeq(nil, 1)))
 		return nil
 	})
 	if rec == nil {
 		t.Fatal("record 1 not found")
 	}
-	err := s.view(func(tx *txn) error {
+	err := s.bolt().view(func(tx *txn) error {
 		if _, err := tx.decodeRun(rec); err != nil {
 			t.Errorf("intact record: %v", err)
 		}
@@ -626,7 +626,7 @@ func TestMigrateV0(t *testing.T) {
 					t.Errorf("ByBenchmark after migration and Put = %v, %v", got, err)
 				}
 			}
-			s.db.View(func(tx *bolt.Tx) error {
+			s.bolt().db.View(func(tx *bolt.Tx) error {
 				if v, _ := schemaOf(tx); v != SchemaVersion {
 					t.Errorf("schema after migration = %d", v)
 				}
@@ -680,14 +680,14 @@ func FuzzDecodeRecord(f *testing.F) {
 	full.Command, full.Invalid, full.Dirty = []string{"a", strings.Repeat("x", 300)}, "why", true
 	full.Testbed, full.Env, full.Tree = "tb", map[string]string{"os": "linux"}, "abcd"
 	mustPut(f, s, full, mkRun(2, "b", 1.0/3))
-	s.db.View(func(tx *bolt.Tx) error {
+	s.bolt().db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketRun).ForEach(func(_, v []byte) error {
 			f.Add(slices.Clone(v))
 			return nil
 		})
 	})
 	f.Fuzz(func(t *testing.T, rec []byte) {
-		s.view(func(tx *txn) error {
+		s.bolt().view(func(tx *txn) error {
 			tx.decodeRun(rec)
 			benchOf(rec)
 			return nil

@@ -70,7 +70,7 @@ func parseValid(line []byte, names map[string]string) (v Valid, unknown string, 
 // LastSeq returns the sequence number of the last run ever stored (0 when
 // none was). Runs stored later have greater numbers; numbers are never
 // reused.
-func (s *Store) LastSeq() (uint64, error) {
+func (s *boltStore) LastSeq() (uint64, error) {
 	var seq uint64
 	err := s.view(func(t *txn) error {
 		seq = t.run.Sequence()
@@ -81,7 +81,7 @@ func (s *Store) LastSeq() (uint64, error) {
 
 // EachSeq calls fn with the stored runs whose sequence numbers are in
 // [from, to], in that order, within one read transaction.
-func (s *Store) EachSeq(from, to uint64, fn func(seq uint64, r Run) error) error {
+func (s *boltStore) EachSeq(from, to uint64, fn func(seq uint64, r Run) error) error {
 	if from > to || from > 0xffffffff {
 		return nil
 	}
@@ -101,7 +101,7 @@ func (s *Store) EachSeq(from, to uint64, fn func(seq uint64, r Run) error) error
 }
 
 // Mark returns the value SetMark stored under key, or nil.
-func (s *Store) Mark(key string) ([]byte, error) {
+func (s *boltStore) Mark(key string) ([]byte, error) {
 	var v []byte
 	err := s.view(func(t *txn) error {
 		if b := t.meta.Get([]byte(metaMarkPrefix + key)); b != nil {
@@ -114,7 +114,7 @@ func (s *Store) Mark(key string) ([]byte, error) {
 
 // SetMark stores value under key (nil deletes it), for a caller to
 // remember what it synced with the history.
-func (s *Store) SetMark(key string, value []byte) error {
+func (s *boltStore) SetMark(key string, value []byte) error {
 	return s.update(func(t *txn) error {
 		if value == nil {
 			return t.meta.Delete([]byte(metaMarkPrefix + key))
@@ -128,7 +128,7 @@ type RunKey struct{ Commit, ID string }
 
 // Known reports, for each key, whether a run with that commit and id is
 // stored. Malformed keys are not.
-func (s *Store) Known(keys []RunKey) ([]bool, error) {
+func (s *boltStore) Known(keys []RunKey) ([]bool, error) {
 	out := make([]bool, len(keys))
 	err := s.view(func(t *txn) error {
 		var k []byte
@@ -148,7 +148,7 @@ func (s *Store) Known(keys []RunKey) ([]bool, error) {
 // that is not valid, or whose id is stored with different content, is
 // left out and reported to bad (with its index) instead of failing the
 // whole call. The error is the store's own (I/O, a damaged file).
-func (s *Store) Merge(runs []Run, bad func(i int, err error)) (added int, err error) {
+func (s *boltStore) Merge(runs []Run, bad func(i int, err error)) (added int, err error) {
 	if s.readOnly {
 		return 0, fmt.Errorf("write to history %s: %w", s.path, ErrReadOnly)
 	}
@@ -166,7 +166,7 @@ func (s *Store) Merge(runs []Run, bad func(i int, err error)) (added int, err er
 
 // MergeValid is Merge for runs ParseValid checked already (a zero Valid
 // is skipped): a pull of a history branch validates each line once.
-func (s *Store) MergeValid(runs []Valid, bad func(i int, err error)) (added int, err error) {
+func (s *boltStore) MergeValid(runs []Valid, bad func(i int, err error)) (added int, err error) {
 	if s.readOnly {
 		return 0, fmt.Errorf("write to history %s: %w", s.path, ErrReadOnly)
 	}
@@ -213,7 +213,7 @@ func isBadInput(err error) bool { return err != nil && errors.Is(err, ErrBadInpu
 // could damage the file, which then fails with ErrDamaged, and it holds
 // nothing that is not on the branch it came from. fn must be the only
 // writer meanwhile.
-func (s *Store) Bulk(fn func() error) error {
+func (s *boltStore) Bulk(fn func() error) error {
 	if s.readOnly {
 		return fmt.Errorf("write to history %s: %w", s.path, ErrReadOnly)
 	}

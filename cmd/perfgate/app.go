@@ -61,7 +61,7 @@ func exitCode(err error) int {
 	if errors.As(err, &pe) {
 		return exitBad
 	}
-	if errors.Is(err, store.ErrDamaged) || errors.Is(err, store.ErrLocked) {
+	if errors.Is(err, store.ErrDamaged) || errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrNeedsMigration) {
 		// The history on disk, not what was typed: 3 from every command.
 		return exitEnv
 	}
@@ -118,7 +118,7 @@ func newApp(e *env) *cli.App {
 			return usageErrorf("%v%s (see perfgate --help)", err, flagSuggestion(err, c.App.Flags))
 		},
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "db", Usage: "history database `PATH` (default .perfgate/history.db at the repo root)", EnvVars: []string{"PERFGATE_DB"}},
+			&cli.StringFlag{Name: "db", Usage: "history database `PATH` or postgres:// URL (default .perfgate/history.db at the repo root)", EnvVars: []string{"PERFGATE_DB"}},
 			&cli.StringFlag{Name: "repo", Usage: "git repository `PATH` (default: the repo containing the working directory)"},
 		},
 		Commands: commands(e),
@@ -174,6 +174,9 @@ perfgate --db other.db export | perfgate import -`,
 	"recover": `
 perfgate recover --out runs.jsonl             # after "history ... is damaged"
 mv .perfgate/history.db .perfgate/history.db.damaged && perfgate import runs.jsonl && perfgate sync --pull-only`,
+	"db": `
+perfgate --db postgres://owner@db.internal/perf db migrate        # once, as the database's owner
+perfgate export | perfgate --db postgres://ci@db.internal/perf import -   # move a history over (PGPASSWORD holds the password)`,
 	"bisect": `
 perfgate bisect --good v0.9.0 --bad HEAD --metric 'Mean TTFT' --name serving --run './bench.sh'
 perfgate bisect --good v0.9.0 --bad HEAD --metric output_throughput --name serving --stored -o json
@@ -223,7 +226,7 @@ func commands(e *env) []*cli.Command {
 	return out
 }
 
-var helpOrder = []string{"parse", "ingest", "run", "check", "ab", "compare", "history", "watch", "accept", "runs", "invalidate", "bisect", "bisect-step", "export", "import", "recover", "sync", "publish"}
+var helpOrder = []string{"parse", "ingest", "run", "check", "ab", "compare", "history", "watch", "accept", "runs", "invalidate", "bisect", "bisect-step", "export", "import", "recover", "sync", "db", "publish"}
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

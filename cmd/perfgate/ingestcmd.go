@@ -186,5 +186,5 @@ func short(sha string) string {
 // only for each write.
 func saver(c *cli.Context, repo *gitrepo.Repo) *runner.Saver {
 	db, _ := dbPath(c, repo) // when it fails, so does Open, and says why
-	return &runner.Saver{Open: func() (*store.Store, error) { return openStore(c, repo, false) }, DB: db}
+	return &runner.Saver{Open: func() (*store.Store, error) { return openStore(c, repo, false) }, DB: redactDB(db)}
 }

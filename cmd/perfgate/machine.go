@@ -144,14 +144,14 @@ func outputsAt(c *cli.Context, repo *gitrepo.Repo, commit string, files []string
 	if err != nil {
 		return inputs
 	}
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(path); err != nil && !store.IsPostgres(path) {
 		return inputs
 	}
 	timeout, err := lockTimeout()
 	if err != nil {
 		return inputs
 	}
-	s, err := store.Open(path, store.Options{ReadOnly: true, Timeout: timeout})
+	s, err := store.Open(path, store.Options{ReadOnly: true, Timeout: timeout, Repository: repositoryName(c, repo)})
 	if err != nil {
 		return inputs
 	}

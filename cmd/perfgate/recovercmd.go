@@ -39,6 +39,10 @@ func recoverCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if store.IsPostgres(path) {
+				_, err := store.Salvage(path, io.Discard, 0)
+				return storeError(err)
+			}
 			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 				return usageErrorf("history %s does not exist: nothing to recover; pass --db (or set PERFGATE_DB) to name the damaged file", path)
 			}

@@ -60,7 +60,7 @@ func syncCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) { // no history: nothing to push
+				if _, err := os.Stat(path); !store.IsPostgres(path) && errors.Is(err, os.ErrNotExist) { // no history: nothing to push
 					return writeSync(e, out, &histsync.Result{Remote: c.String("remote"), Branch: c.String("branch")})
 				}
 			}

@@ -64,13 +64,17 @@ func gitError(err error) error {
 	return envError(err)
 }
 
-// dbPath returns the history path: --db / PERFGATE_DB, else
-// .perfgate/history.db at the root of the repository's main working tree.
+// dbPath returns the history path: --db / PERFGATE_DB, else db: in the
+// rules file, else .perfgate/history.db at the root of the repository's
+// main working tree. A postgres:// URL names a PostgreSQL history.
 // Linked worktrees (git worktree add) share it, as they share the
 // repository's objects: a branch checked out next to main finds main's
 // history. repo may be nil when --db is given.
 func dbPath(c *cli.Context, repo *gitrepo.Repo) (string, error) {
 	if p := c.String("db"); p != "" {
+		return p, nil
+	}
+	if p := rulesHistory(c, repo).DB; p != "" {
 		return p, nil
 	}
 	if repo == nil || repo.Root() == "" {
@@ -100,6 +104,9 @@ func openStore(c *cli.Context, repo *gitrepo.Repo, readOnly bool) (*store.Store,
 	path, err := dbPath(c, repo)
 	if err != nil {
 		return nil, err
+	}
+	if store.IsPostgres(path) {
+		return openPostgres(c, repo, path, readOnly)
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, usageErrorf("history %q (--db or PERFGATE_DB) is a directory, not a history file; name the file, e.g. --db %s (or leave --db and PERFGATE_DB unset for .perfgate/history.db at the repo root)", path, filepath.Join(path, "history.db"))

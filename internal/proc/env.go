@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"net/url"
 	"os"
 	"strings"
 )
@@ -17,8 +18,8 @@ func Environ() []string { return WithoutSecrets(os.Environ()) }
 func WithoutSecrets(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if !Secret(name) {
+		name, value, _ := strings.Cut(kv, "=")
+		if !Secret(name) && !urlWithPassword(value) {
 			out = append(out, kv)
 		}
 	}
@@ -29,7 +30,29 @@ func WithoutSecrets(env []string) []string {
 // runner.
 var secrets = map[string]bool{"GITHUB_TOKEN": true, "GH_TOKEN": true, "GITHUB_ENTERPRISE_TOKEN": true, "GH_ENTERPRISE_TOKEN": true,
 	// The Actions runner's own: its cache and artifact service, and OIDC.
-	"ACTIONS_RUNTIME_TOKEN": true, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": true}
+	"ACTIONS_RUNTIME_TOKEN": true, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": true,
+	// PostgreSQL's password, for a history in a database (--db postgres://).
+	"PGPASSWORD": true}
+
+// urlWithPassword reports whether a value is a URL that carries a
+// password (PERFGATE_DB=postgres://user:password@host/db, or its
+// password= parameter).
+func urlWithPassword(v string) bool {
+	if !strings.Contains(v, "://") {
+		return false
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		// Unparsable but URL-shaped: user:password@ before the host.
+		_, rest, _ := strings.Cut(v, "://")
+		userinfo, _, found := strings.Cut(rest, "@")
+		return found && strings.Contains(userinfo, ":")
+	}
+	if _, ok := u.User.Password(); ok {
+		return true
+	}
+	return u.Query().Has("password")
+}
 
 // Secret reports whether the variable name holds a credential: a GitHub
 // token, or any PERFGATE_ variable whose name says TOKEN. Names are

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/perfgate/perfgate/internal/pgtest"
+)
+
+// onPostgres runs the end-to-end tests of other files again with the
+// history in PostgreSQL (PERFGATE_DB a fresh schema of the test server):
+// the commands must behave the same on both implementations.
+var onPostgres = []struct {
+	name string
+	test func(*testing.T)
+}{
+	{"CheckVerdicts", TestCheckVerdicts},
+	{"CheckNearestAncestorAndMissing", TestCheckNearestAncestorAndMissing},
+	{"CheckLabelMismatchAndNew", TestCheckLabelMismatchAndNew},
+	{"CompareAndHistory", TestCompareAndHistory},
+	{"CheckInconclusiveAndInvalid", TestCheckInconclusiveAndInvalid},
+	{"CheckPublishesInActions", TestCheckPublishesInActions},
+	{"CheckAcceptedByLabelComment", TestCheckAcceptedByLabelComment},
+	{"WatchCommand", TestWatchCommand},
+	{"Site", TestSite},
+	{"SiteAgreesWithWatch", TestSiteAgreesWithWatch},
+	{"BisectStoredEnds", TestBisectStoredEnds},
+	{"BisectStoredLabels", TestBisectStoredLabels},
+	{"BisectRunEndToEnd", TestBisectRunEndToEnd},
+	{"InvalidatedRunNeverBaseline", TestInvalidatedRunNeverBaseline},
+	{"RecordCommandErrors", TestRecordCommandErrors},
+	{"RunsFilters", TestRunsFilters},
+	{"ImportStdinAndSince", TestImportStdinAndSince},
+	{"RunCommand", TestRunCommand},
+	{"MeasuredThenCommitted", TestMeasuredThenCommitted},
+}
+
+func TestOnPostgres(t *testing.T) {
+	pgtest.Server(t)
+	for _, c := range onPostgres {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("PERFGATE_DB", pgtest.URL(t))
+			c.test(t)
+		})
+	}
+}
+
+const cliPassword = "cli-Secret-7777"
+
+func noPassword(t *testing.T, what, text string) {
+	t.Helper()
+	if strings.Contains(text, cliPassword) {
+		t.Errorf("%s shows the password:\n%s", what, text)
+	}
+}
+
+// TestPostgresUnreachableCLI: a database that cannot be reached exits 3
+// with what to check and never shows the password; run saves its
+// finished runs as JSONL with the command that stores them later.
+func TestPostgresUnreachableCLI(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	db := "postgres://perfgate:" + cliPassword + "@127.0.0.1:1/perf?connect_timeout=2"
+	t.Setenv("TMPDIR", t.TempDir()) // where run saves what it could not store
+	f := writeFile(t, t.TempDir(), "serve.txt", servingBlock(100, 300, 500, 0))
+	for _, args := range [][]string{{"ingest", "--name", "serving", f}, {"export"}, {"check"}, {"db", "migrate"}} {
+		stdout, stderr, code := runCLI(t, "", append([]string{"--db", db, "--repo", repo}, args...)...)
+		if code != 3 {
+			t.Errorf("%s: exit %d, want 3; %s", args[0], code, stderr)
+		}
+		if !strings.Contains(stderr, "cannot reach history database postgres://perfgate@127.0.0.1:1/perf") || !strings.Contains(stderr, "check that the server is running") {
+			t.Errorf("%s: stderr %q does not say what to check", args[0], stderr)
+		}
+		noPassword(t, args[0]+"'s output", stdout+stderr)
+	}
+	script := writeFile(t, t.TempDir(), "bench.sh", "#!/bin/sh\ncat <<'EOF'\n"+servingBlock(100, 300, 500, 0)+"EOF\n")
+	os.Chmod(script, 0o755)
+	_, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "run", "--name", "serving", "--", script)
+	if code != 3 || !strings.Contains(stderr, "nothing is lost") || !strings.Contains(stderr, "import") {
+		t.Errorf("run with the database down: exit %d, %s", code, stderr)
+	}
+	noPassword(t, "run's output", stderr)
+}
+
+// TestPostgresMigrateCLI: db migrate sets up an empty database once;
+// until then a read-only command says to run it (exit 3); recover does
+// not apply to a database.
+func TestPostgresMigrateCLI(t *testing.T) {
+	db := pgtest.URL(t)
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	if _, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "runs"); code != 3 || !strings.Contains(stderr, "db migrate") {
+		t.Errorf("runs on an empty database: exit %d, %s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, "", "--db", db, "db", "migrate")
+	if code != 0 || !strings.Contains(stdout, "schema v0 -> v1") {
+		t.Errorf("db migrate: exit %d, %q %s", code, stdout, stderr)
+	}
+	stdout, _, code = runCLI(t, "", "--db", db, "db", "migrate", "-o", "json")
+	if code != 0 || !strings.Contains(stdout, `"from": 1`) {
+		t.Errorf("db migrate again: exit %d, %q", code, stdout)
+	}
+	if _, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "runs"); code != 0 {
+		t.Errorf("runs after db migrate: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "", "--db", db, "recover"); code != 2 || !strings.Contains(stderr, "does not apply") {
+		t.Errorf("recover of a database: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "", "--db", filepath.Join(t.TempDir(), "h.db"), "db", "migrate"); code != 2 || !strings.Contains(stderr, "applies to a PostgreSQL history") {
+		t.Errorf("db migrate of a file: exit %d, %s", code, stderr)
+	}
+}
+
+// TestPostgresMoveOver: perfgate export | perfgate --db postgres://...
+// import - moves a history over unchanged, and back.
+func TestPostgresMoveOver(t *testing.T) {
+	db := pgtest.URL(t)
+	repo := gitRepo(t)
+	for i := range 5 {
+		commit(t, repo, fmt.Sprint("c", i), map[string]string{"a.txt": fmt.Sprint(i)})
+		ingestAt(t, repo, metricsJSON(100+float64(i), 300))
+	}
+	sha := git(t, repo, "rev-parse", "HEAD")
+	runs := listRuns(t, repo)
+	setUser(t, repo)
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "invalidate", runs.Runs[0].ID, "--reason", "throttled"); code != 0 {
+		t.Fatal(stderr)
+	}
+	dump, stderr, code := runCLI(t, "", "--repo", repo, "export")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	stdout, stderr, code := runCLI(t, dump, "--db", db, "--repo", repo, "import", "-")
+	if code != 0 || !strings.Contains(stdout, "5") {
+		t.Fatalf("import into PostgreSQL: exit %d, %q %s", code, stdout, stderr)
+	}
+	again, _, _ := runCLI(t, "", "--db", db, "--repo", repo, "export")
+	if again != dump {
+		t.Errorf("the history changed on its way to PostgreSQL:\n%s\n---\n%s", dump, again)
+	}
+	// The same repository's commands read it from the database.
+	stdout, _, code = runCLI(t, "", "--db", db, "--repo", repo, "runs", "--commit", sha)
+	if code != 0 || !strings.Contains(stdout, "serving") {
+		t.Errorf("runs from PostgreSQL: exit %d, %q", code, stdout)
+	}
+	// Another repository in the same database sees none of it.
+	other := gitRepo(t)
+	commit(t, other, "c0", map[string]string{"a.txt": "0"}) // the same commit id as repo's first
+	git(t, other, "remote", "add", "origin", "https://github.com/org/other.git")
+	stdout, _, _ = runCLI(t, "", "--db", db, "--repo", other, "export")
+	if stdout != "" {
+		t.Errorf("another repository sees runs:\n%s", stdout)
+	}
+}
+
+// TestPostgresSyncPullOnly: a clone pulls a repository's history branch
+// straight into PostgreSQL (no local file), records and all; a second
+// pull adds nothing.
+func TestPostgresSyncPullOnly(t *testing.T) {
+	db := pgtest.URL(t)
+	root, bare := bareRemote(t)
+	remote := "file://" + bare
+	ci := gitRepo(t)
+	setUser(t, ci)
+	shas := mainHistory(t, ci, 5)
+	bad := listRuns(t, ci, "--commit", shas[2])
+	if _, stderr, code := runCLI(t, "", "--repo", ci, "invalidate", bad.Runs[0].ID, "--reason", "throttled"); code != 0 {
+		t.Fatal(stderr)
+	}
+	git(t, ci, "remote", "add", "origin", remote)
+	git(t, ci, "push", "-q", "origin", "main")
+	if _, stderr, code := runCLI(t, "", "--repo", ci, "sync"); code != 0 {
+		t.Fatalf("sync: %s", stderr)
+	}
+	want, _, _ := runCLI(t, "", "--repo", ci, "export")
+
+	dev := filepath.Join(root, "dev")
+	git(t, root, "clone", "-q", remote, dev)
+	stdout, stderr, code := runCLI(t, "", "--db", db, "--repo", dev, "sync", "--pull-only", "-o", "json")
+	if code != 0 || !strings.Contains(stdout, `"records_pulled": 1`) {
+		t.Fatalf("sync --pull-only into PostgreSQL: exit %d\n%s%s", code, stdout, stderr)
+	}
+	got, _, _ := runCLI(t, "", "--db", db, "--repo", dev, "export")
+	if got != want {
+		t.Errorf("the database holds another history than the branch:\n%s\n---\n%s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(dev, ".perfgate", "history.db")); err == nil {
+		t.Error("sync into PostgreSQL wrote a local history file")
+	}
+	stdout, _, code = runCLI(t, "", "--db", db, "--repo", dev, "sync", "--pull-only", "-o", "json")
+	if code != 0 || !strings.Contains(stdout, `"pulled": 0`) {
+		t.Errorf("second pull: exit %d, %s", code, stdout)
+	}
+}
+
+// TestPostgresConcurrentIngest: 16 perfgate processes ingest at once into
+// one database, each its own result and the same shared file: nothing is
+// lost and nothing is stored twice.
+func TestPostgresConcurrentIngest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	db := pgtest.URL(t)
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	dir := t.TempDir()
+	shared := writeFile(t, dir, "shared.txt", servingBlock(42, 300, 500, 0))
+	const workers = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := writeFile(t, dir, fmt.Sprintf("w%d.txt", w), servingBlock(float64(w)+0.5, 300, 500, 0))
+			for _, args := range [][]string{{"--name", fmt.Sprintf("worker-%d", w), f}, {"--name", "shared", shared}} {
+				out, err := cliProcess(append([]string{"--db", db, "--repo", repo, "ingest", "--commit", "HEAD"}, args...)...).CombinedOutput()
+				if err != nil {
+					errs <- fmt.Errorf("worker %d: %v: %s", w, err, out)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	out, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "export")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if n := strings.Count(out, "\n"); n != workers+1 {
+		t.Errorf("%d runs stored, want %d (one per worker and the shared one once)", n, workers+1)
+	}
+	for w := range workers {
+		if !strings.Contains(out, fmt.Sprintf(`"benchmark":"worker-%d"`, w)) {
+			t.Errorf("worker %d's run was lost", w)
+		}
+	}
+}
+
+// TestPostgresServerGoneMidImport: the server ends perfgate import's
+// connection while it streams runs: the import exits 3 with what to
+// check, and the database holds none of its runs.
+func TestPostgresServerGoneMidImport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	db := pgtest.URL(t)
+	repo := gitRepo(t)
+	c := commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	if _, stderr, code := runCLI(t, "", "--db", db, "db", "migrate"); code != 0 {
+		t.Fatal(stderr)
+	}
+	cmd := cliProcess("--db", db, "--repo", repo, "import", "-")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 500 {
+		fmt.Fprintf(stdin, `{"commit":%q,"benchmark":"b%d","time":"2026-01-01T00:00:00Z","metrics":{"mean_ttft_ms":%d},"source":{"format":"generic","file":"f%d"}}`+"\n", c, i, i, i)
+	}
+	// Wait for the COPY to be under way, then end its connection as a
+	// server shutting down does.
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	ended := false
+	for range 300 {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = $1 AND state = 'active' AND query ILIKE 'copy%perfgate_import%'`, pgtest.Schema(t, db)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			ended = true
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stdin.Close()
+	err = cmd.Wait()
+	if !ended {
+		t.Fatalf("the import's COPY never showed in pg_stat_activity: %v\n%s", err, out.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(out.String(), "check that the server is running") || !strings.Contains(out.String(), "stored nothing") {
+		t.Errorf("import cut off by the server: exit %d\n%s", code, out.String())
+	}
+	if strings.Contains(out.String(), "panic") {
+		t.Errorf("import panicked:\n%s", out.String())
+	}
+	exp, _, _ := runCLI(t, "", "--db", db, "--repo", repo, "export")
+	if exp != "" {
+		t.Errorf("the cut import left runs:\n%.500s", exp)
+	}
+}

@@ -1,0 +1,77 @@
+package store
+
+import (
+	"io"
+	"strings"
+)
+
+// backend is one implementation of the history: the bbolt file
+// (boltStore) or a PostgreSQL database (pgStore). Store forwards to it;
+// what is built on these primitives (Export, HasCommit) is written once,
+// on Store.
+type backend interface {
+	Path() string
+	Close() error
+	Put(runs []Run) (added int, err error)
+	Merge(runs []Run, bad func(i int, err error)) (added int, err error)
+	MergeValid(runs []Valid, bad func(i int, err error)) (added int, err error)
+	Import(r io.Reader, opts ImportOptions) (added, skipped int, err error)
+	Bulk(fn func() error) error
+	Len() (int, error)
+	ByCommit(commit string) ([]Run, error)
+	ByCommits(commits []string) (map[string][]Run, error)
+	ByBenchmark(benchmark string, commits []string) (map[string][]Run, error)
+	Measured(benchmark string, commits []string) (map[string]int, error)
+	Commits(benchmark string) ([]string, error)
+	Benchmarks() ([]string, error)
+	Each(f Filter, fn func(Run) error) error
+	PutRecords(recs []Record) (added int, err error)
+	Records() ([]Record, error)
+	FindRuns(id string) ([]RunKey, error)
+	LastSeq() (uint64, error)
+	EachSeq(from, to uint64, fn func(seq uint64, r Run) error) error
+	Mark(key string) ([]byte, error)
+	SetMark(key string, value []byte) error
+	Known(keys []RunKey) ([]bool, error)
+}
+
+// Store is an open history, in a bbolt file or in PostgreSQL (see Open).
+// Its methods are safe for concurrent use.
+type Store struct {
+	backend
+}
+
+// IsPostgres reports whether path names a PostgreSQL database (a
+// postgres:// or postgresql:// URL) rather than a bbolt file.
+func IsPostgres(path string) bool {
+	p := strings.ToLower(path)
+	return strings.HasPrefix(p, "postgres://") || strings.HasPrefix(p, "postgresql://")
+}
+
+// Open opens the history at path: a PostgreSQL database when path is a
+// postgres:// or postgresql:// URL (see openPostgres), else the bbolt
+// file at path, creating it and its directory unless opts.ReadOnly. It
+// waits at most opts.Timeout for the file lock, then returns a
+// *LockedError. A history written with an older schema is migrated
+// (which needs write access once); a newer one is an error matching
+// ErrSchema.
+func Open(path string, opts Options) (*Store, error) {
+	if IsPostgres(path) {
+		s, err := openPostgres(path, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &Store{s}, nil
+	}
+	s, err := openBolt(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{s}, nil
+}
+
+// bolt returns the bbolt implementation, or nil for PostgreSQL.
+func (s *Store) bolt() *boltStore {
+	b, _ := s.backend.(*boltStore)
+	return b
+}

@@ -1,0 +1,768 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/perfgate/perfgate/internal/jsontext"
+)
+
+// runColumns are perfgate_runs' columns of a run, in the order of
+// runValues and scanRun.
+var runColumns = []string{"repository", "commit", "id", "benchmark", "time_ns", "metrics", "labels",
+	"source_format", "source_file", "source_line", "command", "exit_code", "dirty", "invalid", "testbed", "env", "tree"}
+
+// selectRun selects a run's seq and columns (without the repository).
+var selectRun = "SELECT seq, " + strings.Join(runColumns[1:], ", ") + " FROM perfgate_runs"
+
+// runValues returns the column values of a run. The JSON columns are
+// encoded here, as JSONL does, rather than by encoding/json's reflection.
+func runValues(repo string, r *Run) []any {
+	var env []byte
+	if r.Env != nil {
+		env = appendStringsJSON(nil, r.Env)
+	}
+	return []any{repo, r.Commit, r.ID, r.Benchmark, r.Time.UnixNano(), appendMetricsJSON(nil, r.Metrics), appendStringsJSON(nil, r.Labels),
+		r.Source.Format, r.Source.File, r.Source.Line, r.Command, r.ExitCode, r.Dirty, r.Invalid, r.Testbed, env, r.Tree}
+}
+
+// appendMetricsJSON appends metrics as a JSON object.
+func appendMetricsJSON(b []byte, m map[string]float64) []byte {
+	b = append(b, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsontext.AppendString(b, k)
+		b = append(b, ':')
+		b = appendNumber(b, m[k])
+	}
+	return append(b, '}')
+}
+
+// appendStringsJSON appends labels or an environment as a JSON object.
+func appendStringsJSON(b []byte, m map[string]string) []byte {
+	b = append(b, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsontext.AppendString(b, k)
+		b = append(b, ':')
+		b = jsontext.AppendString(b, m[k])
+	}
+	return append(b, '}')
+}
+
+// scanRun reads a row of selectRun.
+func scanRun(row pgx.Row) (uint64, Run, error) {
+	var (
+		r                    Run
+		seq, ns              int64
+		metrics, labels, env []byte
+	)
+	err := row.Scan(&seq, &r.Commit, &r.ID, &r.Benchmark, &ns, &metrics, &labels,
+		&r.Source.Format, &r.Source.File, &r.Source.Line, &r.Command, &r.ExitCode, &r.Dirty, &r.Invalid, &r.Testbed, &env, &r.Tree)
+	if err != nil {
+		return 0, Run{}, err
+	}
+	if err := fillRun(&r, ns, metrics, labels, env); err != nil {
+		return 0, Run{}, corruptf("run %s: %v", r.ID, err)
+	}
+	return uint64(seq), r, nil
+}
+
+// query calls fn with each run a query selects (selectRun + where).
+func (s *pgStore) query(op, where string, args []any, fn func(seq uint64, r Run) error) error {
+	ctx := context.Background()
+	rows, err := s.pool.Query(ctx, selectRun+" "+where, args...)
+	if err != nil {
+		return s.fail(op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		seq, r, err := scanRun(rows)
+		if err != nil {
+			return s.fail(op, err)
+		}
+		if err := fn(seq, r); err != nil {
+			return err
+		}
+	}
+	return s.fail(op, rows.Err())
+}
+
+// Put stores runs in one transaction: all of them or none.
+func (s *pgStore) Put(runs []Run) (added int, err error) {
+	if s.readOnly {
+		return 0, s.readOnlyErr()
+	}
+	now := s.now()
+	for i := range runs {
+		if err := prepare(&runs[i], now); err != nil {
+			return 0, runError(runs, i, err)
+		}
+	}
+	err = s.write("store runs", func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		added, err = s.putTx(ctx, tx, runs, func(i int, err error) error { return runError(runs, i, err) })
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return added, nil
+}
+
+// Merge is Put that reports invalid runs and id conflicts to bad
+// instead of failing.
+func (s *pgStore) Merge(runs []Run, bad func(i int, err error)) (added int, err error) {
+	if s.readOnly {
+		return 0, s.readOnlyErr()
+	}
+	now := s.now()
+	valid := make([]Valid, len(runs))
+	for i := range runs {
+		if err := prepare(&runs[i], now); err != nil {
+			bad(i, err)
+			continue
+		}
+		valid[i].run = runs[i]
+	}
+	return s.MergeValid(valid, bad)
+}
+
+// MergeValid is Merge for runs ParseValid checked already.
+func (s *pgStore) MergeValid(runs []Valid, bad func(i int, err error)) (added int, err error) {
+	if s.readOnly {
+		return 0, s.readOnlyErr()
+	}
+	idx := make([]int, 0, len(runs))
+	batch := make([]Run, 0, len(runs))
+	for i := range runs {
+		if runs[i].run.ID != "" {
+			idx = append(idx, i)
+			batch = append(batch, runs[i].run)
+		}
+	}
+	var rejected []int
+	var rejectedErr []error
+	err = s.write("store runs", func(ctx context.Context, tx pgx.Tx) error {
+		rejected, rejectedErr = rejected[:0], rejectedErr[:0]
+		var err error
+		added, err = s.putTx(ctx, tx, batch, func(i int, err error) error {
+			rejected, rejectedErr = append(rejected, idx[i]), append(rejectedErr, err)
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	for j, i := range rejected {
+		bad(i, rejectedErr[j])
+	}
+	return added, nil
+}
+
+// putTx stores prepared runs in tx unless stored already. A run whose id
+// is stored with different content goes to conflict, which may end the
+// transaction by returning an error. Concurrent writers of the same run
+// store it once (the unique key, ON CONFLICT DO NOTHING).
+func (s *pgStore) putTx(ctx context.Context, tx pgx.Tx, runs []Run, conflict func(i int, err error) error) (int, error) {
+	if len(runs) == 0 {
+		return 0, nil
+	}
+	commits := make([]string, len(runs))
+	ids := make([]string, len(runs))
+	for i := range runs {
+		commits[i], ids[i] = runs[i].Commit, runs[i].ID
+	}
+	stored := map[RunKey]Run{}
+	rows, err := tx.Query(ctx, selectRun+` WHERE repository = $1 AND (commit, id) IN (SELECT * FROM unnest($2::text[], $3::text[]))`, s.repo, commits, ids)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		_, r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return 0, err
+		}
+		stored[RunKey{r.Commit, r.ID}] = r
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	insert := "INSERT INTO perfgate_runs (" + strings.Join(runColumns, ", ") + ") VALUES (" + placeholders(len(runColumns)) + ") ON CONFLICT (repository, commit, id) DO NOTHING"
+	batch := &pgx.Batch{}
+	for i := range runs {
+		r := &runs[i]
+		if old, ok := stored[RunKey{r.Commit, r.ID}]; ok {
+			if !equalIdentity(&old, r) {
+				if err := conflict(i, idConflict(r.ID, &old)); err != nil {
+					return 0, err
+				}
+			}
+			continue
+		}
+		batch.Queue(insert, runValues(s.repo, r)...)
+	}
+	if batch.Len() == 0 {
+		return 0, nil
+	}
+	br := tx.SendBatch(ctx, batch)
+	added := 0
+	for range batch.Len() {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			return 0, err
+		}
+		added += int(tag.RowsAffected())
+	}
+	return added, br.Close()
+}
+
+func idConflict(id string, old *Run) error {
+	return badf("run id %s is already stored for this commit with different content (benchmark %q, time %s); ids follow from content, so this id was edited or copied: remove the \"id\" field and perfgate derives one",
+		id, old.Benchmark, old.Time.Format(time.RFC3339))
+}
+
+func placeholders(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "$%d", i+1)
+	}
+	return b.String()
+}
+
+// Len returns the number of runs of the repository.
+func (s *pgStore) Len() (int, error) {
+	var n int
+	err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM perfgate_runs WHERE repository = $1`, s.repo).Scan(&n)
+	return n, s.fail("count runs", err)
+}
+
+// ByCommit returns every run of a commit, in time order.
+func (s *pgStore) ByCommit(commit string) ([]Run, error) {
+	if err := checkCommits([]string{commit}); err != nil {
+		return nil, err
+	}
+	var runs []Run
+	err := s.query("read runs", `WHERE repository = $1 AND commit = $2 ORDER BY time_ns, id COLLATE "C"`, []any{s.repo, commit},
+		func(_ uint64, r Run) error { runs = append(runs, r); return nil })
+	return runs, err
+}
+
+// ByCommits returns the runs of each commit that has any, in time order.
+func (s *pgStore) ByCommits(commits []string) (map[string][]Run, error) {
+	if err := checkCommits(commits); err != nil {
+		return nil, err
+	}
+	out := map[string][]Run{}
+	err := s.query("read runs", `WHERE repository = $1 AND commit = ANY($2) ORDER BY time_ns, id COLLATE "C"`, []any{s.repo, commits},
+		func(_ uint64, r Run) error { out[r.Commit] = append(out[r.Commit], r); return nil })
+	return out, err
+}
+
+// ByBenchmark returns the runs of one benchmark at each commit that has
+// any (all commits when commits is nil), in time order.
+func (s *pgStore) ByBenchmark(benchmark string, commits []string) (map[string][]Run, error) {
+	if benchmark == "" {
+		return nil, badf("the benchmark name is empty; name the benchmark (--name)")
+	}
+	if err := checkCommits(commits); err != nil {
+		return nil, err
+	}
+	out := map[string][]Run{}
+	add := func(_ uint64, r Run) error { out[r.Commit] = append(out[r.Commit], r); return nil }
+	var err error
+	if commits == nil {
+		err = s.query("read runs", `WHERE repository = $1 AND benchmark = $2 ORDER BY time_ns, id COLLATE "C"`, []any{s.repo, benchmark}, add)
+	} else {
+		err = s.query("read runs", `WHERE repository = $1 AND benchmark = $2 AND commit = ANY($3) ORDER BY time_ns, id COLLATE "C"`, []any{s.repo, benchmark, commits}, add)
+	}
+	return out, err
+}
+
+// Measured counts the runs of each commit (of one benchmark, or any).
+func (s *pgStore) Measured(benchmark string, commits []string) (map[string]int, error) {
+	if err := checkCommits(commits); err != nil {
+		return nil, err
+	}
+	q := `SELECT commit, count(*) FROM perfgate_runs WHERE repository = $1 AND commit = ANY($2) AND ($3 = '' OR benchmark = $3) GROUP BY commit`
+	rows, err := s.pool.Query(context.Background(), q, s.repo, commits, benchmark)
+	if err != nil {
+		return nil, s.fail("count runs", err)
+	}
+	out := map[string]int{}
+	var c string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&c, &n}, func() error { out[c] = n; return nil })
+	return out, s.fail("count runs", err)
+}
+
+// Commits returns the commits that have runs (of benchmark, or any), in
+// byte order. Like bbolt's, it skips from one commit to the next in an
+// index (a recursive query), so its cost grows with the commits, not the
+// runs.
+func (s *pgStore) Commits(benchmark string) ([]string, error) {
+	if benchmark == "" {
+		return s.strings("list commits", `WITH RECURSIVE c(commit) AS (
+	(SELECT commit FROM perfgate_runs WHERE repository = $1 ORDER BY commit LIMIT 1)
+	UNION ALL
+	SELECT (SELECT r.commit FROM perfgate_runs r WHERE r.repository = $1 AND r.commit > c.commit ORDER BY r.commit LIMIT 1)
+	FROM c WHERE c.commit IS NOT NULL)
+SELECT commit FROM c WHERE commit IS NOT NULL`, s.repo)
+	}
+	return s.strings("list commits", `WITH RECURSIVE c(commit) AS (
+	(SELECT commit FROM perfgate_runs WHERE repository = $1 AND benchmark = $2 ORDER BY commit LIMIT 1)
+	UNION ALL
+	SELECT (SELECT r.commit FROM perfgate_runs r WHERE r.repository = $1 AND r.benchmark = $2 AND r.commit > c.commit ORDER BY r.commit LIMIT 1)
+	FROM c WHERE c.commit IS NOT NULL)
+SELECT commit FROM c WHERE commit IS NOT NULL`, s.repo, benchmark)
+}
+
+// Benchmarks returns the names of the benchmarks that have runs, sorted,
+// skipping from one to the next in the series index.
+func (s *pgStore) Benchmarks() ([]string, error) {
+	out, err := s.strings("list benchmarks", `WITH RECURSIVE b(benchmark) AS (
+	(SELECT benchmark FROM perfgate_runs WHERE repository = $1 ORDER BY benchmark LIMIT 1)
+	UNION ALL
+	SELECT (SELECT r.benchmark FROM perfgate_runs r WHERE r.repository = $1 AND r.benchmark > b.benchmark ORDER BY r.benchmark LIMIT 1)
+	FROM b WHERE b.benchmark IS NOT NULL)
+SELECT benchmark FROM b WHERE benchmark IS NOT NULL`, s.repo)
+	slices.Sort(out)
+	return out, err
+}
+
+func (s *pgStore) strings(op, q string, args ...any) ([]string, error) {
+	rows, err := s.pool.Query(context.Background(), q, args...)
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, s.fail(op, err)
+}
+
+// Each calls fn with every run the filter selects, in time order, then
+// in the order they were stored.
+func (s *pgStore) Each(f Filter, fn func(Run) error) error {
+	if f.Commit != "" {
+		if err := checkCommits([]string{f.Commit}); err != nil {
+			return err
+		}
+	}
+	if f.Since.After(maxTime) || (!f.Until.IsZero() && !f.Until.After(minTime)) {
+		return nil
+	}
+	where := []string{"repository = $1"}
+	args := []any{s.repo}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.Benchmark != "" {
+		add("benchmark = $%d", f.Benchmark)
+	}
+	if f.Commit != "" {
+		add("commit = $%d", f.Commit)
+	}
+	if !f.Since.IsZero() && f.Since.After(minTime) {
+		add("time_ns >= $%d", f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() && !f.Until.After(maxTime) {
+		add("time_ns < $%d", f.Until.UnixNano())
+	}
+	order := " ORDER BY time_ns, seq"
+	if f.Commit != "" {
+		order = ` ORDER BY time_ns, id COLLATE "C"`
+	}
+	return s.query("read runs", "WHERE "+strings.Join(where, " AND ")+order, args,
+		func(_ uint64, r Run) error { return fn(r) })
+}
+
+// LastSeq returns the greatest sequence number of the repository's runs
+// such that no run with a smaller one is still to commit: it waits for
+// the writing transactions under way (they hold the write lock shared),
+// so that sync, which reads the runs after the last number it saw, never
+// skips a run whose transaction committed late. Advisory locks need no
+// privilege.
+func (s *pgStore) LastSeq() (uint64, error) {
+	var seq int64
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || $1))`, pgWriteLock); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM perfgate_runs WHERE repository = $1`, s.repo).Scan(&seq)
+	})
+	return uint64(seq), s.fail("read the last run", err)
+}
+
+// EachSeq calls fn with the runs whose sequence numbers are in [from, to].
+func (s *pgStore) EachSeq(from, to uint64, fn func(seq uint64, r Run) error) error {
+	if from > to || from > 1<<62 {
+		return nil
+	}
+	to = min(to, 1<<62)
+	return s.query("read runs", `WHERE repository = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq`, []any{s.repo, int64(from), int64(to)}, fn)
+}
+
+// Mark returns the value SetMark stored under key, or nil.
+func (s *pgStore) Mark(key string) ([]byte, error) {
+	var v []byte
+	err := s.pool.QueryRow(context.Background(), `SELECT value FROM perfgate_marks WHERE repository = $1 AND key = $2`, s.repo, key).Scan(&v)
+	if err == pgx.ErrNoRows {
+		return nil, nil
+	}
+	return v, s.fail("read a sync mark", err)
+}
+
+// SetMark stores value under key (nil deletes it).
+func (s *pgStore) SetMark(key string, value []byte) error {
+	return s.write("store a sync mark", func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if value == nil {
+			_, err = tx.Exec(ctx, `DELETE FROM perfgate_marks WHERE repository = $1 AND key = $2`, s.repo, key)
+		} else {
+			_, err = tx.Exec(ctx, `INSERT INTO perfgate_marks (repository, key, value) VALUES ($1, $2, $3) ON CONFLICT (repository, key) DO UPDATE SET value = EXCLUDED.value`, s.repo, key, value)
+		}
+		return err
+	})
+}
+
+// Known reports, for each key, whether its run is stored.
+func (s *pgStore) Known(keys []RunKey) ([]bool, error) {
+	out := make([]bool, len(keys))
+	var commits, ids []string
+	for _, k := range keys {
+		if isSHA(k.Commit) && isRunID(k.ID) {
+			commits, ids = append(commits, k.Commit), append(ids, k.ID)
+		}
+	}
+	if len(commits) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(context.Background(), `SELECT r.commit, r.id FROM perfgate_runs r JOIN unnest($2::text[], $3::text[]) AS k(commit, id) ON r.commit = k.commit AND r.id = k.id WHERE r.repository = $1`, s.repo, commits, ids)
+	if err != nil {
+		return nil, s.fail("look runs up", err)
+	}
+	found := map[RunKey]bool{}
+	var k RunKey
+	if _, err := pgx.ForEachRow(rows, []any{&k.Commit, &k.ID}, func() error { found[k] = true; return nil }); err != nil {
+		return nil, s.fail("look runs up", err)
+	}
+	for i, key := range keys {
+		out[i] = found[key]
+	}
+	return out, nil
+}
+
+// FindRuns returns the runs whose id is id or starts with it.
+func (s *pgStore) FindRuns(id string) ([]RunKey, error) {
+	id = strings.ToLower(id)
+	if len(id) < 4 || len(id) > 32 || !isLowerHex(id) {
+		return nil, badf("%q is not a run id (32 hex digits, or a prefix of at least 4)", id)
+	}
+	rows, err := s.pool.Query(context.Background(), `SELECT commit, id FROM perfgate_runs WHERE repository = $1 AND id LIKE $2 ORDER BY commit COLLATE "C", id COLLATE "C" LIMIT 11`, s.repo, id+"%")
+	if err != nil {
+		return nil, s.fail("find runs", err)
+	}
+	var out []RunKey
+	var k RunKey
+	_, err = pgx.ForEachRow(rows, []any{&k.Commit, &k.ID}, func() error { out = append(out, k); return nil })
+	return out, s.fail("find runs", err)
+}
+
+// PutRecords stores records in one transaction, all or none.
+func (s *pgStore) PutRecords(recs []Record) (added int, err error) {
+	if s.readOnly {
+		return 0, s.readOnlyErr()
+	}
+	if err := prepareRecords(recs, s.now()); err != nil {
+		return 0, err
+	}
+	err = s.write("store records", func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		added, err = s.putRecordsTx(ctx, tx, recs)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return added, nil
+}
+
+func (s *pgStore) putRecordsTx(ctx context.Context, tx pgx.Tx, recs []Record) (int, error) {
+	added := 0
+	for i := range recs {
+		r := &recs[i]
+		tag, err := tx.Exec(ctx, `INSERT INTO perfgate_records (repository, id, kind, commit, benchmark, metric, run, reason, decided_by, recorded_at, line)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (repository, id) DO NOTHING`,
+			s.repo, r.ID, r.Kind, r.Commit, r.Benchmark, r.Metric, r.Run, r.Reason, r.By, r.Time, string(AppendRecordJSON(nil, r)))
+		if err != nil {
+			return 0, err
+		}
+		added += int(tag.RowsAffected())
+	}
+	return added, nil
+}
+
+// Records returns every record of the repository, oldest first.
+func (s *pgStore) Records() ([]Record, error) {
+	rows, err := s.pool.Query(context.Background(), `SELECT id, line FROM perfgate_records WHERE repository = $1`, s.repo)
+	if err != nil {
+		return nil, s.fail("read records", err)
+	}
+	var out []Record
+	var id, line string
+	_, err = pgx.ForEachRow(rows, []any{&id, &line}, func() error {
+		r, err := ParseRecord([]byte(line))
+		if err != nil {
+			return corruptf("record %s of history database %s: %v", id, s.display, err)
+		}
+		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail("read records", err)
+	}
+	sortRecords(out)
+	return out, nil
+}
+
+// Import reads JSONL runs and stores them in one transaction, through
+// COPY into a temporary table: all of the input, or nothing when a line
+// is bad or the database fails.
+func (s *pgStore) Import(r io.Reader, opts ImportOptions) (added, skipped int, err error) {
+	if s.readOnly {
+		return 0, 0, fmt.Errorf("import into history %s: %w", s.display, ErrReadOnly)
+	}
+	name := opts.File
+	if name == "" || name == "-" {
+		name = "<stdin>"
+	}
+	size := opts.BatchSize
+	if size <= 0 {
+		size = DefaultBatchSize
+	}
+	batches := make(chan parsedBatch, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go parseBatches(r, name, size, opts.Unknown, batches, stop)
+	src := &importSource{repo: s.repo, batches: batches}
+	var recsAdded int
+	err = s.write("import", func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE perfgate_import (LIKE perfgate_runs INCLUDING DEFAULTS, line bigint NOT NULL) ON COMMIT DROP`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `ALTER TABLE perfgate_import DROP COLUMN seq, DROP COLUMN measured_at`); err != nil {
+			return err
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"perfgate_import"}, append(slices.Clip(runColumns), "line"), src); err != nil {
+			if src.err != nil {
+				return src.err
+			}
+			return err
+		}
+		if err := s.importConflicts(ctx, tx, name); err != nil {
+			return err
+		}
+		cols := strings.Join(runColumns, ", ")
+		tag, err := tx.Exec(ctx, `INSERT INTO perfgate_runs (`+cols+`) SELECT `+cols+` FROM perfgate_import ON CONFLICT (repository, commit, id) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		added = int(tag.RowsAffected())
+		skipped = src.n - added
+		if len(src.recs) > 0 {
+			if err := prepareRecords(src.recs, s.now()); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if recsAdded, err = s.putRecordsTx(ctx, tx, src.recs); err != nil {
+				return fmt.Errorf("%s: storing its %d records: %w", name, len(src.recs), err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if opts.Progress != nil {
+		opts.Progress(added, skipped)
+	}
+	if len(src.recs) > 0 && opts.Records != nil {
+		opts.Records(recsAdded, len(src.recs))
+	}
+	return added, skipped, nil
+}
+
+// importConflicts fails the import when a line's id is stored with
+// different content. Rows equal in every column are re-imports; the few
+// that differ are compared as Put compares them (the time does not count
+// for a run read from a file).
+func (s *pgStore) importConflicts(ctx context.Context, tx pgx.Tx, name string) error {
+	var icols, rcols []string
+	for _, c := range runColumns[1:] {
+		icols, rcols = append(icols, "i."+c), append(rcols, "r."+c)
+	}
+	rows, err := tx.Query(ctx, `SELECT i.line, 0::bigint, `+strings.Join(icols, ", ")+`, r.seq, `+strings.Join(rcols, ", ")+`
+FROM perfgate_import i JOIN perfgate_runs r ON r.repository = i.repository AND r.commit = i.commit AND r.id = i.id
+WHERE (`+strings.Join(icols, ", ")+`) IS DISTINCT FROM (`+strings.Join(rcols, ", ")+`)`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var line int
+		var (
+			a, b                   Run
+			seqA, seqB, nsA, nsB   int64
+			mA, lA, eA, mB, lB, eB []byte
+		)
+		if err := rows.Scan(&line, &seqA, &a.Commit, &a.ID, &a.Benchmark, &nsA, &mA, &lA, &a.Source.Format, &a.Source.File, &a.Source.Line, &a.Command, &a.ExitCode, &a.Dirty, &a.Invalid, &a.Testbed, &eA, &a.Tree,
+			&seqB, &b.Commit, &b.ID, &b.Benchmark, &nsB, &mB, &lB, &b.Source.Format, &b.Source.File, &b.Source.Line, &b.Command, &b.ExitCode, &b.Dirty, &b.Invalid, &b.Testbed, &eB, &b.Tree); err != nil {
+			return err
+		}
+		if err := fillRun(&a, nsA, mA, lA, eA); err != nil {
+			return err
+		}
+		if err := fillRun(&b, nsB, mB, lB, eB); err != nil {
+			return err
+		}
+		if !equalIdentity(&a, &b) {
+			return &LineError{File: name, Line: line, Err: idConflict(a.ID, &b)}
+		}
+	}
+	return rows.Err()
+}
+
+// fillRun decodes a run's time and JSON columns.
+func fillRun(r *Run, ns int64, metrics, labels, env []byte) error {
+	r.Time = time.Unix(0, ns).UTC()
+	var ok bool
+	if r.Metrics, ok = jsonbNumbers(metrics); !ok {
+		r.Metrics = nil
+		if err := json.Unmarshal(metrics, &r.Metrics); err != nil {
+			return err
+		}
+	}
+	if r.Labels, ok = jsonbStrings(labels); !ok {
+		r.Labels = nil
+		if err := json.Unmarshal(labels, &r.Labels); err != nil {
+			return err
+		}
+	}
+	if env == nil {
+		return nil
+	}
+	if r.Env, ok = jsonbStrings(env); !ok {
+		r.Env = nil
+		return json.Unmarshal(env, &r.Env)
+	}
+	return nil
+}
+
+// jsonbNumbers decodes a flat object of numbers as PostgreSQL prints a
+// jsonb ({"a": 1.5, "b": 2}), several times faster than encoding/json:
+// watch reads every run of a branch. ok is false for anything else (a
+// key with an escape), which the caller decodes the general way.
+func jsonbNumbers(b []byte) (m map[string]float64, ok bool) {
+	p := fastParser{b: b}
+	if !utf8.Valid(b) || !p.lit("{") {
+		return nil, false
+	}
+	m = make(map[string]float64, p.entries())
+	if p.lit("}") {
+		return m, p.i == len(b)
+	}
+	for {
+		var k string
+		var v float64
+		if !p.str(&k) || !p.lit(": ") || !p.num(&v) {
+			return nil, false
+		}
+		m[k] = v
+		if p.lit("}") {
+			return m, p.i == len(b)
+		}
+		if !p.lit(", ") {
+			return nil, false
+		}
+	}
+}
+
+// jsonbStrings is jsonbNumbers for an object of strings (labels, env).
+func jsonbStrings(b []byte) (m map[string]string, ok bool) {
+	p := fastParser{b: b}
+	if !utf8.Valid(b) || !p.lit("{") {
+		return nil, false
+	}
+	m = make(map[string]string, p.entries())
+	if p.lit("}") {
+		return m, p.i == len(b)
+	}
+	for {
+		var k, v string
+		if !p.str(&k) || !p.lit(": ") || !p.str(&v) {
+			return nil, false
+		}
+		m[k] = v
+		if p.lit("}") {
+			return m, p.i == len(b)
+		}
+		if !p.lit(", ") {
+			return nil, false
+		}
+	}
+}
+
+// importSource feeds COPY from parseBatches, numbering the rows by their
+// input line, and keeps the record lines for after the runs.
+type importSource struct {
+	repo    string
+	batches <-chan parsedBatch
+	cur     parsedBatch
+	i       int
+	n       int
+	recs    []Record
+	err     error
+	vals    []any
+}
+
+func (s *importSource) Next() bool {
+	for s.i >= len(s.cur.runs) {
+		b, ok := <-s.batches
+		if !ok {
+			return false
+		}
+		if b.err != nil {
+			s.err = b.err
+			return false
+		}
+		s.recs = append(s.recs, b.recs...)
+		s.cur, s.i = b, 0
+	}
+	r := &s.cur.runs[s.i]
+	s.vals = append(runValues(s.repo, r), int64(s.cur.lines[s.i]))
+	s.i++
+	s.n++
+	return true
+}
+
+func (s *importSource) Values() ([]any, error) { return s.vals, nil }
+func (s *importSource) Err() error             { return s.err }
