@@ -684,6 +684,7 @@ func (r *Reader) unrecognized() error {
 
 // stepText feeds lines until at least one result is queued or input ends.
 func (r *Reader) stepText() {
+	emit := r.emit // one method value, not one allocation per parser and line
 	for len(r.queue) == 0 {
 		line, err := r.readLine()
 		if len(line) > 0 {
@@ -694,7 +695,7 @@ func (r *Reader) stepText() {
 			line = cleanLine(line)
 			r.heads.line(r.lineNo, line)
 			for _, p := range r.parsers {
-				if perr := p.Line(r.lineNo, line, r.emit); perr != nil {
+				if perr := p.Line(r.lineNo, line, emit); perr != nil {
 					r.err = perr
 					return
 				}
@@ -708,7 +709,7 @@ func (r *Reader) stepText() {
 			}
 			before := len(r.queue)
 			for _, p := range r.parsers {
-				if perr := p.End(r.lineNo, r.emit); perr != nil {
+				if perr := p.End(r.lineNo, emit); perr != nil {
 					r.err = perr
 					return
 				}
