@@ -80,3 +80,35 @@ func BenchmarkWatch10kProcessPostgres(b *testing.B) {
 	benchProcess(b, "watch", []string{"perfgate", "--repo", dir, "--db", url, "watch", "--branch", "main", "-o", "json", "--github=false"},
 		1, "serving-0 regressed 15%", 200)
 }
+
+// The site of the watch benchmark's history (10,000 commits x 10
+// benchmarks x 30 metrics), as its own process, on bbolt and on
+// PostgreSQL (issue 28: under 10 s, under 200 MiB). Both run only with
+// PERFGATE_BENCH_POSTGRES=1, side by side:
+//
+//	PERFGATE_BENCH_POSTGRES=1 PERFGATE_TEST_POSTGRES=postgres://... go test ./cmd/perfgate -run '^$' \
+//	  -bench 'Site10kProcess' -benchtime 2x
+func BenchmarkSite10kProcess(b *testing.B) {
+	benchSite10k(b, false)
+}
+
+func BenchmarkSite10kProcessPostgres(b *testing.B) {
+	benchSite10k(b, true)
+}
+
+func benchSite10k(b *testing.B, postgres bool) {
+	pgBench(b)
+	dir, _ := setupCheckBench(b)
+	watchBench.once.Do(func() { watchBench.db, watchBench.err = buildWatchBench(dir) })
+	if watchBench.err != nil {
+		b.Fatal(watchBench.err)
+	}
+	db := watchBench.db
+	if postgres {
+		db = copyToPostgres(b, db, dir)
+	}
+	out := b.TempDir()
+	b.ResetTimer()
+	benchProcess(b, "site", []string{"perfgate", "--repo", dir, "--db", db, "site", "--out", out},
+		0, "a site of the history", 200)
+}
