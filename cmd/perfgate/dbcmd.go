@@ -128,8 +128,23 @@ func rulesHistory(c *cli.Context, repo *gitrepo.Repo) historySettings {
 		}
 	}
 	h.DB, h.Repository = strings.TrimSpace(h.DB), strings.TrimSpace(h.Repository)
+	if (h.DB != "" || h.Repository != "") && rulesFromBase(c) {
+		// The checked-out rules file is the pull request's own: under
+		// --rules-from base it must not choose which history the gate
+		// reads (db: a forged file committed in the pull request,
+		// repository: another repository's runs in a shared database).
+		fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: %s: db: and repository: of the checked-out rules file are ignored under --rules-from base; give the history with --db or PERFGATE_DB (and PERFGATE_REPOSITORY)\n", path)
+		h = historySettings{}
+	}
 	c.App.Metadata["history-settings"] = h
 	return h
+}
+
+// rulesFromBase reports whether the rules are read as committed at the
+// merge-base (check --rules-from base, or PERFGATE_RULES_FROM=base for
+// every command).
+func rulesFromBase(c *cli.Context) bool {
+	return c.String("rules-from") == "base" || strings.TrimSpace(os.Getenv("PERFGATE_RULES_FROM")) == "base"
 }
 
 // repositoryName is the name a repository's runs carry in a PostgreSQL

@@ -284,3 +284,27 @@ func TestHistoryBranchAttacks(t *testing.T) {
 		}
 	})
 }
+
+// A pull request's own rules file cannot choose the history its gate reads:
+// under --rules-from base, db: and repository: of the checked-out file are
+// ignored with a warning (a db: naming a file committed in the pull
+// request would otherwise be its baseline).
+func TestRulesFromBaseIgnoresWorktreeDB(t *testing.T) {
+	repo := gitRepo(t)
+	mainHistory(t, repo, 6)
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	commit(t, repo, "feature", map[string]string{".perfgate.yml": "db: forged.db\nrules:\n  - metric: mean_ttft_ms\n    max_regression: 50%\n"})
+	if _, stderr, code := runCLI(t, metricsJSON(200, 300), "--repo", repo, "--db", filepath.Join(repo, ".perfgate", "history.db"), "ingest", "--name", "serving", "-"); code != 0 {
+		t.Fatalf("ingest: exit %d\n%s", code, stderr)
+	}
+	cj, stderr, code := checkOut(t, repo, "--rule", "mean_ttft_ms:5%", "--rules-from", "base")
+	if code != 1 || cj.verdictOf("mean_ttft_ms") != "fail" {
+		t.Errorf("--rules-from base: exit %d, %s\n%s", code, cj.verdictOf("mean_ttft_ms"), stderr)
+	}
+	if !strings.Contains(stderr, "db: and repository: of the checked-out rules file are ignored under --rules-from base") {
+		t.Errorf("no warning about the ignored db:\n%s", stderr)
+	}
+	if _, _, code := checkOut(t, repo, "--rule", "mean_ttft_ms:5%"); code == 1 {
+		t.Errorf("without --rules-from base the pull request's db: applies (its empty forged history), yet the check failed on the real one")
+	}
+}
