@@ -3,6 +3,7 @@ package store
 import (
 	"io"
 	"strings"
+	"time"
 )
 
 // backend is one implementation of the history: the bbolt file
@@ -13,7 +14,7 @@ type backend interface {
 	Path() string
 	Close() error
 	Put(runs []Run) (added int, err error)
-	Merge(runs []Run, bad func(i int, err error)) (added int, err error)
+	clock() time.Time
 	MergeValid(runs []Valid, bad func(i int, err error)) (added int, err error)
 	Import(r io.Reader, opts ImportOptions) (added, skipped int, err error)
 	Bulk(fn func() error) error
@@ -68,6 +69,23 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return &Store{s}, nil
+}
+
+// Merge stores runs in one write transaction, like Put, except that a run
+// that is not valid, or whose id is stored with different content, is
+// left out and reported to bad (with its index) instead of failing the
+// whole call. The error is the store's own (I/O, a damaged file).
+func (s *Store) Merge(runs []Run, bad func(i int, err error)) (added int, err error) {
+	now := s.clock()
+	valid := make([]Valid, len(runs))
+	for i := range runs {
+		if err := prepare(&runs[i], now); err != nil {
+			bad(i, err)
+			continue
+		}
+		valid[i].run = runs[i]
+	}
+	return s.MergeValid(valid, bad)
 }
 
 // bolt returns the bbolt implementation, or nil for PostgreSQL.

@@ -122,23 +122,8 @@ func (s *pgStore) Put(runs []Run) (added int, err error) {
 	return added, nil
 }
 
-// Merge is Put that reports invalid runs and id conflicts to bad
-// instead of failing.
-func (s *pgStore) Merge(runs []Run, bad func(i int, err error)) (added int, err error) {
-	if s.readOnly {
-		return 0, s.readOnlyErr()
-	}
-	now := s.now()
-	valid := make([]Valid, len(runs))
-	for i := range runs {
-		if err := prepare(&runs[i], now); err != nil {
-			bad(i, err)
-			continue
-		}
-		valid[i].run = runs[i]
-	}
-	return s.MergeValid(valid, bad)
-}
+// clock is the store's time source (Put stamps runs without a time).
+func (s *pgStore) clock() time.Time { return s.now() }
 
 // MergeValid is Merge for runs ParseValid checked already.
 func (s *pgStore) MergeValid(runs []Valid, bad func(i int, err error)) (added int, err error) {

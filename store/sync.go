@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // What a sync with a shared copy of the history needs: runs in the order
@@ -144,25 +145,8 @@ func (s *boltStore) Known(keys []RunKey) ([]bool, error) {
 	return out, err
 }
 
-// Merge stores runs in one write transaction, like Put, except that a run
-// that is not valid, or whose id is stored with different content, is
-// left out and reported to bad (with its index) instead of failing the
-// whole call. The error is the store's own (I/O, a damaged file).
-func (s *boltStore) Merge(runs []Run, bad func(i int, err error)) (added int, err error) {
-	if s.readOnly {
-		return 0, fmt.Errorf("write to history %s: %w", s.path, ErrReadOnly)
-	}
-	now := s.now()
-	valid := make([]Valid, len(runs))
-	for i := range runs {
-		if err := prepare(&runs[i], now); err != nil {
-			bad(i, err)
-			continue
-		}
-		valid[i].run = runs[i]
-	}
-	return s.MergeValid(valid, bad)
-}
+// clock is the store's time source (Put stamps runs without a time).
+func (s *boltStore) clock() time.Time { return s.now() }
 
 // MergeValid is Merge for runs ParseValid checked already (a zero Valid
 // is skipped): a pull of a history branch validates each line once.
