@@ -173,14 +173,7 @@ func (s *boltStore) Import(r io.Reader, opts ImportOptions) (added, skipped int,
 	if s.readOnly {
 		return 0, 0, fmt.Errorf("import into history %s: %w", s.path, ErrReadOnly)
 	}
-	name := opts.File
-	if name == "" || name == "-" {
-		name = "<stdin>"
-	}
-	size := opts.BatchSize
-	if size <= 0 {
-		size = DefaultBatchSize
-	}
+	name, size := opts.source()
 	var ranges [][2]uint64 // seqs stored by committed batches
 	fail := func(err error) (int, int, error) {
 		if uerr := s.undo(ranges); uerr != nil {
@@ -343,6 +336,19 @@ func (s *boltStore) undo(ranges [][2]uint64) error {
 		}
 		return nil
 	})
+}
+
+// source is the input's name for positions ("<stdin>" for none or "-")
+// and the runs per batch (DefaultBatchSize unless set).
+func (o ImportOptions) source() (name string, size int) {
+	name, size = o.File, o.BatchSize
+	if name == "" || name == "-" {
+		name = "<stdin>"
+	}
+	if size <= 0 {
+		size = DefaultBatchSize
+	}
+	return name, size
 }
 
 // jsonRun is the decoded form of a line; pointers tell absent fields.

@@ -537,14 +537,7 @@ func (s *pgStore) Import(r io.Reader, opts ImportOptions) (added, skipped int, e
 	if s.readOnly {
 		return 0, 0, fmt.Errorf("import into history %s: %w", s.display, ErrReadOnly)
 	}
-	name := opts.File
-	if name == "" || name == "-" {
-		name = "<stdin>"
-	}
-	size := opts.BatchSize
-	if size <= 0 {
-		size = DefaultBatchSize
-	}
+	name, size := opts.source()
 	batches := make(chan parsedBatch, 1)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -667,43 +660,28 @@ func fillRun(r *Run, ns int64, metrics, labels, env []byte) error {
 // watch reads every run of a branch. ok is false for anything else (a
 // key with an escape), which the caller decodes the general way.
 func jsonbNumbers(b []byte) (m map[string]float64, ok bool) {
+	return jsonbObject(b, (*fastParser).num)
+}
+
+// jsonbStrings is jsonbNumbers for an object of strings (labels, env).
+func jsonbStrings(b []byte) (m map[string]string, ok bool) {
+	return jsonbObject(b, (*fastParser).str)
+}
+
+// jsonbObject decodes a flat jsonb object whose values value reads.
+func jsonbObject[V any](b []byte, value func(*fastParser, *V) bool) (m map[string]V, ok bool) {
 	p := fastParser{b: b}
 	if !utf8.Valid(b) || !p.lit("{") {
 		return nil, false
 	}
-	m = make(map[string]float64, p.entries())
+	m = make(map[string]V, p.entries())
 	if p.lit("}") {
 		return m, p.i == len(b)
 	}
 	for {
 		var k string
-		var v float64
-		if !p.str(&k) || !p.lit(": ") || !p.num(&v) {
-			return nil, false
-		}
-		m[k] = v
-		if p.lit("}") {
-			return m, p.i == len(b)
-		}
-		if !p.lit(", ") {
-			return nil, false
-		}
-	}
-}
-
-// jsonbStrings is jsonbNumbers for an object of strings (labels, env).
-func jsonbStrings(b []byte) (m map[string]string, ok bool) {
-	p := fastParser{b: b}
-	if !utf8.Valid(b) || !p.lit("{") {
-		return nil, false
-	}
-	m = make(map[string]string, p.entries())
-	if p.lit("}") {
-		return m, p.i == len(b)
-	}
-	for {
-		var k, v string
-		if !p.str(&k) || !p.lit(": ") || !p.str(&v) {
+		var v V
+		if !p.str(&k) || !p.lit(": ") || !value(&p, &v) {
 			return nil, false
 		}
 		m[k] = v
