@@ -504,25 +504,11 @@ func AppendJSON(b []byte, r *Run) []byte {
 	b = jsontext.AppendString(b, r.Benchmark)
 	b = append(b, `,"time":"`...)
 	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","metrics":{`...)
-	for i, k := range sortedKeys(r.Metrics) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsontext.AppendString(b, k)
-		b = append(b, ':')
-		b = appendNumber(b, r.Metrics[k])
-	}
-	b = append(b, `},"labels":{`...)
-	for i, k := range sortedKeys(r.Labels) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsontext.AppendString(b, k)
-		b = append(b, ':')
-		b = jsontext.AppendString(b, r.Labels[k])
-	}
-	b = append(b, `},"source":{"format":`...)
+	b = append(b, `","metrics":`...)
+	b = appendMetricsJSON(b, r.Metrics)
+	b = append(b, `,"labels":`...)
+	b = appendStringsJSON(b, r.Labels)
+	b = append(b, `,"source":{"format":`...)
 	b = jsontext.AppendString(b, r.Source.Format)
 	b = append(b, `,"file":`...)
 	b = jsontext.AppendString(b, r.Source.File)
@@ -554,20 +540,40 @@ func AppendJSON(b []byte, r *Run) []byte {
 		b = jsontext.AppendString(b, r.Testbed)
 	}
 	if len(r.Env) > 0 {
-		b = append(b, `,"env":{`...)
-		for i, k := range sortedKeys(r.Env) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, k)
-			b = append(b, ':')
-			b = jsontext.AppendString(b, r.Env[k])
-		}
-		b = append(b, '}')
+		b = append(b, `,"env":`...)
+		b = appendStringsJSON(b, r.Env)
 	}
 	if r.Tree != "" {
 		b = append(b, `,"tree":`...)
 		b = jsontext.AppendString(b, r.Tree)
+	}
+	return append(b, '}')
+}
+
+// appendMetricsJSON appends metrics as a JSON object.
+func appendMetricsJSON(b []byte, m map[string]float64) []byte {
+	b = append(b, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsontext.AppendString(b, k)
+		b = append(b, ':')
+		b = appendNumber(b, m[k])
+	}
+	return append(b, '}')
+}
+
+// appendStringsJSON appends labels or an environment as a JSON object.
+func appendStringsJSON(b []byte, m map[string]string) []byte {
+	b = append(b, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsontext.AppendString(b, k)
+		b = append(b, ':')
+		b = jsontext.AppendString(b, m[k])
 	}
 	return append(b, '}')
 }

@@ -11,8 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/perfgate/perfgate/internal/jsontext"
 )
 
 // runColumns are perfgate_runs' columns of a run, in the order of
@@ -32,34 +30,6 @@ func runValues(repo string, r *Run) []any {
 	}
 	return []any{repo, r.Commit, r.ID, r.Benchmark, r.Time.UnixNano(), appendMetricsJSON(nil, r.Metrics), appendStringsJSON(nil, r.Labels),
 		r.Source.Format, r.Source.File, r.Source.Line, r.Command, r.ExitCode, r.Dirty, r.Invalid, r.Testbed, env, r.Tree}
-}
-
-// appendMetricsJSON appends metrics as a JSON object.
-func appendMetricsJSON(b []byte, m map[string]float64) []byte {
-	b = append(b, '{')
-	for i, k := range sortedKeys(m) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsontext.AppendString(b, k)
-		b = append(b, ':')
-		b = appendNumber(b, m[k])
-	}
-	return append(b, '}')
-}
-
-// appendStringsJSON appends labels or an environment as a JSON object.
-func appendStringsJSON(b []byte, m map[string]string) []byte {
-	b = append(b, '{')
-	for i, k := range sortedKeys(m) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsontext.AppendString(b, k)
-		b = append(b, ':')
-		b = jsontext.AppendString(b, m[k])
-	}
-	return append(b, '}')
 }
 
 // scanRun reads a row of selectRun.
