@@ -46,10 +46,18 @@ func abs64(v float64) float64 {
 	return v
 }
 
+// end is the first commit at the new level: FirstBad, or a drift's end.
+func (c *Change) end() string {
+	if c.DriftEnd != "" {
+		return c.DriftEnd
+	}
+	return c.FirstBad
+}
+
 // rangeText is the commit range of a change: "a1b2c3d..e4f5a6b (3 unmeasured)".
 func (c *Change) rangeText() string {
 	if c.Drift {
-		return fmt.Sprintf("%s..%s (a drift; %d unmeasured between)", shortSHA(c.LastGood), shortSHA(c.FirstBad), c.Unmeasured)
+		return fmt.Sprintf("%s..%s (a drift from %s on; %d unmeasured between)", shortSHA(c.LastGood), shortSHA(c.DriftEnd), shortSHA(c.FirstBad), c.Unmeasured)
 	}
 	if c.Unmeasured == 0 {
 		return shortSHA(c.FirstBad) + " (parent " + shortSHA(c.LastGood) + " measured)"
@@ -63,6 +71,8 @@ func (c *Change) status() string {
 		return c.Kind + ", accepted"
 	case c.Suspected:
 		return "suspected " + c.Kind
+	case c.BelowThreshold:
+		return c.Kind + " below the threshold"
 	case c.Open:
 		return "OPEN " + c.Kind
 	case c.Kind == Regression:
@@ -80,15 +90,29 @@ func (c *Change) summary() string {
 		fmtVal(c.Before), fmtVal(c.After), c.ChangePct, c.NoiseUnits, c.Confidence, c.NBefore, c.NAfter, d)
 }
 
+// split parts the changes into those at or above their threshold and
+// those below it (listed apart, never alerts).
+func (r *Report) split() (listed, minor []Change) {
+	for _, c := range r.Changes {
+		if c.BelowThreshold {
+			minor = append(minor, c)
+		} else {
+			listed = append(listed, c)
+		}
+	}
+	return listed, minor
+}
+
 // WriteText renders the report for a terminal.
 func (r *Report) WriteText(w io.Writer, _ bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "watch %s at %s: %d first-parent commits, %d measured, %d series x metric\n", r.Ref, shortSHA(r.Tip), r.Commits, r.Measured, r.Series)
 	fmt.Fprintf(&b, "method: %s\n", r.Method)
-	if len(r.Changes) == 0 {
-		b.WriteString("\nno change of level\n")
+	listed, minor := r.split()
+	if len(listed) == 0 {
+		b.WriteString("\nno change of level at or above its threshold\n")
 	}
-	for _, c := range r.Changes {
+	for _, c := range listed {
 		fmt.Fprintf(&b, "\n%s  %s  %s\n", strings.ToUpper(c.status()), c.Name(), c.Metric)
 		if c.Accepted != "" {
 			fmt.Fprintf(&b, "  %s\n", c.Accepted)
@@ -97,6 +121,12 @@ func (r *Report) WriteText(w io.Writer, _ bool) error {
 		fmt.Fprintf(&b, "  %s; smallest change reported %g%% (%s)\n", c.summary(), c.Threshold, c.Rule)
 		if c.Bisect != "" {
 			fmt.Fprintf(&b, "  narrow it: %s\n", c.Bisect)
+		}
+	}
+	if len(minor) > 0 {
+		fmt.Fprintf(&b, "\nbelow the threshold (beyond the noise, no alert): %d\n", len(minor))
+		for _, c := range minor {
+			fmt.Fprintf(&b, "  %s  %s  %+.1f%% (%.1f noise units, threshold %g%%, %s) at %s\n", c.Name(), c.Metric, c.ChangePct, c.NoiseUnits, c.Threshold, c.Rule, c.rangeText())
 		}
 	}
 	for _, m := range r.Missing {
@@ -115,27 +145,36 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## perfgate watch: %s at `%s`\n\n", mdtext.Escape(r.Ref), shortSHA(r.Tip))
 	fmt.Fprintf(&b, "%d first-parent commits, %d measured, %d series x metric. Method: %s.\n\n", r.Commits, r.Measured, r.Series, r.Method)
-	if len(r.Changes) > 0 {
+	listed, minor := r.split()
+	if len(listed) > 0 {
 		b.WriteString("| status | series | metric | commits | before | after | change | noise units | confidence |\n")
 		b.WriteString("|---|---|---|---|---:|---:|---:|---:|---:|\n")
-		for _, c := range r.Changes {
+		for _, c := range listed {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %+.1f%% | %.1f | %.3f |\n",
 				mdtext.Escape(c.status()), mdtext.Escape(c.Name()), mdtext.Code(c.Metric), mdtext.Escape(c.rangeText()),
 				fmtVal(c.Before), fmtVal(c.After), c.ChangePct, c.NoiseUnits, c.Confidence)
 		}
 		b.WriteString("\n")
-		for _, c := range r.Changes {
+		for _, c := range listed {
 			if c.Accepted != "" {
 				fmt.Fprintf(&b, "☑️ %s %s at %s: %s.  \n", mdtext.Escape(c.Name()), mdtext.Code(c.Metric), mdtext.Code(shortSHA(c.FirstBad)), mdtext.Escape(c.Accepted))
 			}
 		}
-		for _, c := range r.Changes {
+		for _, c := range listed {
 			if c.Bisect != "" {
 				fmt.Fprintf(&b, "To narrow %s %s:\n\n%s\n\n", mdtext.Escape(c.Name()), mdtext.Code(c.Metric), fence(c.Bisect))
 			}
 		}
 	} else {
-		b.WriteString("No change of level.\n\n")
+		b.WriteString("No change of level at or above its threshold.\n\n")
+	}
+	if len(minor) > 0 {
+		fmt.Fprintf(&b, "<details><summary>%d changes beyond the noise but below their threshold (no alert)</summary>\n\n", len(minor))
+		b.WriteString("| series | metric | commits | change | noise units | threshold |\n|---|---|---|---:|---:|---:|\n")
+		for _, c := range minor {
+			fmt.Fprintf(&b, "| %s | %s | %s | %+.1f%% | %.1f | %g%% |\n", mdtext.Escape(c.Name()), mdtext.Code(c.Metric), mdtext.Escape(c.rangeText()), c.ChangePct, c.NoiseUnits, c.Threshold)
+		}
+		b.WriteString("\n</details>\n\n")
 	}
 	if len(r.Missing) > 0 {
 		b.WriteString("| missing series | last reported | measured commits since |\n|---|---|---:|\n")
@@ -265,12 +304,12 @@ func (r *Report) Alerts() []Alert {
 	var out []Alert
 	for _, g := range r.groups() {
 		sk := g.first.seriesKey
-		a := Alert{Key: rangeKey(sk, g.first.LastGood, g.last.FirstBad), Body: g.issueBody(r)}
+		a := Alert{Key: rangeKey(sk, g.first.LastGood, g.last.end()), Body: g.issueBody(r)}
 		also, formerly := map[string]bool{}, map[string]bool{}
 		var parts []string
 		for _, m := range g.members {
 			a.Metrics = append(a.Metrics, m.Metric)
-			also[rangeKey(sk, m.LastGood, m.FirstBad)] = true
+			also[rangeKey(sk, m.LastGood, m.end())] = true
 			formerly[AlertKey(Regression, sk, m.Metric)] = true
 			parts = append(parts, fmt.Sprintf("%s %+.1f%%", oneLine(m.Metric, 60), m.ChangePct))
 		}
@@ -321,13 +360,13 @@ func (g *group) issueBody(r *Report) string {
 	}
 	switch {
 	case same && first.Drift:
-		fmt.Fprintf(&b, "| commits | `%s`..`%s` (a drift over several commits; %d unmeasured between) |\n", first.LastGood, first.FirstBad, first.Unmeasured)
+		fmt.Fprintf(&b, "| commits | `%s`..`%s` (a drift over several commits, from `%s` on; %d unmeasured between) |\n", first.LastGood, first.DriftEnd, first.FirstBad, first.Unmeasured)
 	case same && first.Unmeasured == 0:
 		fmt.Fprintf(&b, "| commit | `%s` (its parent `%s` measured at the old level) |\n", first.FirstBad, first.LastGood)
 	case same:
 		fmt.Fprintf(&b, "| commits | `%s`..`%s` (%d unmeasured between) |\n", first.LastGood, first.FirstBad, first.Unmeasured)
 	default:
-		fmt.Fprintf(&b, "| commits | `%s`..`%s` (the metrics' ranges below overlap) |\n", first.LastGood, g.last.FirstBad)
+		fmt.Fprintf(&b, "| commits | `%s`..`%s` (the metrics' ranges below overlap) |\n", first.LastGood, g.last.end())
 	}
 	b.WriteString("\n| metric | commits | before | after | now | change | noise units | confidence | smallest change (rule) |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---|\n")
@@ -339,7 +378,7 @@ func (g *group) issueBody(r *Report) string {
 	var closed []string
 	for i := range r.Changes {
 		c := &r.Changes[i]
-		if c.seriesKey != first.seriesKey || c.Kind != Regression || c.Open || c.hi < g.lo || c.lo > g.hi {
+		if c.seriesKey != first.seriesKey || c.Kind != Regression || c.Open || c.Suspected || c.BelowThreshold || c.hi < g.lo || c.lo > g.hi {
 			continue
 		}
 		st := "recovered"

@@ -123,10 +123,13 @@ type Change struct {
 	Kind string `json:"kind"`
 	// LastGood is the last measured commit at the old level, FirstBad the
 	// first at the new one; Unmeasured counts the commits between them
-	// that the series did not measure. For a drift, the range is the
-	// stretch over which the level moved.
+	// that the series did not measure. For a drift, FirstBad is the first
+	// commit off the old level (where the level began to move) and
+	// DriftEnd the first at the new one, and Unmeasured counts the
+	// commits from LastGood to DriftEnd the series did not measure.
 	LastGood   string  `json:"last_good"`
 	FirstBad   string  `json:"first_bad"`
+	DriftEnd   string  `json:"drift_end,omitempty"`
 	Unmeasured int     `json:"unmeasured"`
 	Before     float64 `json:"before"`
 	After      float64 `json:"after"`
@@ -149,7 +152,9 @@ type Change struct {
 	// Suspected: fewer than MinSegment points, or weak evidence, hold the
 	// new level (a change in the last points); never open.
 	Suspected bool `json:"suspected,omitempty"`
-	below     bool // beyond the noise, smaller than the threshold: counted in a warning
+	// BelowThreshold: beyond the noise but smaller than Threshold; listed,
+	// never open, never an alert.
+	BelowThreshold bool `json:"below_threshold,omitempty"`
 	// lo and hi are the positions of LastGood and FirstBad on the walked
 	// chain (0 = oldest), for grouping the metrics of one change.
 	lo, hi int32
@@ -263,19 +268,9 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 		}()
 	}
 	wg.Wait()
-	var below []Change
 	for _, f := range found {
 		rep.Series++
-		for _, ch := range f {
-			if ch.below {
-				below = append(below, ch)
-				continue
-			}
-			rep.Changes = append(rep.Changes, ch)
-		}
-	}
-	if len(below) > 0 {
-		rep.Warnings = append(rep.Warnings, belowWarning(below))
+		rep.Changes = append(rep.Changes, f...)
 	}
 	rep.Missing = c.missing(sha)
 	if rep.Measured == 0 {
@@ -494,7 +489,7 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 			NoiseUnits: st.NoiseUnits,
 			Confidence: confidence(tr.vals, from, st.At),
 			NBefore:    st.NBefore, NAfter: st.NAfter, Drift: st.Drift,
-			Suspected: st.Suspected, below: st.Minor,
+			Suspected: st.Suspected, BelowThreshold: st.Minor,
 			Threshold: pct, Rule: origin, Current: current,
 			lo: tr.idx[from-1], hi: tr.idx[st.At],
 		}
@@ -518,7 +513,10 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 				}
 			}
 		}
-		if ch.Kind == Regression && ch.Accepted == "" && !ch.Suspected && !ch.below {
+		if st.Drift {
+			ch.FirstBad, ch.DriftEnd = sha(tr.idx[from]), ch.FirstBad
+		}
+		if ch.Kind == Regression && ch.Accepted == "" && !ch.Suspected && !ch.BelowThreshold {
 			// Open while the level now is still worse than before the
 			// change by the threshold.
 			rel := 100 * (current/st.Before - 1)
@@ -534,19 +532,6 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 		out = append(out, ch)
 	}
 	return out
-}
-
-// belowWarning says how many changes the noise cannot explain were left
-// out for being smaller than their threshold, and the largest.
-func belowWarning(below []Change) string {
-	big := below[0]
-	for _, c := range below[1:] {
-		if math.Abs(c.ChangePct) > math.Abs(big.ChangePct) {
-			big = c
-		}
-	}
-	return fmt.Sprintf("%d changes of level beyond the noise but below their threshold are not listed; the largest: %s %s %+.1f%% (%.1f noise units) at %s, threshold %g%% (%s)",
-		len(below), big.Name(), big.Metric, big.ChangePct, big.NoiseUnits, shortSHA(big.FirstBad), big.Threshold, big.Rule)
 }
 
 // AcceptSlack is how many measured points beyond either end of a change's

@@ -308,6 +308,64 @@ func TestWatchDrift(t *testing.T) {
 	if !c.Drift || c.Kind != Regression || !c.Open || c.Unmeasured != 0 || c.Bisect != "" {
 		t.Errorf("drift %+v", c)
 	}
+	// The first bad commit is where the level began to move; the drift's
+	// end is where it stopped.
+	if pos := slices.Index(f.shas, c.FirstBad); pos < 85 || pos > 115 {
+		t.Errorf("drift's first bad commit at %d, want about 100 (a gentle ramp: 0.05 noise units a commit)", pos)
+	}
+	if pos := slices.Index(f.shas, c.DriftEnd); pos < 285 || pos > 315 {
+		t.Errorf("drift's end at %d, want about 300", pos)
+	}
+	if pos := slices.Index(f.shas, c.LastGood); pos != slices.Index(f.shas, c.FirstBad)-1 {
+		t.Errorf("drift's last good commit at %d, want just before its first bad", pos)
+	}
+}
+
+// A change beyond the noise but below its threshold is listed, marked, and
+// never open nor an alert; the text and markdown list it apart.
+func TestWatchBelowThreshold(t *testing.T) {
+	const n = 200
+	f := newFake(n)
+	x := synth(5, n, 0.003, func(i int) float64 {
+		if i >= 120 {
+			return 1.03 // 3%: ten noise units, under the 5% default
+		}
+		return 1
+	})
+	for i := 0; i < n; i++ {
+		f.put(i, "a", map[string]float64{"mean_ttft_ms": x[i]})
+	}
+	rep, err := Watch(context.Background(), f, f, Options{From: f.shas[n-1], Ref: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Changes) != 1 {
+		t.Fatalf("changes %+v, want the 3%% step", rep.Changes)
+	}
+	c := rep.Changes[0]
+	if !c.BelowThreshold || c.Open || c.Kind != Regression || c.FirstBad != f.shas[120] || rep.Failed() || len(rep.Alerts()) != 0 {
+		t.Errorf("change %+v, want a regression below the threshold at 120, not open, no alert", c)
+	}
+	var txt, md, js bytes.Buffer
+	if err := rep.WriteText(&txt, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, got, want string }{
+		{"text", txt.String(), "below the threshold (beyond the noise, no alert): 1\n  a [model=m] @ci  mean_ttft_ms  +3."},
+		{"text", txt.String(), "no change of level at or above its threshold"},
+		{"markdown", md.String(), "1 changes beyond the noise but below their threshold (no alert)"},
+		{"json", js.String(), `"below_threshold": true`},
+	} {
+		if !strings.Contains(c.got, c.want) {
+			t.Errorf("%s lacks %q:\n%s", c.name, c.want, c.got)
+		}
+	}
 }
 
 // An acceptance recorded at the commit of a step, or a point or two off
