@@ -81,6 +81,81 @@ func Detect(x []float64, p Params) []Step {
 			y[i] = v
 		}
 	}
+	y, _ = deseason(y)
+	st := detectLevels(y, p, useLog)
+	// A trend through the whole series is taken out when that explains
+	// it with fewer changes, and some: growth around one step is the
+	// step, not a drift either side of it. (A whole-series trend alone
+	// is already no change, see steps; when taking a trend out leaves no
+	// change at all, what was found was a drift over part of the series.)
+	if yd, slope := detrend(y, 2*p.MinSegment, noise(y), 2*p.MinZ); slope != 0 {
+		sd := detectLevels(yd, p, useLog)
+		// The slope again, now from within the levels found (a common
+		// slope, a level each): the first one, from slopes that straddle
+		// no step, is rougher, and what it leaves tilts long levels apart.
+		if b := commonSlope(y, stepBounds(sd, n)); b != 0 && len(sd) > 0 {
+			yd = sloped(y, b)
+			sd, slope = detectLevels(yd, p, useLog), b
+		}
+		if len(sd) > 0 && len(sd) < len(st) {
+			retrend(sd, slope, n, useLog)
+			st = sd
+		}
+	}
+	return st
+}
+
+// stepBounds are the bounds of the levels between steps (0 and n
+// included); a drift's stretch is left out of both neighbours.
+func stepBounds(st []Step, n int) [][2]int {
+	var out [][2]int
+	a := 0
+	for _, s := range st {
+		out = append(out, [2]int{a, s.From})
+		a = s.At
+	}
+	return append(out, [2]int{a, n})
+}
+
+// commonSlope is the least-squares slope of y shared by the stretches
+// (each with a level of its own); 0 when they hold too few points.
+func commonSlope(y []float64, stretches [][2]int) float64 {
+	var sty, stt float64
+	for _, r := range stretches {
+		a, b := r[0], r[1]
+		if b-a < 3 {
+			continue
+		}
+		tm := float64(a+b-1) / 2
+		ym := 0.0
+		for _, v := range y[a:b] {
+			ym += v
+		}
+		ym /= float64(b - a)
+		for i := a; i < b; i++ {
+			sty += (float64(i) - tm) * (y[i] - ym)
+			stt += (float64(i) - tm) * (float64(i) - tm)
+		}
+	}
+	if !(stt > 0) {
+		return 0
+	}
+	return sty / stt
+}
+
+// sloped is y less a line of slope b through its middle.
+func sloped(y []float64, b float64) []float64 {
+	out := make([]float64, len(y))
+	c := float64(len(y)-1) / 2
+	for i, v := range y {
+		out[i] = v - b*(float64(i)-c)
+	}
+	return out
+}
+
+// detectLevels finds the changes of level of y (log values when
+// useLog), as Detect describes.
+func detectLevels(y []float64, p Params, useLog bool) []Step {
 	sd := noise(y)
 	if !(sd > 0) || math.IsInf(sd, 0) {
 		return nil
@@ -92,6 +167,23 @@ func Detect(x []float64, p Params) []Step {
 		st = append(st, t)
 	}
 	return st
+}
+
+// retrend puts the trend detrend removed back into the steps' levels, at
+// each step's first point at the new level: the levels either side of a
+// step on a trending series as they are there.
+func retrend(st []Step, slope float64, n int, useLog bool) {
+	c := float64(n-1) / 2
+	for i := range st {
+		shift := slope * (float64(st[i].At) - c)
+		if useLog {
+			st[i].Before *= math.Exp(shift)
+			st[i].After *= math.Exp(shift)
+		} else {
+			st[i].Before += shift
+			st[i].After += shift
+		}
+	}
 }
 
 // segmentation segments y under a noise model fitted to its own

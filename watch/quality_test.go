@@ -389,6 +389,7 @@ func TestQuality(t *testing.T) {
 		series []labelled
 	}{
 		{"simulated", simCorpus()},
+		{"other", otherCorpus()},
 		{"realnoise", realCorpus(t)},
 	}
 	for _, set := range sets {
@@ -435,7 +436,7 @@ func TestQualityByShape(t *testing.T) {
 	}
 	by := map[string][]labelled{}
 	var names []string
-	for _, s := range simCorpus() {
+	for _, s := range append(simCorpus(), otherCorpus()...) {
 		if _, ok := by[s.name]; !ok {
 			names = append(names, s.name)
 		}

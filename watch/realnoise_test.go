@@ -117,10 +117,24 @@ func watchDetect(p Params) func([]float64) []int {
 	return func(x []float64) []int {
 		var at []int
 		for _, st := range Detect(x, p) {
-			at = append(at, st.At)
+			at = append(at, reportedAt(st, len(x), p)...)
 		}
 		return at
 	}
+}
+
+// reportedAt are the points where watch reports a step: its first point
+// at the new level (first_bad); for a drift, its first point off the old
+// level (first_bad) and, when the level has stopped moving before the
+// last MinSegment points, its first at the new one (drift_end).
+func reportedAt(st Step, n int, p Params) []int {
+	if !st.Drift {
+		return []int{st.At}
+	}
+	if st.At <= n-p.MinSegment {
+		return []int{st.From, st.At}
+	}
+	return []int{st.From}
 }
 
 // scaled returns the values (log values when all are positive, as watch
