@@ -8,6 +8,10 @@ import (
 // (12), a week of days (7), a day of hours (24), a year of weeks (52).
 const maxPeriod = 60
 
+// seasonWindow is how many of the latest successive differences the
+// period is looked for in.
+const seasonWindow = 2048
+
 // deseason removes a strong season from y (oldest first) and reports the
 // period removed (0: none, y returned as it is). A season is a profile
 // that repeats every P points (2 <= P <= maxPeriod, at least four cycles
@@ -36,7 +40,9 @@ func deseason(y []float64) ([]float64, int) {
 	for i := range d {
 		d[i] = y[i+1] - y[i]
 	}
-	p := seasonPeriod(d)
+	// The period from the latest differences: seasonWindow holds 34
+	// cycles of the longest period, and a long history costs no more.
+	p := seasonPeriod(d[max(0, len(d)-seasonWindow):])
 	if p == 0 {
 		return y, 0
 	}
