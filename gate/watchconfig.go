@@ -11,7 +11,7 @@ import (
 //
 //	watch:
 //	  missing_after: 5        # a series that reported on the last 5 measured commits, then stopped, is an alert
-//	  min_change: 5%          # smallest change reported for a metric no max_regression rule covers
+//	  min_change: 5%          # smallest change worth an alert for a metric no max_regression rule covers (smaller ones are listed apart)
 //	  issue_labels: [perfgate, performance]
 type WatchConfig struct {
 	MissingAfter int      // default DefaultMissingAfter
