@@ -142,14 +142,5 @@ var otherCases = []corpusCase{
 	}},
 }
 
-func otherCorpus() []labelled {
-	var out []labelled
-	for ci, c := range otherCases {
-		for k := 0; k < c.reps; k++ {
-			r := rand.New(rand.NewPCG(uint64(7000*ci+k+1), 91))
-			x, truth := c.gen(r)
-			out = append(out, labelled{c.name, x, truth})
-		}
-	}
-	return out
-}
+// otherCorpus is the other shapes' series, the same on every run.
+func otherCorpus() []labelled { return generate(otherCases, 7000, 91) }

@@ -264,11 +264,15 @@ func ramp(a, b int, rel float64) func(int) float64 {
 }
 
 // simCorpus is the simulated part of the corpus, the same on every run.
-func simCorpus() []labelled {
+func simCorpus() []labelled { return generate(corpusCases, 1000, 23) }
+
+// generate draws each case's series, seeded by the case, the repetition
+// and the corpus (stride, stream).
+func generate(cases []corpusCase, stride, stream uint64) []labelled {
 	var out []labelled
-	for ci, c := range corpusCases {
+	for ci, c := range cases {
 		for k := 0; k < c.reps; k++ {
-			r := rand.New(rand.NewPCG(uint64(1000*ci+k+1), 23))
+			r := rand.New(rand.NewPCG(stride*uint64(ci)+uint64(k)+1, stream))
 			x, truth := c.gen(r)
 			out = append(out, labelled{c.name, x, truth})
 		}
