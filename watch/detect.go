@@ -82,27 +82,142 @@ func Detect(x []float64, p Params) []Step {
 		}
 	}
 	y, _ = deseason(y)
-	st := detectLevels(y, p, useLog)
+	st, nm := detectLevels(y, p, useLog)
 	// A trend through the whole series is taken out when that explains
-	// it with fewer changes, and some: growth around one step is the
-	// step, not a drift either side of it. (A whole-series trend alone
+	// it better: with fewer changes, and some (growth around one step is
+	// the step, not a drift either side of it; a whole-series trend alone
 	// is already no change, see steps; when taking a trend out leaves no
-	// change at all, what was found was a drift over part of the series.)
+	// change at all, what was found was a drift over part of the series),
+	// or, where nothing was found, with changes and under half the noise
+	// (a trend that hid a step by swelling the noise), unless those
+	// changes take the trend back (a sawtooth's resets).
 	if yd, slope := detrend(y, 2*p.MinSegment, noise(y), 2*p.MinZ); slope != 0 {
-		sd := detectLevels(yd, p, useLog)
+		sd, nd := detectLevels(yd, p, useLog)
 		// The slope again, now from within the levels found (a common
 		// slope, a level each): the first one, from slopes that straddle
 		// no step, is rougher, and what it leaves tilts long levels apart.
 		if b := commonSlope(y, stepBounds(sd, n)); b != 0 && len(sd) > 0 {
 			yd = sloped(y, b)
-			sd, slope = detectLevels(yd, p, useLog), b
+			sd, nd = detectLevels(yd, p, useLog)
+			slope = b
 		}
-		if len(sd) > 0 && len(sd) < len(st) {
+		better := len(sd) > 0 && len(sd) < len(st)
+		if len(st) == 0 && len(sd) > 0 && nd.point < nm.point/2 && !takesBack(sd, slope*float64(n), useLog) {
+			better = true
+		}
+		if better {
 			retrend(sd, slope, n, useLog)
-			st = sd
+			st, nm = sd, nd
 		}
 	}
+	if nm.level >= 2*nm.point {
+		st = jumps(y, st, p, useLog)
+	}
 	return st
+}
+
+// JumpZ is how many noises of one point-to-point move a single move must
+// span to be a change on its own (jumps).
+const JumpZ = 15
+
+// jumps adds to st (sorted by At) the abrupt changes that persistent
+// noise hides from segmentation: on a random walk (a price, a slowly
+// wandering runner) the noise of a level is many times that of one
+// move, so a crash of twenty moves' worth can hide in the wander, yet no
+// one would miss it. Detect looks for them only where the noise of a
+// level is at least twice that of a point (elsewhere segmentation sees
+// such a jump). A jump is one successive difference of at least
+// JumpZ noises of a difference (their robust scale, which one jump does
+// not move), at least MinSegment points from either end and from every
+// change found, whose new level holds: the medians of MinSegment and of
+// 2·MinSegment points after it stay at least half the jump from those
+// before it, the same way (a spike, or a block of slow runners shorter
+// than a level, falls back).
+func jumps(y []float64, st []Step, p Params, useLog bool) []Step {
+	n, m := len(y), p.MinSegment
+	if n < 2*m+1 {
+		return st
+	}
+	d := make([]float64, n-1)
+	for i := range d {
+		d[i] = math.Abs(y[i+1] - y[i])
+	}
+	sdd := 1.4826 * medianOf(d) // noise of one difference
+	if !(sdd > 0) {
+		return st
+	}
+	buf := make([]float64, 0, 2*m)
+	var added []Step
+	for i := m; i <= n-m; i++ {
+		jump := y[i] - y[i-1]
+		if math.Abs(jump) < JumpZ*sdd || nearStep(st, i, m) {
+			continue
+		}
+		before := level(y, max(0, i-2*m), i, buf)
+		holds := true
+		for _, w := range []int{m, 2 * m} {
+			after := level(y, i, min(n, i+w), buf)
+			holds = holds && (after-before)*jump > 0 && math.Abs(after-before) >= math.Abs(jump)/2
+		}
+		if !holds {
+			continue
+		}
+		after := level(y, i, min(n, i+2*m), buf)
+		sd := sdd / math.Sqrt2
+		added = append(added, Step{At: i, From: i, Before: unscale(before, useLog), After: unscale(after, useLog),
+			NoiseUnits: math.Abs(after-before) / sd, Z: math.Abs(jump) / sdd, Sigma: sd,
+			NBefore: i - max(0, i-2*m), NAfter: min(n, i+2*m) - i,
+			Minor: magnitude(before, after, useLog) < p.MinMagnitude})
+		i += m // the next jump is another level's
+	}
+	if len(added) == 0 {
+		return st
+	}
+	out := append(st, added...)
+	sort.Slice(out, func(a, b int) bool { return out[a].At < out[b].At })
+	return out
+}
+
+// nearStep reports whether a change of st starts or ends within m points
+// of i.
+func nearStep(st []Step, i, m int) bool {
+	for _, s := range st {
+		if i > s.From-m && i < s.At+m {
+			return true
+		}
+	}
+	return false
+}
+
+// detectLevels finds the changes of level of y (log values when
+// useLog), as Detect describes, and the noise model they leave.
+func detectLevels(y []float64, p Params, useLog bool) ([]Step, noiseModel) {
+	sd := noise(y)
+	if !(sd > 0) || math.IsInf(sd, 0) {
+		return nil, noiseModel{}
+	}
+	yc := clipped(y, sd, p)
+	cuts, nm := segmentation(y, yc, sd, p)
+	st := steps(y, cuts, nm, p, useLog)
+	if t, ok := tail(y, cuts, nm, p, useLog); ok {
+		st = append(st, t)
+	}
+	return st, nm
+}
+
+// takesBack reports whether steps (found without a trend that moves
+// the level by move over the series) take back more than half of it: a
+// sawtooth's slow rises agree on a slope, and its resets undo it.
+func takesBack(steps []Step, move float64, useLog bool) bool {
+	sum := 0.0
+	for _, st := range steps {
+		if useLog {
+			sum += math.Log(st.After / st.Before)
+		} else {
+			sum += st.After - st.Before
+		}
+	}
+	return sum*move < 0 && math.Abs(sum) > math.Abs(move)/2
 }
 
 // stepBounds are the bounds of the levels between steps (0 and n
@@ -151,22 +266,6 @@ func sloped(y []float64, b float64) []float64 {
 		out[i] = v - b*(float64(i)-c)
 	}
 	return out
-}
-
-// detectLevels finds the changes of level of y (log values when
-// useLog), as Detect describes.
-func detectLevels(y []float64, p Params, useLog bool) []Step {
-	sd := noise(y)
-	if !(sd > 0) || math.IsInf(sd, 0) {
-		return nil
-	}
-	yc := clipped(y, sd, p)
-	cuts, nm := segmentation(y, yc, sd, p)
-	st := steps(y, cuts, nm, p, useLog)
-	if t, ok := tail(y, cuts, nm, p, useLog); ok {
-		st = append(st, t)
-	}
-	return st
 }
 
 // retrend puts the trend detrend removed back into the steps' levels, at

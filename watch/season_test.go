@@ -99,3 +99,56 @@ func irregularSawtooth(seed uint64, n int, amp float64) func(int) float64 {
 	}
 	return func(i int) float64 { return lv[i] }
 }
+
+// A crash on a random walk (a price, a wandering runner) is one change at
+// its point, though the wander's level noise is larger than the crash;
+// the walk alone, and a spike on it, are none.
+func TestDetectCrashOnARandomWalk(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		r := rand.New(rand.NewPCG(seed, 5))
+		walk := func(crash, spike int) []float64 {
+			w, x := 0.0, make([]float64, 500)
+			for i := range x {
+				w += 0.015 * r.NormFloat64()
+				if i == crash {
+					w -= 0.35
+				}
+				x[i] = 100 * math.Exp(w)
+				if i == spike {
+					x[i] *= 1.5
+				}
+			}
+			return x
+		}
+		got := Detect(walk(300, -1), DefaultParams())
+		found := false
+		for _, st := range got {
+			found = found || (st.At == 300 && st.After < st.Before)
+		}
+		if !found {
+			t.Errorf("seed %d: %+v, want the crash at 300", seed, got)
+		}
+		if got := Detect(walk(-1, 200), DefaultParams()); len(got) != 0 {
+			t.Errorf("seed %d: a walk with a spike: %+v, want no change", seed, got)
+		}
+	}
+}
+
+// Monthly figures that grow and swing with the seasons, then drop by a
+// quarter: the drop is the one change, though growth and season together
+// swell the noise that segmentation sees.
+func TestDetectDropInGrowingSeason(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		x := synth(seed, 180, 0.02, func(i int) float64 {
+			l := math.Exp(0.006*float64(i)) * (1 + 0.15*math.Sin(2*math.Pi*float64(i)/12))
+			if i >= 100 {
+				l *= 0.75
+			}
+			return l
+		})
+		got := Detect(x, DefaultParams())
+		if len(got) != 1 || got[0].At < 98 || got[0].At > 102 || got[0].After > got[0].Before {
+			t.Errorf("seed %d: %+v, want one drop at 100", seed, got)
+		}
+	}
+}
