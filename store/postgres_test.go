@@ -224,6 +224,32 @@ func TestPostgresRepositories(t *testing.T) {
 	if seq, _ := b.LastSeq(); seq == 0 {
 		t.Error("LastSeq of b is 0")
 	}
+	repos, err := b.Repositories()
+	if err != nil || len(repos) != 2 || repos[0].Name != "github.com/org/engine" || repos[0].Runs != 2 || repos[1].Name != "github.com/org/plugin" || repos[1].Runs != 1 {
+		t.Errorf("Repositories = %+v, %v: want engine (2 runs) and plugin (1)", repos, err)
+	}
+	if !repos[0].Last.Equal(mkRun(2, "x", 2).Time) {
+		t.Errorf("engine last measured %v, want %v", repos[0].Last, mkRun(2, "x", 2).Time)
+	}
+	// A Scope reads the other repository over b's connections, and
+	// closing it leaves b open.
+	sa, err := b.Scope("github.com/org/engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := sa.Len(); n != 2 {
+		t.Errorf("Scope(engine).Len = %d, want 2", n)
+	}
+	if recs, _ := sa.Records(); len(recs) != 1 {
+		t.Errorf("Scope(engine).Records = %v, want engine's acceptance", recs)
+	}
+	sa.Close()
+	if n, err := b.Len(); n != 1 || err != nil {
+		t.Errorf("b after closing its Scope: Len = %d, %v", n, err)
+	}
+	if _, err := b.Scope(" "); !errors.Is(err, ErrBadInput) {
+		t.Errorf("Scope of an empty name: %v", err)
+	}
 }
 
 // TestPostgresServerGoneMidIngest closes the connections under an
