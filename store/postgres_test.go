@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/url"
@@ -441,4 +442,44 @@ func FuzzJSONBDecoders(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPostgresIndexesServeTheGate: each question the gate asks (the runs
+// of these commits, of this series at these commits, since this time, the
+// repositories and the commits by first run) is answered from an index,
+// not a scan of every repository's runs. With sequential scans off, the
+// planner picks a scan of a table only when no index can serve.
+func TestPostgresIndexesServeTheGate(t *testing.T) {
+	raw := pgtest.URL(t)
+	s, err := Open(raw, Options{Repository: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, mkRun(1, "a", 1), mkRun(2, "b", 2))
+	s.Close()
+	conn := connect(t, raw)
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, "SET enable_seqscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	commits := fmt.Sprintf("ARRAY['%s','%s']", sha(1), sha(2))
+	for _, q := range []struct{ what, sql string }{
+		{"runs of these commits", selectRun + ` WHERE repository = 'r' AND commit = ANY(` + commits + `) ORDER BY time_ns, id COLLATE "C"`},
+		{"runs of a series at these commits", selectRun + ` WHERE repository = 'r' AND benchmark = 'a' AND commit = ANY(` + commits + `)`},
+		{"runs since a time", selectRun + ` WHERE repository = 'r' AND time_ns >= 0 ORDER BY time_ns, seq`},
+		{"commits by first run", `SELECT commit, min(time_ns) AS t FROM perfgate_runs WHERE repository = 'r' GROUP BY commit ORDER BY t DESC LIMIT 10`},
+	} {
+		rows, err := conn.Query(ctx, "EXPLAIN "+q.sql)
+		if err != nil {
+			t.Fatalf("%s: %v", q.what, err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := strings.Join(lines, "\n")
+		if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "Index") {
+			t.Errorf("%s is not answered from an index:\n%s", q.what, plan)
+		}
+	}
 }
