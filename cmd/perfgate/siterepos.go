@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -62,17 +63,30 @@ func siteRepositories(c *cli.Context, e *env, o string) error {
 		return siteError(err)
 	}
 	repos := make([]site.RepoSite, len(names))
+	var unmatched error // --benchmark or --metric matched nothing in a repository
 	for i, name := range names {
 		var checkout *gitrepo.Repo
 		if name == here {
 			checkout = repo
 		}
 		rs, err := siteOfRepository(c, s, checkout, cfg, name, filepath.Join(c.String("out"), dirs[i]))
+		var sel *selectionError
+		if errors.As(err, &sel) {
+			if unmatched == nil {
+				unmatched = sel.err
+			}
+			fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: %v; its page is empty\n", sel.err)
+			err = nil
+		}
 		if err != nil {
 			return err
 		}
 		rs.Dir = dirs[i]
 		repos[i] = *rs
+	}
+	if unmatched != nil && !slices.ContainsFunc(repos, func(r site.RepoSite) bool { return r.Runs > 0 }) {
+		// Nothing matched anywhere: a typo, not a repository without it.
+		return &exitError{code: exitBad, err: unmatched}
 	}
 	title := c.String("title")
 	if title == "" {
@@ -122,21 +136,12 @@ func siteRepositoryNames(c *cli.Context, s *store.Store) ([]string, error) {
 			continue
 		}
 		seen[name] = true
-		if !contains(all, name) {
+		if !slices.Contains(all, name) {
 			return nil, unknownRepository(name, all, s.Path())
 		}
 		out = append(out, name)
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func unknownRepository(name string, all []string, db string) error {
@@ -156,7 +161,9 @@ func unknownRepository(name string, all []string, db string) error {
 
 // siteOfRepository writes one repository's sub-site into dir: along
 // --branch of checkout when the repository is checked out here, else
-// along its commits in order of first run.
+// along its commits in order of first run. When --benchmark or --metric
+// matches nothing of this repository, it writes the site empty and
+// returns it with a *selectionError.
 func siteOfRepository(c *cli.Context, s *store.Store, checkout *gitrepo.Repo, cfg *gate.Config, name, dir string) (*site.RepoSite, error) {
 	scoped, err := s.Scope(name)
 	if err != nil {
@@ -194,16 +201,25 @@ func siteOfRepository(c *cli.Context, s *store.Store, checkout *gitrepo.Repo, cf
 		}
 	}
 	sum, err := site.Generate(c.Context, commits, h, dir, opts)
-	if err != nil {
-		if errors.Is(err, site.ErrBadInput) {
-			// --benchmark or --metric that matches nothing in this
-			// repository: say which.
-			return nil, &exitError{code: exitBad, err: fmt.Errorf("repository %s: %w", inert.Line(name, 200), err)}
+	if errors.Is(err, site.ErrBadInput) && (opts.Benchmark != "" || len(opts.Metrics) > 0) {
+		// --benchmark or --metric that matches nothing in this
+		// repository, which may still match in another: an empty page.
+		sel := &selectionError{fmt.Errorf("repository %s: %w", inert.Line(name, 200), err)}
+		if sum, err = site.Generate(c.Context, nil, h, dir, opts); err == nil {
+			return &site.RepoSite{Name: name, Order: opts.Order, Ref: opts.Ref, Summary: sum}, sel
 		}
+	}
+	if err != nil {
 		return nil, siteError(err)
 	}
 	return &site.RepoSite{Name: name, Order: opts.Order, Ref: opts.Ref, Summary: sum}, nil
 }
+
+// selectionError is a --benchmark or --metric that matched nothing in
+// one repository; its site is written empty.
+type selectionError struct{ err error }
+
+func (e *selectionError) Error() string { return e.err.Error() }
 
 // siteError maps an error of package site to an exit code.
 func siteError(err error) error {

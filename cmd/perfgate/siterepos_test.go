@@ -132,10 +132,22 @@ func TestSiteRepositoriesOnPostgres(t *testing.T) {
 		t.Errorf("site --repository engine outside a checkout: exit %d, %s%s", code, stdout, stderr)
 	}
 
+	// A benchmark only the fork has: the engine's page is empty, with a
+	// warning; a benchmark no repository has is a usage error.
+	extra := fmt.Sprintf(`{"commit":%q,"benchmark":"fork-only","time":"2026-03-01T00:00:00Z","metrics":{"mean_ttft_ms":5},"source":{"format":"generic-json","file":"x.json"}}`+"\n", shas[0])
+	if _, stderr, code := runCLI(t, extra, "--repo", fork, "import", "-"); code != 0 {
+		t.Fatalf("import into the fork: %s", stderr)
+	}
+	stdout, stderr, code = runCLI(t, "", "--repo", engine, "site", "--out", t.TempDir(), "--all-repositories", "--benchmark", "fork-only", "-o", "json")
+	if code != 0 || !strings.Contains(stderr, `repository github.com/org/engine: --benchmark "fork-only" matches none`) || !strings.Contains(stdout, `"status": "empty"`) || !strings.Contains(stdout, `"runs": 1,`) {
+		t.Errorf("site --benchmark of the fork alone: exit %d\n%s%s", code, stdout, stderr)
+	}
+
 	for _, tt := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"--all-repositories", "--benchmark", "nowhere"}, `--benchmark "nowhere" matches none`},
 		{[]string{"--repository", "github.com/org/engin"}, `did you mean "github.com/org/engine"?`},
 		{[]string{"--repository", "github.com/org/engine", "--all-repositories"}, "give one"},
 		{[]string{"--all-repositories"}, "bbolt file, which holds one repository"},
