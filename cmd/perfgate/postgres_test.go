@@ -413,3 +413,41 @@ func TestPostgresLibpqAndReadOnlyRole(t *testing.T) {
 		t.Errorf("check with a wrong PGPASSWORD: exit %d, want 3 and what to check without the password\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestPostgresRepositoryName: repository: in .perfgate.yml names the
+// history a checkout reads and writes, whatever its remote (a fork or a
+// mirror sharing the upstream's history); PERFGATE_REPOSITORY overrides
+// it; a checkout named otherwise sees none of it.
+func TestPostgresRepositoryName(t *testing.T) {
+	t.Setenv("PERFGATE_DB", pgtest.URL(t))
+	t.Setenv("PERFGATE_REPOSITORY", "")
+	upstream := gitRepo(t)
+	git(t, upstream, "remote", "add", "origin", "https://github.com/org/engine.git")
+	commit(t, upstream, "rules", map[string]string{".perfgate.yml": "repository: github.com/org/engine\n"})
+	ingestAt(t, upstream, metricsJSON(100, 300))
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	git(t, filepath.Dir(mirror), "clone", "-q", upstream, mirror)
+	git(t, mirror, "remote", "set-url", "origin", "git@git.internal:mirrors/engine.git")
+	other := filepath.Join(t.TempDir(), "other")
+	git(t, filepath.Dir(other), "clone", "-q", upstream, other)
+	git(t, other, "remote", "set-url", "origin", "git@git.internal:mirrors/other.git")
+	os.WriteFile(filepath.Join(other, ".perfgate.yml"), []byte("repository: git.internal/other\n"), 0o644)
+	count := func(dir string) int {
+		t.Helper()
+		out, stderr, code := runCLI(t, "", "--repo", dir, "export")
+		if code != 0 {
+			t.Fatalf("export in %s: %s", dir, stderr)
+		}
+		return strings.Count(out, "\n")
+	}
+	if n := count(mirror); n != 1 {
+		t.Errorf("the mirror (repository: github.com/org/engine) sees %d runs, want the upstream's 1", n)
+	}
+	if n := count(other); n != 0 {
+		t.Errorf("a checkout named git.internal/other sees %d runs of github.com/org/engine", n)
+	}
+	t.Setenv("PERFGATE_REPOSITORY", "github.com/org/engine")
+	if n := count(other); n != 1 {
+		t.Errorf("PERFGATE_REPOSITORY=github.com/org/engine in another checkout: %d runs, want 1", n)
+	}
+}
