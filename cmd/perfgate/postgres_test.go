@@ -451,3 +451,50 @@ func TestPostgresRepositoryName(t *testing.T) {
 		t.Errorf("PERFGATE_REPOSITORY=github.com/org/engine in another checkout: %d runs, want 1", n)
 	}
 }
+
+// TestPostgresRunEnvHasNoPassword: the benchmark perfgate run executes
+// does not inherit PGPASSWORD nor a variable holding the database URL
+// with its password, while its run is stored in the database.
+func TestPostgresRunEnvHasNoPassword(t *testing.T) {
+	db := pgtest.URL(t)
+	u, err := url.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password, _ := u.User.Password()
+	if password == "" {
+		t.Skip("the test server's URL has no password")
+	}
+	t.Setenv("PERFGATE_DB", db)
+	t.Setenv("PGPASSWORD", password)
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, "env.txt")
+	script := writeFile(t, dir, "bench.sh", "#!/bin/sh\nenv > '"+envFile+"'\ncat <<'EOF'\n"+servingBlock(100, 300, 500, 0)+"EOF\n")
+	os.Chmod(script, 0o755)
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--", script)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	env, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(env), password) || strings.Contains(string(env), "PGPASSWORD=") {
+		t.Errorf("the benchmark's environment holds the database password:\n%s", env)
+	}
+	noPassword(t, "run's output", stdout+stderr)
+	if n := strings.Count(mustExport(t, repo), "\n"); n != 1 {
+		t.Errorf("%d runs stored, want 1", n)
+	}
+}
+
+func mustExport(t *testing.T, repo string) string {
+	t.Helper()
+	out, stderr, code := runCLI(t, "", "--repo", repo, "export")
+	if code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	return out
+}
