@@ -346,7 +346,7 @@ func TestDemoOnPostgres(t *testing.T) {
 // TestPostgresLibpqAndReadOnlyRole: the history named by db: in a rules
 // file without a password, the password from PGPASSWORD (or the whole
 // connection from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE, as
-// for psql); a role granted only SELECT runs check, watch and site
+// for psql, or PGSERVICE); a role granted only SELECT runs check, watch and site
 // (and the site of every repository), and an ingest by it exits 3 with
 // permission denied.
 func TestPostgresLibpqAndReadOnlyRole(t *testing.T) {
@@ -405,6 +405,21 @@ func TestPostgresLibpqAndReadOnlyRole(t *testing.T) {
 	stdout, stderr, code := runCLI(t, "", "--db", env, "--repo", repo, "runs", "-o", "json")
 	if code != 0 || strings.Count(stdout, `"id":`) != 26 {
 		t.Errorf("runs with the connection from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE: exit %d\n%.500s%s", code, stdout, stderr)
+	}
+	// Or from a service of PGSERVICEFILE named by PGSERVICE.
+	for _, k := range []string{"PGHOST", "PGPORT", "PGUSER", "PGDATABASE"} {
+		t.Setenv(k, "")
+	}
+	service := fmt.Sprintf("[perf]\nhost=%s\nport=%s\nuser=%s\ndbname=%s\n", host, port, user, strings.TrimPrefix(u.Path, "/"))
+	if m := q.Get("sslmode"); m != "" {
+		service += "sslmode=" + m + "\n"
+	}
+	t.Setenv("PGSERVICEFILE", writeFile(t, t.TempDir(), "pg_service.conf", service))
+	t.Setenv("PGSERVICE", "perf")
+	onlySchema := "postgres://?" + url.Values{"search_path": {q.Get("search_path")}}.Encode()
+	stdout, stderr, code = runCLI(t, "", "--db", onlySchema, "--repo", repo, "runs", "-o", "json")
+	if code != 0 || strings.Count(stdout, `"id":`) != 26 {
+		t.Errorf("runs with the connection from PGSERVICE: exit %d\n%.500s%s", code, stdout, stderr)
 	}
 	// A wrong password: exit 3, saying what to check, without it.
 	t.Setenv("PGPASSWORD", "wrong-"+password)
