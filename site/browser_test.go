@@ -434,6 +434,12 @@ func TestBrowserRepositories(t *testing.T) {
 	}
 	must(t, ctx, "fork chart", chromedp.Click(chromedp.CSS(`#table tbody tr a`)), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)))
 	must(t, ctx, "back up", chromedp.Click(chromedp.ID("up")), chromedp.WaitVisible(chromedp.CSS(`tr[data-repository]`)))
+	// A chart opened by its link, without the overview, links up too.
+	must(t, ctx, "deep link", chromedp.Navigate("about:blank"), chromedp.Navigate(fileURL(filepath.Join(dir, dirs[1]), "#serving/mean_ttft_ms")), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)))
+	eval(t, ctx, `document.getElementById("up") ? document.getElementById("up").getAttribute("href") : ""`, &up)
+	if up != "../../index.html" {
+		t.Errorf("a chart opened by its link links up to %q, want ../../index.html", up)
+	}
 	if e := errs(); len(e) > 0 {
 		t.Errorf("console errors: %q", e)
 	}

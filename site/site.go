@@ -14,6 +14,10 @@
 //	perfgate-site.json              what was generated (and the marker that lets
 //	                                a later run replace the directory's contents)
 //
+// A site of several repositories (PrepareIndex, WriteIndex; index.go) is
+// an index page of them and, under r/NAME/, each one's site as Generate
+// writes it.
+//
 // Data files are JavaScript that calls perfgateData(key, value), loaded by
 // <script> elements: browsers refuse fetch() of file:// URLs, scripts they
 // load. A page loads only what it shows: the overview data/index.js, a
@@ -100,7 +104,7 @@ type Options struct {
 	// directions, watch settings): the overview flags a chart with an
 	// open regression of perfgate watch's. Nil: the defaults.
 	Rules *gate.Config
-	// Order is how commits is ordered: OrderBranch (the first-parent
+	// Order is how the commits are ordered: OrderBranch (the first-parent
 	// history of Ref) or OrderMeasured (by first run, without git).
 	Order string
 	// Up links the site's header to a page above it (the index of a site

@@ -519,6 +519,10 @@ func commitsFile(b *bytes.Buffer, cs []gate.Commit, opts Options) {
 		buf = append(buf, `,"order":`...)
 		buf = append(buf, jstr(opts.Order)...)
 	}
+	if opts.Up != "" {
+		buf = append(buf, `,"up":`...)
+		buf = append(buf, jstr(opts.Up)...)
+	}
 	buf = append(buf, "\n,\"sha\":["...)
 	for i, c := range cs {
 		if i > 0 {

@@ -62,10 +62,7 @@
       index = ix;
       document.title = ix.title;
       $("home").textContent = ix.title;
-      if (ix.up) {
-        var up = el("a", { href: ix.up, id: "up" }, "\u2190 all repositories");
-        $("home").parentNode.insertBefore(up, $("home"));
-      }
+      addUp(ix.up);
       $("meta").textContent = ix.series + " series, " + ix.rows.length + " charts, " + ix.commits + " commits" +
         (ix.order === "measured" ? " in order of their first run" : (ix.ref ? " of " + ix.ref : "")) +
         (ix.open ? ", " + ix.open + " open regression" + (ix.open === 1 ? "" : "s") + " (perfgate watch)" : "");
@@ -193,7 +190,13 @@
       return load("s/" + r.s + "/" + r.file);
     });
   }
+  // addUp links the header to the index of several repositories, once.
+  function addUp(href) {
+    if (!href || $("up")) return;
+    $("home").parentNode.insertBefore(el("a", { href: href, id: "up" }, "\u2190 all repositories"), $("home"));
+  }
   function openChart(d, cm) {
+    addUp(cm.up);
     var xs = [], last = -1;
     for (var i = 0; i < d.runs.x.length; i++) if (d.runs.x[i] !== last) { xs.push(d.runs.x[i]); last = d.runs.x[i]; }
     C = { d: d, cm: cm, xs: xs, forge: cm.forge || {}, ref: cm.ref, order: cm.order, hover: -1 };
