@@ -393,3 +393,54 @@ func TestBrowserRegressionsOnlyShowsWatch(t *testing.T) {
 		t.Errorf("console errors: %q", e)
 	}
 }
+
+// TestBrowserRepositories: the index of several repositories lists each
+// with its status and opens its site; a repository ordered by first run
+// says so in its header and under its chart, and links back to the index.
+func TestBrowserRepositories(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"github.com/org/engine", "github.com/org/fork"}
+	dirs, err := PrepareIndex(dir, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var repos []RepoSite
+	for i, order := range []string{OrderBranch, OrderMeasured} {
+		commits, h := stepHistory(60, 13, float64(8*(1-i))) // the engine steps up 8%, the fork is steady
+		sum, err := Generate(context.Background(), commits, h, filepath.Join(dir, dirs[i]), Options{Ref: "main", Order: order, Up: "../../index.html"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		repos = append(repos, RepoSite{Name: names[i], Dir: dirs[i], Order: order, Ref: "main", Summary: sum})
+	}
+	if _, err := WriteIndex(dir, "perfgate: org", repos); err != nil {
+		t.Fatal(err)
+	}
+	ctx, errs := browser(t, 1280, 800)
+	must(t, ctx, "index", chromedp.Navigate(fileURL(dir, "")), chromedp.WaitVisible(chromedp.CSS(`tr[data-repository]`)))
+	var rows []string
+	eval(t, ctx, `[...document.querySelectorAll("tr[data-repository]")].map(r => r.dataset.repository + ": " + r.dataset.status)`, &rows)
+	if strings.Join(rows, ", ") != "github.com/org/engine: regression, github.com/org/fork: ok" {
+		t.Errorf("index rows %q", rows)
+	}
+	must(t, ctx, "open the fork", chromedp.Click(chromedp.CSS(`tr[data-repository="github.com/org/fork"] a`)), chromedp.WaitVisible(chromedp.CSS(`#table tbody tr`)))
+	if meta := text(t, ctx, "meta"); !strings.Contains(meta, "in order of their first run") {
+		t.Errorf("the fork's header %q does not say how its commits are ordered", meta)
+	}
+	var up string
+	eval(t, ctx, `document.getElementById("up").href`, &up)
+	if !strings.HasSuffix(up, "/index.html") || strings.Contains(up, "/r/") {
+		t.Errorf("link up %q: want the index", up)
+	}
+	must(t, ctx, "fork chart", chromedp.Click(chromedp.CSS(`#table tbody tr a`)), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)))
+	must(t, ctx, "back up", chromedp.Click(chromedp.ID("up")), chromedp.WaitVisible(chromedp.CSS(`tr[data-repository]`)))
+	// A chart opened by its link, without the overview, links up too.
+	must(t, ctx, "deep link", chromedp.Navigate("about:blank"), chromedp.Navigate(fileURL(filepath.Join(dir, dirs[1]), "#serving/mean_ttft_ms")), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)))
+	eval(t, ctx, `document.getElementById("up") ? document.getElementById("up").getAttribute("href") : ""`, &up)
+	if up != "../../index.html" {
+		t.Errorf("a chart opened by its link links up to %q, want ../../index.html", up)
+	}
+	if e := errs(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
+	}
+}

@@ -14,6 +14,10 @@
 //	perfgate-site.json              what was generated (and the marker that lets
 //	                                a later run replace the directory's contents)
 //
+// A site of several repositories (PrepareIndex, WriteIndex; index.go) is
+// an index page of them and, under r/NAME/, each one's site as Generate
+// writes it.
+//
 // Data files are JavaScript that calls perfgateData(key, value), loaded by
 // <script> elements: browsers refuse fetch() of file:// URLs, scripts they
 // load. A page loads only what it shows: the overview data/index.js, a
@@ -51,6 +55,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/perfgate/perfgate/gate"
 )
@@ -99,6 +104,12 @@ type Options struct {
 	// directions, watch settings): the overview flags a chart with an
 	// open regression of perfgate watch's. Nil: the defaults.
 	Rules *gate.Config
+	// Order is how the commits are ordered: OrderBranch (the first-parent
+	// history of Ref) or OrderMeasured (by first run, without git).
+	Order string
+	// Up links the site's header to a page above it (the index of a site
+	// of several repositories), relative to the site; "" none.
+	Up string
 }
 
 // Summary says what Generate wrote.
@@ -112,6 +123,16 @@ type Summary struct {
 	// charts shown (a chart may have more than one).
 	OpenRegressions int `json:"open_regressions"`
 	Files           int `json:"files"`
+	// Latest is the newest commit drawn (with a result shown); nil when
+	// none is.
+	Latest *Commit `json:"latest,omitempty"`
+}
+
+// Commit is a commit as the summaries name it.
+type Commit struct {
+	SHA     string    `json:"sha"`
+	Subject string    `json:"subject,omitempty"`
+	Time    time.Time `json:"time"` // author time, or the first run's (OrderMeasured)
 }
 
 // Generate writes the site of commits (oldest first, the first-parent
@@ -157,6 +178,9 @@ func (o *Options) check() error {
 	if o.Ago == 0 {
 		o.Ago = DefaultAgo
 	}
+	if o.Order != OrderBranch && o.Order != OrderMeasured {
+		return badf("order %q: want %q (first-parent history) or %q (first measured)", o.Order, OrderBranch, OrderMeasured)
+	}
 	if o.Ago < 1 {
 		return badf("ago %d: must be at least 1", o.Ago)
 	}
@@ -187,7 +211,12 @@ func prepareDir(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, Marker)); err != nil {
 		return badf("--out %q is not empty and holds no perfgate site (no %s); give a new or empty directory", dir, Marker)
 	}
-	return os.RemoveAll(filepath.Join(dir, "data"))
+	for _, d := range []string{"data", repoDir} { // a site's data, or an index's sub-sites
+		if err := os.RemoveAll(filepath.Join(dir, d)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // matchBenchmark applies --benchmark.

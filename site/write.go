@@ -34,7 +34,7 @@ type summary struct {
 
 // write writes the viewer, the data files and the marker.
 func write(dir string, m *model, opts Options) (*Summary, error) {
-	sum := &Summary{Commits: len(m.commits), Series: len(m.series)}
+	sum := &Summary{Commits: len(m.commits), Series: len(m.series), Latest: latestDrawn(m)}
 	if err := writeAssets(dir, sum); err != nil {
 		return nil, err
 	}
@@ -63,6 +63,23 @@ func write(dir string, m *model, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	return sum, nil
+}
+
+// latestDrawn is the newest commit with a result on a chart.
+func latestDrawn(m *model) *Commit {
+	last := int32(-1)
+	for _, s := range m.series {
+		for _, c := range s.charts {
+			if n := len(c.x); n > 0 && c.x[n-1] > last {
+				last = c.x[n-1]
+			}
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	c := m.commits[last]
+	return &Commit{SHA: c.SHA, Subject: c.Subject, Time: c.Time.UTC()}
 }
 
 // job is one chart to write.
@@ -465,6 +482,14 @@ func indexFile(b *bytes.Buffer, rows [][]byte, m *model, open int, opts Options)
 	b.WriteString(`,"forge":`)
 	b.Write(jval(opts.Forge))
 	fmt.Fprintf(b, `,"ago":%d,"window":%d,"commits":%d,"series":%d,"open":%d`, opts.Ago, opts.Window, len(m.commits), len(m.series), open)
+	if opts.Order != OrderBranch {
+		b.WriteString(`,"order":`)
+		b.Write(jstr(opts.Order))
+	}
+	if opts.Up != "" {
+		b.WriteString(`,"up":`)
+		b.Write(jstr(opts.Up))
+	}
 	if n := len(m.commits); n > 0 {
 		b.WriteString(`,"head":`)
 		b.Write(jstr(m.commits[n-1].SHA))
@@ -490,6 +515,14 @@ func commitsFile(b *bytes.Buffer, cs []gate.Commit, opts Options) {
 	buf = append(buf, jstr(opts.Ref)...)
 	buf = append(buf, `,"forge":`...)
 	buf = append(buf, jval(opts.Forge)...)
+	if opts.Order != OrderBranch {
+		buf = append(buf, `,"order":`...)
+		buf = append(buf, jstr(opts.Order)...)
+	}
+	if opts.Up != "" {
+		buf = append(buf, `,"up":`...)
+		buf = append(buf, jstr(opts.Up)...)
+	}
 	buf = append(buf, "\n,\"sha\":["...)
 	for i, c := range cs {
 		if i > 0 {

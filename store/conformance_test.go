@@ -63,6 +63,7 @@ var conformanceCases = []struct {
 	{"OneTransactionPerIngest", confOneTransaction},
 	{"ConcurrentWriters", confConcurrentWriters},
 	{"ReadOnly", confReadOnly},
+	{"FirstMeasured", confFirstMeasured},
 }
 
 func TestConformance(t *testing.T) {
@@ -452,5 +453,39 @@ func confReadOnly(t *testing.T, b backendUnderTest) {
 	}
 	if _, _, err := s.Import(strings.NewReader(""), ImportOptions{}); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("Import on a read-only history: %v, want ErrReadOnly", err)
+	}
+}
+
+// confFirstMeasured: commits ordered by their earliest run, newest
+// limit of them; a commit measured again later keeps its first time.
+func confFirstMeasured(t *testing.T, b backendUnderTest) {
+	s := b.open(t, Options{Repository: "r"})
+	late := mkRun(1, "a", 9)
+	late.Time = t0.Add(time.Hour) // commit 1 measured again, after 3
+	tie := mkRun(9, "a", 1)
+	tie.Time = mkRun(3, "a", 1).Time // commit 9 first measured with 3: by id
+	mustPut(t, s, mkRun(3, "a", 1), mkRun(1, "a", 1), mkRun(2, "b", 1), late, tie)
+	got, err := s.FirstMeasured(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, c := range got {
+		order = append(order, c.Commit)
+	}
+	if want := []string{sha(1), sha(2), sha(3), sha(9)}; !slices.Equal(order, want) {
+		t.Errorf("FirstMeasured(0) = %v, want %v", order, want)
+	}
+	if !got[0].First.Equal(mkRun(1, "a", 1).Time) {
+		t.Errorf("commit 1 first measured %v, want %v", got[0].First, mkRun(1, "a", 1).Time)
+	}
+	if got, err := s.FirstMeasured(2); err != nil || len(got) != 2 || got[0].Commit != sha(3) || got[1].Commit != sha(9) {
+		t.Errorf("FirstMeasured(2) = %v, %v: want the newest two, oldest first", got, err)
+	}
+	if _, err := s.Repositories(); b.name == "bbolt" && !errors.Is(err, ErrBadInput) {
+		t.Errorf("Repositories of a bbolt file: %v, want ErrBadInput", err)
+	}
+	if _, err := s.Scope("other"); b.name == "bbolt" && (!errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "one repository")) {
+		t.Errorf("Scope of a bbolt file: %v, want ErrBadInput saying it holds one repository", err)
 	}
 }

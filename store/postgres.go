@@ -55,6 +55,7 @@ type pgStore struct {
 	secret   string // the password, scrubbed from every message
 	repo     string
 	readOnly bool
+	view     bool // a Scope of another pgStore: Close leaves the pool open
 	now      func() time.Time
 }
 
@@ -208,8 +209,11 @@ func (s *pgStore) fail(op string, err error) error {
 // Path returns the database URL without its password.
 func (s *pgStore) Path() string { return s.display }
 
-// Close closes the connections.
+// Close closes the connections (a Scope's: nothing).
 func (s *pgStore) Close() error {
+	if s.view {
+		return nil
+	}
 	s.pool.Close()
 	return nil
 }

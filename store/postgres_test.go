@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/url"
@@ -224,6 +225,32 @@ func TestPostgresRepositories(t *testing.T) {
 	if seq, _ := b.LastSeq(); seq == 0 {
 		t.Error("LastSeq of b is 0")
 	}
+	repos, err := b.Repositories()
+	if err != nil || len(repos) != 2 || repos[0].Name != "github.com/org/engine" || repos[0].Runs != 2 || repos[1].Name != "github.com/org/plugin" || repos[1].Runs != 1 {
+		t.Errorf("Repositories = %+v, %v: want engine (2 runs) and plugin (1)", repos, err)
+	}
+	if !repos[0].Last.Equal(mkRun(2, "x", 2).Time) {
+		t.Errorf("engine last measured %v, want %v", repos[0].Last, mkRun(2, "x", 2).Time)
+	}
+	// A Scope reads the other repository over b's connections, and
+	// closing it leaves b open.
+	sa, err := b.Scope("github.com/org/engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := sa.Len(); n != 2 {
+		t.Errorf("Scope(engine).Len = %d, want 2", n)
+	}
+	if recs, _ := sa.Records(); len(recs) != 1 {
+		t.Errorf("Scope(engine).Records = %v, want engine's acceptance", recs)
+	}
+	sa.Close()
+	if n, err := b.Len(); n != 1 || err != nil {
+		t.Errorf("b after closing its Scope: Len = %d, %v", n, err)
+	}
+	if _, err := b.Scope(" "); !errors.Is(err, ErrBadInput) {
+		t.Errorf("Scope of an empty name: %v", err)
+	}
 }
 
 // TestPostgresServerGoneMidIngest closes the connections under an
@@ -375,44 +402,97 @@ func dbName(t *testing.T, raw string) string {
 }
 
 func TestJSONBDecoders(t *testing.T) {
-	m, ok := jsonbNumbers([]byte(`{"a": 1.5, "bb": -2, "c": 0.0000001, "d": 123456789012345678901234567890}`))
+	m, ok := jsonbNumbers([]byte(`{"a": 1.5, "bb": -2, "c": 0.0000001, "d": 123456789012345678901234567890}`), nil)
 	if !ok || m["a"] != 1.5 || m["bb"] != -2 || m["c"] != 1e-7 || m["d"] != 123456789012345678901234567890 {
 		t.Errorf("jsonbNumbers = %v, %v", m, ok)
 	}
-	if m, ok := jsonbNumbers([]byte(`{}`)); !ok || len(m) != 0 {
+	if m, ok := jsonbNumbers([]byte(`{}`), nil); !ok || len(m) != 0 {
 		t.Errorf("jsonbNumbers({}) = %v, %v", m, ok)
 	}
 	for _, bad := range []string{`{"a\\"b": 1}`, `{"a": "x"}`, `{"a": 1`, `{"a": 1}x`, `[1]`, ``} {
-		if _, ok := jsonbNumbers([]byte(bad)); ok {
+		if _, ok := jsonbNumbers([]byte(bad), nil); ok {
 			t.Errorf("jsonbNumbers(%q) is ok", bad)
 		}
 	}
-	s, ok := jsonbStrings([]byte(`{"model": "Qwen/Qwen2.5-7B", "hw": "910B"}`))
+	s, ok := jsonbStrings([]byte(`{"model": "Qwen/Qwen2.5-7B", "hw": "910B"}`), nil)
 	if !ok || s["model"] != "Qwen/Qwen2.5-7B" || s["hw"] != "910B" {
 		t.Errorf("jsonbStrings = %v, %v", s, ok)
 	}
-	if _, ok := jsonbStrings([]byte(`{"a": "x\\ny"}`)); ok {
+	if _, ok := jsonbStrings([]byte(`{"a": "x\\ny"}`), nil); ok {
 		t.Error("jsonbStrings of an escape is ok")
 	}
 }
 
 // FuzzJSONBDecoders: where the fast decoders accept an object, they read
-// what encoding/json reads.
+// what encoding/json reads, with names interned across calls or not.
 func FuzzJSONBDecoders(f *testing.F) {
 	f.Add([]byte(`{"a": 1.5, "b": 2}`))
 	f.Add([]byte(`{"model": "x", "hw": "y"}`))
+	names := map[string]string{"a": "a", "model": "model"}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if m, ok := jsonbNumbers(b); ok {
+		if m, ok := jsonbNumbers(b, names); ok {
+			var want map[string]float64
+			if err := json.Unmarshal(b, &want); err != nil || !maps.Equal(m, want) {
+				t.Errorf("jsonbNumbers(%q) with names = %v; encoding/json: %v, %v", b, m, want, err)
+			}
+		}
+		if m, ok := jsonbStrings(b, names); ok {
+			var want map[string]string
+			if err := json.Unmarshal(b, &want); err != nil || !maps.Equal(m, want) {
+				t.Errorf("jsonbStrings(%q) with names = %v; encoding/json: %v, %v", b, m, want, err)
+			}
+		}
+		if m, ok := jsonbNumbers(b, nil); ok {
 			var want map[string]float64
 			if err := json.Unmarshal(b, &want); err != nil || !maps.Equal(m, want) {
 				t.Errorf("jsonbNumbers(%q) = %v; encoding/json: %v, %v", b, m, want, err)
 			}
 		}
-		if m, ok := jsonbStrings(b); ok {
+		if m, ok := jsonbStrings(b, nil); ok {
 			var want map[string]string
 			if err := json.Unmarshal(b, &want); err != nil || !maps.Equal(m, want) {
 				t.Errorf("jsonbStrings(%q) = %v; encoding/json: %v, %v", b, m, want, err)
 			}
 		}
 	})
+}
+
+// TestPostgresIndexesServeTheGate: each question the gate asks (the runs
+// of these commits, of this series at these commits, since this time, the
+// repositories and the commits by first run) is answered from an index,
+// not a scan of every repository's runs. With sequential scans off, the
+// planner picks a scan of a table only when no index can serve.
+func TestPostgresIndexesServeTheGate(t *testing.T) {
+	raw := pgtest.URL(t)
+	s, err := Open(raw, Options{Repository: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, mkRun(1, "a", 1), mkRun(2, "b", 2))
+	s.Close()
+	conn := connect(t, raw)
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, "SET enable_seqscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	commits := fmt.Sprintf("ARRAY['%s','%s']", sha(1), sha(2))
+	for _, q := range []struct{ what, sql string }{
+		{"runs of these commits", selectRun + ` WHERE repository = 'r' AND commit = ANY(` + commits + `)`},
+		{"runs of a series at these commits", selectRun + ` WHERE repository = 'r' AND benchmark = 'a' AND commit = ANY(` + commits + `)`},
+		{"runs since a time", selectRun + ` WHERE repository = 'r' AND time_ns >= 0 ORDER BY time_ns, seq`},
+		{"commits by first run", `SELECT commit, min(time_ns) AS t FROM perfgate_runs WHERE repository = 'r' GROUP BY commit ORDER BY t DESC LIMIT 10`},
+	} {
+		rows, err := conn.Query(ctx, "EXPLAIN "+q.sql)
+		if err != nil {
+			t.Fatalf("%s: %v", q.what, err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := strings.Join(lines, "\n")
+		if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "Index") {
+			t.Errorf("%s is not answered from an index:\n%s", q.what, plan)
+		}
+	}
 }

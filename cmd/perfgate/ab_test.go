@@ -64,6 +64,9 @@ func TestAB(t *testing.T) {
 			dir := t.TempDir()
 			script := abBench(t, dir)
 			db := filepath.Join(dir, "history.db")
+			if v := os.Getenv("PERFGATE_DB"); store.IsPostgres(v) {
+				db = v // TestOnPostgres
+			}
 			work := t.TempDir()
 			stdout, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "ab", "--base", "HEAD~1", "--repeat", "6", "--name", "serving",
 				"--rule", "mean_ttft_ms:5%", "--workdir", work, "-o", "json", "--", script)
@@ -106,7 +109,7 @@ func TestAB(t *testing.T) {
 				t.Errorf("the uncommitted change is gone: %q", b)
 			}
 			emptyWorkdir(t, work)
-			exp, _, _ := runCLI(t, "", "--db", db, "export")
+			exp, _, _ := runCLI(t, "", "--repo", repo, "--db", db, "export")
 			if strings.Count(exp, `"commit":"`+base) != 6 || strings.Count(exp, `"commit":"`+head) != 6 {
 				t.Errorf("stored runs:\n%s", exp)
 			}

@@ -243,12 +243,13 @@ func openRepoConfig(c *cli.Context) (*gitrepo.Repo, *gate.Config, error) {
 }
 
 // loadConfig reads --rules (default .perfgate.yml at the repo root, when it
-// exists) and appends the --rule shorthands.
+// exists; repo may be nil outside a checkout) and appends the --rule
+// shorthands.
 func loadConfig(c *cli.Context, repo *gitrepo.Repo) (*gate.Config, error) {
 	var cfg *gate.Config
 	path := c.String("rules")
 	name := path // as the user typed it
-	if path == "" && repo.Root() != "" {
+	if path == "" && repo != nil && repo.Root() != "" {
 		def := filepath.Join(repo.Root(), ".perfgate.yml")
 		if _, err := os.Stat(def); err == nil {
 			path, name = def, displayPath(def)

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/perfgate/perfgate/internal/pgtest"
+	"github.com/perfgate/perfgate/store"
 )
 
 // onPostgres runs the end-to-end tests of other files again with the
@@ -41,6 +44,7 @@ var onPostgres = []struct {
 	{"ImportStdinAndSince", TestImportStdinAndSince},
 	{"RunCommand", TestRunCommand},
 	{"MeasuredThenCommitted", TestMeasuredThenCommitted},
+	{"AB", TestAB},
 }
 
 func TestOnPostgres(t *testing.T) {
@@ -309,4 +313,203 @@ func TestPostgresServerGoneMidImport(t *testing.T) {
 	if exp != "" {
 		t.Errorf("the cut import left runs:\n%.500s", exp)
 	}
+}
+
+// TestDemoOnPostgres runs the README's demo (scripts/demo.sh, the built
+// perfgate) with PERFGATE_DB naming a database: it must end as on a
+// bbolt file (the check fails on purpose, which the script asserts) with
+// its runs in the database, under the repository PERFGATE_REPOSITORY
+// names.
+func TestDemoOnPostgres(t *testing.T) {
+	db := pgtest.URL(t)
+	bin := perfgateBinary(t)
+	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "demo.sh"), bin)
+	cmd.Env = append(os.Environ(), "PERFGATE_DB="+db, "PERFGATE_REPOSITORY=demo", "HOME="+t.TempDir(), "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo on PostgreSQL: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "perfgate check exit code: 1") {
+		t.Errorf("the demo's check did not fail on purpose:\n%s", out)
+	}
+	noPassword(t, "the demo's output", string(out))
+	s, err := store.Open(db, store.Options{ReadOnly: true, Repository: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, err := s.Len(); err != nil || n < 10 {
+		t.Errorf("the database holds %d runs of the demo (%v), want its ingested sections", n, err)
+	}
+}
+
+// TestPostgresLibpqAndReadOnlyRole: the history named by db: in a rules
+// file without a password, the password from PGPASSWORD (or the whole
+// connection from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE, as
+// for psql, or PGSERVICE); a role granted only SELECT runs check, watch and site
+// (and the site of every repository), and an ingest by it exits 3 with
+// permission denied.
+func TestPostgresLibpqAndReadOnlyRole(t *testing.T) {
+	owner := pgtest.URL(t)
+	t.Setenv("PERFGATE_DB", owner)
+	repo := gitRepo(t)
+	mainHistory(t, repo, 25)
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	commit(t, repo, "slower", map[string]string{"f.txt": "1"})
+	ingestAt(t, repo, metricsJSON(130, 300))
+	reader := pgtest.Role(t, owner, "GRANT USAGE ON SCHEMA %[2]s TO %[1]s", "GRANT SELECT ON ALL TABLES IN SCHEMA %[2]s TO %[1]s")
+	u, err := url.Parse(reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password, _ := u.User.Password()
+	user := u.User.Username()
+	u.User = url.User(user)
+	t.Setenv("PERFGATE_DB", "")
+	t.Setenv("PGPASSWORD", password)
+	rules := writeFile(t, t.TempDir(), "rules.yml", "db: "+u.String()+"\n")
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"check", "--rules", rules, "--base", "main", "-o", "json"}, 1},
+		{[]string{"watch", "--rules", rules, "--branch", "main", "--github=false"}, 0},
+		{[]string{"site", "--rules", rules, "--branch", "main", "--out", filepath.Join(t.TempDir(), "site")}, 0},
+		{[]string{"site", "--rules", rules, "--out", filepath.Join(t.TempDir(), "site"), "--all-repositories"}, 0},
+		{[]string{"--db", u.String(), "ingest", "--name", "serving", "-"}, 3}, // ingest reads no rules
+	} {
+		stdout, stderr, code := runCLI(t, metricsJSON(100, 300), append([]string{"--repo", repo}, tt.args...)...)
+		if code != tt.code {
+			t.Errorf("%v as the read-only role (PGPASSWORD): exit %d, want %d\n%s%s", tt.args, code, tt.code, stdout, stderr)
+		}
+		if tt.code == 3 && !strings.Contains(stderr, "permission denied") {
+			t.Errorf("ingest as the read-only role: %s", stderr)
+		}
+		noPassword(t, tt.args[0], stdout+stderr)
+		if strings.Contains(stdout+stderr, password) {
+			t.Errorf("%s shows the role's password:\n%s%s", tt.args[0], stdout, stderr)
+		}
+	}
+	// The whole connection from the environment: --db postgres:// with
+	// only the schema in the URL.
+	host, port, _ := strings.Cut(u.Host, ":")
+	t.Setenv("PGHOST", host)
+	t.Setenv("PGPORT", port)
+	t.Setenv("PGUSER", user)
+	t.Setenv("PGDATABASE", strings.TrimPrefix(u.Path, "/"))
+	q := u.Query()
+	env := "postgres://?" + url.Values{"search_path": {q.Get("search_path")}, "sslmode": {q.Get("sslmode")}}.Encode()
+	if q.Get("sslmode") == "" {
+		env = "postgres://?" + url.Values{"search_path": {q.Get("search_path")}}.Encode()
+	}
+	stdout, stderr, code := runCLI(t, "", "--db", env, "--repo", repo, "runs", "-o", "json")
+	if code != 0 || strings.Count(stdout, `"id":`) != 26 {
+		t.Errorf("runs with the connection from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE: exit %d\n%.500s%s", code, stdout, stderr)
+	}
+	// Or from a service of PGSERVICEFILE named by PGSERVICE.
+	for _, k := range []string{"PGHOST", "PGPORT", "PGUSER", "PGDATABASE"} {
+		t.Setenv(k, "")
+	}
+	service := fmt.Sprintf("[perf]\nhost=%s\nport=%s\nuser=%s\ndbname=%s\n", host, port, user, strings.TrimPrefix(u.Path, "/"))
+	if m := q.Get("sslmode"); m != "" {
+		service += "sslmode=" + m + "\n"
+	}
+	t.Setenv("PGSERVICEFILE", writeFile(t, t.TempDir(), "pg_service.conf", service))
+	t.Setenv("PGSERVICE", "perf")
+	onlySchema := "postgres://?" + url.Values{"search_path": {q.Get("search_path")}}.Encode()
+	stdout, stderr, code = runCLI(t, "", "--db", onlySchema, "--repo", repo, "runs", "-o", "json")
+	if code != 0 || strings.Count(stdout, `"id":`) != 26 {
+		t.Errorf("runs with the connection from PGSERVICE: exit %d\n%.500s%s", code, stdout, stderr)
+	}
+	// A wrong password: exit 3, saying what to check, without it.
+	t.Setenv("PGPASSWORD", "wrong-"+password)
+	stdout, stderr, code = runCLI(t, "", "--db", env, "--repo", repo, "check")
+	if code != 3 || !strings.Contains(stderr, "refused the login") || !strings.Contains(stderr, "PGPASSWORD") || strings.Contains(stdout+stderr, password) {
+		t.Errorf("check with a wrong PGPASSWORD: exit %d, want 3 and what to check without the password\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestPostgresRepositoryName: repository: in .perfgate.yml names the
+// history a checkout reads and writes, whatever its remote (a fork or a
+// mirror sharing the upstream's history); PERFGATE_REPOSITORY overrides
+// it; a checkout named otherwise sees none of it.
+func TestPostgresRepositoryName(t *testing.T) {
+	t.Setenv("PERFGATE_DB", pgtest.URL(t))
+	t.Setenv("PERFGATE_REPOSITORY", "")
+	upstream := gitRepo(t)
+	git(t, upstream, "remote", "add", "origin", "https://github.com/org/engine.git")
+	commit(t, upstream, "rules", map[string]string{".perfgate.yml": "repository: github.com/org/engine\n"})
+	ingestAt(t, upstream, metricsJSON(100, 300))
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	git(t, filepath.Dir(mirror), "clone", "-q", upstream, mirror)
+	git(t, mirror, "remote", "set-url", "origin", "git@git.internal:mirrors/engine.git")
+	other := filepath.Join(t.TempDir(), "other")
+	git(t, filepath.Dir(other), "clone", "-q", upstream, other)
+	git(t, other, "remote", "set-url", "origin", "git@git.internal:mirrors/other.git")
+	os.WriteFile(filepath.Join(other, ".perfgate.yml"), []byte("repository: git.internal/other\n"), 0o644)
+	count := func(dir string) int {
+		t.Helper()
+		out, stderr, code := runCLI(t, "", "--repo", dir, "export")
+		if code != 0 {
+			t.Fatalf("export in %s: %s", dir, stderr)
+		}
+		return strings.Count(out, "\n")
+	}
+	if n := count(mirror); n != 1 {
+		t.Errorf("the mirror (repository: github.com/org/engine) sees %d runs, want the upstream's 1", n)
+	}
+	if n := count(other); n != 0 {
+		t.Errorf("a checkout named git.internal/other sees %d runs of github.com/org/engine", n)
+	}
+	t.Setenv("PERFGATE_REPOSITORY", "github.com/org/engine")
+	if n := count(other); n != 1 {
+		t.Errorf("PERFGATE_REPOSITORY=github.com/org/engine in another checkout: %d runs, want 1", n)
+	}
+}
+
+// TestPostgresRunEnvHasNoPassword: the benchmark perfgate run executes
+// does not inherit PGPASSWORD nor a variable holding the database URL
+// with its password, while its run is stored in the database.
+func TestPostgresRunEnvHasNoPassword(t *testing.T) {
+	db := pgtest.URL(t)
+	u, err := url.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password, _ := u.User.Password()
+	if password == "" {
+		t.Skip("the test server's URL has no password")
+	}
+	t.Setenv("PERFGATE_DB", db)
+	t.Setenv("PGPASSWORD", password)
+	repo := gitRepo(t)
+	commit(t, repo, "first", map[string]string{"a.txt": "1"})
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, "env.txt")
+	script := writeFile(t, dir, "bench.sh", "#!/bin/sh\nenv > '"+envFile+"'\ncat <<'EOF'\n"+servingBlock(100, 300, 500, 0)+"EOF\n")
+	os.Chmod(script, 0o755)
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--", script)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	env, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(env), password) || strings.Contains(string(env), "PGPASSWORD=") {
+		t.Errorf("the benchmark's environment holds the database password:\n%s", env)
+	}
+	noPassword(t, "run's output", stdout+stderr)
+	if n := strings.Count(mustExport(t, repo), "\n"); n != 1 {
+		t.Errorf("%d runs stored, want 1", n)
+	}
+}
+
+func mustExport(t *testing.T, repo string) string {
+	t.Helper()
+	out, stderr, code := runCLI(t, "", "--repo", repo, "export")
+	if code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	return out
 }

@@ -25,7 +25,13 @@ func siteCommand(e *env) *cli.Command {
 			"when perfgate watch has an open regression on it (same rules and acceptances) or its latest commit is\n" +
 			"beyond the noise band. The site loads nothing\n" +
 			"from the network. Commits link to the forge of the origin remote (GitHub, GHES, GitLab).\n\n" +
-			"Examples:\n  perfgate site --out _site\n  perfgate site --out _site --branch main --benchmark 'serving-*' --metric mean_ttft_ms --title 'Serving'",
+			"On a PostgreSQL history that holds several repositories, --repository (repeatable) or --all-repositories\n" +
+			"writes an index page of them and one site per repository under r/NAME/, each drawn from its own runs\n" +
+			"alone. The repository checked out here walks --branch; any other is drawn along its measured commits\n" +
+			"in order of their first run (its git history is not at hand). The rules apply to every repository.\n\n" +
+			"Examples:\n  perfgate site --out _site\n  perfgate site --out _site --branch main --benchmark 'serving-*' --metric mean_ttft_ms --title 'Serving'\n" +
+			"  perfgate --db postgres://reader@db/perf site --out _site --all-repositories\n" +
+			"  perfgate --db postgres://reader@db/perf site --out _site --repository github.com/org/engine --repository github.com/org/plugin",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write the site to `DIR` (new, empty, or a site written before)"},
 			&cli.StringFlag{Name: "branch", Usage: "walk the first-parent history of this `BRANCH` (default: baseline.branch of the rules, else main)"},
@@ -33,6 +39,8 @@ func siteCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "metric", Usage: "only this metric (canonical name or label); repeatable"},
 			&cli.StringFlag{Name: "title", Usage: "page `TITLE` (default \"perfgate: BRANCH\")"},
 			&cli.IntFlag{Name: "max-commits", Value: 10000, Usage: "walk at most `N` first-parent commits"},
+			&cli.StringSliceFlag{Name: "repository", Usage: "draw this repository of a PostgreSQL history (`NAME` as stored, e.g. github.com/org/engine) on a page of several; repeatable"},
+			&cli.BoolFlag{Name: "all-repositories", Usage: "draw every repository a PostgreSQL history holds, on a page of several"},
 			rulesFileFlag(),
 			outputFlag("text", "json"),
 		},
@@ -46,6 +54,12 @@ func siteCommand(e *env) *cli.Command {
 			}
 			if c.Int("max-commits") < 1 {
 				return usageErrorf("--max-commits %d: must be at least 1", c.Int("max-commits"))
+			}
+			if c.IsSet("repository") || c.Bool("all-repositories") {
+				if c.IsSet("repository") && c.Bool("all-repositories") {
+					return usageErrorf("site: --repository and --all-repositories: give one; --all-repositories draws every repository the history holds")
+				}
+				return siteRepositories(c, e, o)
 			}
 			repo, cfg, err := openRepoConfig(c)
 			if err != nil {

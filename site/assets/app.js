@@ -62,7 +62,9 @@
       index = ix;
       document.title = ix.title;
       $("home").textContent = ix.title;
-      $("meta").textContent = ix.series + " series, " + ix.rows.length + " charts, " + ix.commits + " commits" + (ix.ref ? " of " + ix.ref : "") +
+      addUp(ix.up);
+      $("meta").textContent = ix.series + " series, " + ix.rows.length + " charts, " + ix.commits + " commits" +
+        (ix.order === "measured" ? " in order of their first run" : (ix.ref ? " of " + ix.ref : "")) +
         (ix.open ? ", " + ix.open + " open regression" + (ix.open === 1 ? "" : "s") + " (perfgate watch)" : "");
       $("agohead").textContent = "vs " + ix.ago + " ago";
       $("agohead").title = "change against the median " + ix.ago + " measured commits earlier";
@@ -188,10 +190,16 @@
       return load("s/" + r.s + "/" + r.file);
     });
   }
+  // addUp links the header to the index of several repositories, once.
+  function addUp(href) {
+    if (!href || $("up")) return;
+    $("home").parentNode.insertBefore(el("a", { href: href, id: "up" }, "\u2190 all repositories"), $("home"));
+  }
   function openChart(d, cm) {
+    addUp(cm.up);
     var xs = [], last = -1;
     for (var i = 0; i < d.runs.x.length; i++) if (d.runs.x[i] !== last) { xs.push(d.runs.x[i]); last = d.runs.x[i]; }
-    C = { d: d, cm: cm, xs: xs, forge: cm.forge || {}, ref: cm.ref, hover: -1 };
+    C = { d: d, cm: cm, xs: xs, forge: cm.forge || {}, ref: cm.ref, order: cm.order, hover: -1 };
     resetView();
     document.title = d.bench + " \u2013 " + d.label;
     $("ctitle").textContent = d.bench + ": " + d.label;
@@ -267,7 +275,7 @@
       g.fillText(C.cm.sha[t].slice(0, 7), x, M.t + ph + 6);
     });
     g.fillStyle = fg;
-    g.fillText("first-parent commits" + (C.ref ? " of " + C.ref : "") + ", oldest to newest", M.l + pw / 2, M.t + ph + 28);
+    g.fillText((C.order === "measured" ? "commits in order of their first run" : "first-parent commits" + (C.ref ? " of " + C.ref : "")) + ", oldest to newest", M.l + pw / 2, M.t + ph + 28);
     g.save();
     g.beginPath(); g.rect(M.l, M.t, pw, ph); g.clip();
     // noise band
