@@ -83,37 +83,46 @@ func Detect(x []float64, p Params) []Step {
 	}
 	y, _ = deseason(y)
 	st, nm := detectLevels(y, p, useLog)
-	// A trend through the whole series is taken out when that explains
-	// it better: with fewer changes, and some (growth around one step is
-	// the step, not a drift either side of it; a whole-series trend alone
-	// is already no change, see steps; when taking a trend out leaves no
-	// change at all, what was found was a drift over part of the series),
-	// or, where nothing was found, with changes and under half the noise
-	// (a trend that hid a step by swelling the noise), unless those
-	// changes take the trend back (a sawtooth's resets).
-	if yd, slope := detrend(y, 2*p.MinSegment, noise(y), 2*p.MinZ); slope != 0 {
-		sd, nd := detectLevels(yd, p, useLog)
-		// The slope again, now from within the levels found (a common
-		// slope, a level each): the first one, from slopes that straddle
-		// no step, is rougher, and what it leaves tilts long levels apart.
-		if b := commonSlope(y, stepBounds(sd, n)); b != 0 && len(sd) > 0 {
-			yd = sloped(y, b)
-			sd, nd = detectLevels(yd, p, useLog)
-			slope = b
-		}
-		better := len(sd) > 0 && len(sd) < len(st)
-		if len(st) == 0 && len(sd) > 0 && nd.point < nm.point/2 && !takesBack(sd, slope*float64(n), useLog) {
-			better = true
-		}
-		if better {
-			retrend(sd, slope, n, useLog)
-			st, nm = sd, nd
-		}
-	}
+	st, nm = withoutTrend(y, st, nm, p, useLog)
 	if nm.level >= 2*nm.point {
 		st = jumps(y, st, p, useLog)
 	}
 	return st
+}
+
+// withoutTrend segments y again without a trend through the whole
+// series (detrend), and returns those changes (levels with the trend put
+// back) and their noise when they explain y better than st: with fewer
+// changes, and some (growth around one step is the step, not a drift
+// either side of it; a whole-series trend alone is already no change,
+// see steps; when taking a trend out leaves no change at all, what was
+// found was a drift over part of the series), or, where nothing was
+// found, with changes at under half the noise (a trend that hid a step
+// by swelling the noise), unless those changes take the trend back (a
+// sawtooth's resets). Otherwise it returns st and nm.
+func withoutTrend(y []float64, st []Step, nm noiseModel, p Params, useLog bool) ([]Step, noiseModel) {
+	n := len(y)
+	yd, slope := detrend(y, 2*p.MinSegment, noise(y), 2*p.MinZ)
+	if slope == 0 {
+		return st, nm
+	}
+	sd, nd := detectLevels(yd, p, useLog)
+	// The slope again, now from within the levels found (a common slope,
+	// a level each): the first one, from slopes that straddle no step, is
+	// rougher, and what it leaves tilts long levels apart.
+	if b := commonSlope(y, stepBounds(sd, n)); b != 0 && len(sd) > 0 {
+		sd, nd = detectLevels(sloped(y, b), p, useLog)
+		slope = b
+	}
+	better := len(sd) > 0 && len(sd) < len(st)
+	if len(st) == 0 && len(sd) > 0 && nd.point < nm.point/2 && !takesBack(sd, slope*float64(n), useLog) {
+		better = true
+	}
+	if !better {
+		return st, nm
+	}
+	retrend(sd, slope, n, useLog)
+	return sd, nd
 }
 
 // JumpZ is how many noises of one point-to-point move a single move must
