@@ -19,76 +19,10 @@ import (
 // against it (failing on the regression, with the verdict in the step
 // outputs) and pushes nothing.
 func TestActionScript(t *testing.T) {
-	script := actionStep(t, "perfgate")
-	tmp := t.TempDir()
-	bin := builtPerfgate(t)
-
-	gitEnv := []string{"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com",
-		"GIT_CONFIG_NOSYSTEM=1", "HOME=" + tmp}
-	git := func(dir string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), gitEnv...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	bare := filepath.Join(tmp, "remote.git")
-	git(tmp, "init", "-q", "--bare", "-b", "main", bare)
-	work := filepath.Join(tmp, "work")
-	git(tmp, "init", "-q", "-b", "main", work)
-	git(work, "remote", "add", "origin", "file://"+bare)
-	git(work, "commit", "-q", "--allow-empty", "-m", "main")
-	git(work, "push", "-q", "origin", "main")
-	write := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(tmp, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("main.json", `{"metrics": {"mean_ttft_ms": 100, "completed": 500, "failed": 0}}`)
-	write("pr.json", `{"metrics": {"mean_ttft_ms": 120, "completed": 500, "failed": 0}}`)
-
-	runStep := func(event string, inputs map[string]string) (string, map[string]string, int) {
-		t.Helper()
-		out := filepath.Join(t.TempDir(), "output")
-		cmd := exec.Command("bash", "-e", "-c", script)
-		cmd.Dir = work
-		cmd.Env = append(os.Environ(), gitEnv...)
-		cmd.Env = append(cmd.Env, "PERFGATE="+bin, "GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME="+event, "GITHUB_OUTPUT="+out,
-			"GITHUB_REPOSITORY=o/r", "GITHUB_TOKEN=", "PERFGATE_GITHUB_TOKEN=", "GITHUB_STEP_SUMMARY=", "GITHUB_EVENT_PATH=",
-			"GITHUB_BASE_REF=", "PERFGATE_GATE_ID=", "RUNNER_TEMP="+t.TempDir(), "PERFGATE_SYNC_REMOTE=", "PERFGATE_SYNC_BRANCH=", "PERFGATE_DB=")
-		defaults := map[string]string{"COMMAND": "check", "ARGS": "", "INGEST": "", "NAME": "", "RULES": "", "BASE": "", "COMMENT": "auto", "SYNC": "true", "REPEAT": "", "MAX_RUNS": ""}
-		for k, v := range inputs {
-			defaults[k] = v
-		}
-		for k, v := range defaults {
-			cmd.Env = append(cmd.Env, "INPUT_"+k+"="+v)
-		}
-		b, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		outputs := map[string]string{}
-		if data, err := os.ReadFile(out); err == nil {
-			lines := strings.Split(string(data), "\n")
-			for i := 0; i < len(lines); i++ {
-				if name, delim, ok := strings.Cut(lines[i], "<<"); ok {
-					var v []string
-					for i++; i < len(lines) && lines[i] != delim; i++ {
-						v = append(v, lines[i])
-					}
-					outputs[name] = strings.Join(v, "\n")
-				}
-			}
-		}
-		return string(b), outputs, code
-	}
+	w := newActionWorkspace(t, nil)
+	tmp, bare, work, git, runStep := w.tmp, w.bare, w.work, w.git, w.run
+	w.write("main.json", `{"metrics": {"mean_ttft_ms": 100, "completed": 500, "failed": 0}}`)
+	w.write("pr.json", `{"metrics": {"mean_ttft_ms": 120, "completed": 500, "failed": 0}}`)
 
 	// On a push to main: ingest, check, and the history goes to the remote.
 	log, outputs, code := runStep("push", map[string]string{"INGEST": filepath.Join(tmp, "main*.json"), "NAME": "serving"})
