@@ -261,76 +261,51 @@ func TestPostgresServerGoneMidImport(t *testing.T) {
 		t.Skip("starts a process")
 	}
 	db := pgtest.URL(t)
-	cutImport(t, db, func(conn *pgx.Conn) bool {
-		var n int
-		if err := conn.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = $1 AND state = 'active' AND query ILIKE 'copy%perfgate_import%'`, pgtest.Schema(t, db)).Scan(&n); err != nil {
+	cutImport(t, db, func(conn *pgx.Conn) {
+		if _, err := conn.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'copy%perfgate_import%'`, pgtest.Schema(t, db)); err != nil {
 			t.Fatal(err)
 		}
-		return n > 0
 	}, nil)
 }
 
 // TestPostgresServerStoppedMidImport stops a whole server (a fast
 // shutdown, as a host going down does) while an import's COPY runs, on a
-// server of its own (.ci/postgres starts it: PERFGATE_TEST_POSTGRES_STOPPABLE
-// and its control script PERFGATE_TEST_POSTGRES_CTL): the import exits 3
-// and, once the server is back, nothing of it is stored.
+// server of its own (pgtest.Stoppable): the import exits 3 and, once the
+// server is back, nothing of it is stored.
 func TestPostgresServerStoppedMidImport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a process")
 	}
-	server, ctl := os.Getenv("PERFGATE_TEST_POSTGRES_STOPPABLE"), os.Getenv("PERFGATE_TEST_POSTGRES_CTL")
-	if server == "" || ctl == "" {
-		if os.Getenv("PERFGATE_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("PERFGATE_REQUIRE_POSTGRES=1 but PERFGATE_TEST_POSTGRES_STOPPABLE or PERFGATE_TEST_POSTGRES_CTL is not set: .ci/postgres starts the stoppable server")
-		}
-		t.Skip("no stoppable PostgreSQL server: .ci/postgres's start_postgres starts one (PERFGATE_TEST_POSTGRES_STOPPABLE, PERFGATE_TEST_POSTGRES_CTL)")
-	}
+	server, ctl := pgtest.Stoppable(t)
 	pgctl := func(what string) {
 		if out, err := exec.Command(ctl, what).CombinedOutput(); err != nil {
 			t.Fatalf("%s %s: %v\n%s", ctl, what, err, out)
 		}
 	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS stopped_mid_import CASCADE; CREATE SCHEMA stopped_mid_import"); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
-	db := pgtest.WithParam(t, pgtest.WithParam(t, server, "search_path", "stopped_mid_import"), "application_name", "stopped_mid_import")
+	db := pgtest.SchemaOn(t, server)
 	stopped := false
 	t.Cleanup(func() {
 		if stopped {
 			pgctl("start")
 		}
 	})
-	cutImport(t, db, func(conn *pgx.Conn) bool {
-		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = 'stopped_mid_import' AND state = 'active' AND query ILIKE 'copy%perfgate_import%'`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			return false
-		}
-		conn.Close(ctx) // the server is going
+	cutImport(t, db, func(conn *pgx.Conn) {
+		conn.Close(context.Background()) // the server is going
 		pgctl("stop")
 		stopped = true
-		return true
 	}, func() {
 		pgctl("start")
 		stopped = false
 	})
 }
 
-// cutImport starts an import of 500 runs into db and calls cut with a
-// connection to db every 20 ms until it reports that it cut the import's
-// COPY short; then, after the import ended, back (if any) brings the
-// server back. The import must exit 3, say to check the server and that
-// it stored nothing, and no run of it may be stored.
-func cutImport(t *testing.T, db string, cut func(*pgx.Conn) bool, back func()) {
+// cutImport starts an import of runs into db that waits on its input in
+// the middle of its COPY, calls cut with a connection to db once the COPY
+// shows in pg_stat_activity (under the schema's application_name), then
+// ends the input; after the import ended, back (if any) brings the server
+// back. The import must exit 3, say to check the server and that it
+// stored nothing, and no run of it may be stored.
+func cutImport(t *testing.T, db string, cut func(*pgx.Conn), back func()) {
 	t.Helper()
 	repo := gitRepo(t)
 	c := commit(t, repo, "first", map[string]string{"a.txt": "1"})
@@ -350,7 +325,6 @@ func cutImport(t *testing.T, db string, cut func(*pgx.Conn) bool, back func()) {
 	for i := range 500 {
 		fmt.Fprintf(stdin, `{"commit":%q,"benchmark":"b%d","time":"2026-01-01T00:00:00Z","metrics":{"mean_ttft_ms":%d},"source":{"format":"generic","file":"f%d"}}`+"\n", c, i, i, i)
 	}
-	// Wait for the COPY to be under way, then cut it.
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, db)
 	if err != nil {
@@ -359,7 +333,12 @@ func cutImport(t *testing.T, db string, cut func(*pgx.Conn) bool, back func()) {
 	defer conn.Close(ctx)
 	ended := false
 	for range 300 {
-		if ended = cut(conn); ended {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = $1 AND state = 'active' AND query ILIKE 'copy%perfgate_import%'`, pgtest.Schema(t, db)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if ended = n > 0; ended {
+			cut(conn)
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
