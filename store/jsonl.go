@@ -552,20 +552,17 @@ func AppendJSON(b []byte, r *Run) []byte {
 
 // appendMetricsJSON appends metrics as a JSON object.
 func appendMetricsJSON(b []byte, m map[string]float64) []byte {
-	b = append(b, '{')
-	for i, k := range sortedKeys(m) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsontext.AppendString(b, k)
-		b = append(b, ':')
-		b = appendNumber(b, m[k])
-	}
-	return append(b, '}')
+	return appendObjectJSON(b, m, appendNumber)
 }
 
 // appendStringsJSON appends labels or an environment as a JSON object.
 func appendStringsJSON(b []byte, m map[string]string) []byte {
+	return appendObjectJSON(b, m, jsontext.AppendString)
+}
+
+// appendObjectJSON appends m as a JSON object, keys sorted, each value
+// written by value.
+func appendObjectJSON[V any](b []byte, m map[string]V, value func([]byte, V) []byte) []byte {
 	b = append(b, '{')
 	for i, k := range sortedKeys(m) {
 		if i > 0 {
@@ -573,7 +570,7 @@ func appendStringsJSON(b []byte, m map[string]string) []byte {
 		}
 		b = jsontext.AppendString(b, k)
 		b = append(b, ':')
-		b = jsontext.AppendString(b, m[k])
+		b = value(b, m[k])
 	}
 	return append(b, '}')
 }
