@@ -82,8 +82,9 @@ func Detect(x []float64, p Params) []Step {
 		}
 	}
 	y, _ = deseason(y)
-	st, nm := detectLevels(y, p, useLog)
-	st, nm = withoutTrend(y, st, nm, p, useLog)
+	sd := noise(y)
+	st, nm := detectLevels(y, sd, p, useLog)
+	st, nm = withoutTrend(y, sd, st, nm, p, useLog)
 	if nm.level >= 2*nm.point {
 		st = jumps(y, st, p, useLog)
 	}
@@ -99,30 +100,32 @@ func Detect(x []float64, p Params) []Step {
 // found was a drift over part of the series), or, where nothing was
 // found, with changes at under half the noise (a trend that hid a step
 // by swelling the noise), unless those changes take the trend back (a
-// sawtooth's resets). Otherwise it returns st and nm.
-func withoutTrend(y []float64, st []Step, nm noiseModel, p Params, useLog bool) ([]Step, noiseModel) {
+// sawtooth's resets). Otherwise it returns st and nm. sd is the noise
+// of y's successive differences (noise).
+func withoutTrend(y []float64, sd float64, st []Step, nm noiseModel, p Params, useLog bool) ([]Step, noiseModel) {
 	n := len(y)
-	yd, slope := detrend(y, 2*p.MinSegment, noise(y), 2*p.MinZ)
+	yd, slope := detrend(y, 2*p.MinSegment, sd, 2*p.MinZ)
 	if slope == 0 {
 		return st, nm
 	}
-	sd, nd := detectLevels(yd, p, useLog)
+	alt, nd := detectLevels(yd, noise(yd), p, useLog)
 	// The slope again, now from within the levels found (a common slope,
 	// a level each): the first one, from slopes that straddle no step, is
 	// rougher, and what it leaves tilts long levels apart.
-	if b := commonSlope(y, stepBounds(sd, n)); b != 0 && len(sd) > 0 {
-		sd, nd = detectLevels(sloped(y, b), p, useLog)
+	if b := commonSlope(y, stepBounds(alt, n)); b != 0 && len(alt) > 0 {
+		yb := sloped(y, b)
+		alt, nd = detectLevels(yb, noise(yb), p, useLog)
 		slope = b
 	}
-	better := len(sd) > 0 && len(sd) < len(st)
-	if len(st) == 0 && len(sd) > 0 && nd.point < nm.point/2 && !takesBack(sd, slope*float64(n), useLog) {
+	better := len(alt) > 0 && len(alt) < len(st)
+	if len(st) == 0 && len(alt) > 0 && nd.point < nm.point/2 && !takesBack(alt, slope*float64(n), useLog) {
 		better = true
 	}
 	if !better {
 		return st, nm
 	}
-	retrend(sd, slope, n, useLog)
-	return sd, nd
+	retrend(alt, slope, n, useLog)
+	return alt, nd
 }
 
 // JumpZ is how many noises of one point-to-point move a single move must
@@ -199,9 +202,9 @@ func nearStep(st []Step, i, m int) bool {
 }
 
 // detectLevels finds the changes of level of y (log values when
-// useLog), as Detect describes, and the noise model they leave.
-func detectLevels(y []float64, p Params, useLog bool) ([]Step, noiseModel) {
-	sd := noise(y)
+// useLog), as Detect describes, and the noise model they leave; sd is
+// the noise of y's successive differences (noise).
+func detectLevels(y []float64, sd float64, p Params, useLog bool) ([]Step, noiseModel) {
 	if !(sd > 0) || math.IsInf(sd, 0) {
 		return nil, noiseModel{}
 	}
