@@ -34,6 +34,9 @@ type backend interface {
 	Mark(key string) ([]byte, error)
 	SetMark(key string, value []byte) error
 	Known(keys []RunKey) ([]bool, error)
+	repositories() ([]Repository, error)
+	scope(repository string) (backend, error)
+	firstMeasured(limit int) ([]CommitTime, error)
 }
 
 // Store is an open history, in a bbolt file or in PostgreSQL (see Open).

@@ -32,33 +32,21 @@ type CommitTime struct {
 // Repositories lists the repositories that have runs in the history,
 // sorted by name. A bbolt file holds one repository and has no names:
 // it is an error matching ErrBadInput that says so.
-func (s *Store) Repositories() ([]Repository, error) {
-	p, ok := s.backend.(*pgStore)
-	if !ok {
-		return nil, oneRepository(s.Path())
-	}
-	return p.repositories()
-}
+func (s *Store) Repositories() ([]Repository, error) { return s.repositories() }
 
 // Scope returns the history of another repository of the same database,
 // sharing its connections: closing it closes nothing, the Store it came
 // from stays the owner. A bbolt file holds one repository: an error
 // matching ErrBadInput.
 func (s *Store) Scope(repository string) (*Store, error) {
-	p, ok := s.backend.(*pgStore)
-	if !ok {
-		return nil, oneRepository(s.Path())
-	}
 	if strings.TrimSpace(repository) == "" {
 		return nil, badf("the repository name is empty; name a repository of the history, e.g. github.com/org/engine")
 	}
-	v := *p
-	v.repo, v.view = repository, true
-	return &Store{&v}, nil
-}
-
-func oneRepository(path string) error {
-	return badf("history %s is a bbolt file, which holds one repository's runs; several repositories share a PostgreSQL history (--db postgres://USER@HOST/DB, see docs/postgres.md)", path)
+	b, err := s.scope(repository)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{b}, nil
 }
 
 // FirstMeasured returns the repository's commits that have runs, each
@@ -68,14 +56,22 @@ func oneRepository(path string) error {
 // as commits land (nightly, or on every push to the branch) it is the
 // branch's order; a commit measured long after it was made (a backfill)
 // sorts where it was measured.
-func (s *Store) FirstMeasured(limit int) ([]CommitTime, error) {
-	if p, ok := s.backend.(*pgStore); ok {
-		return p.firstMeasured(limit)
-	}
+func (s *Store) FirstMeasured(limit int) ([]CommitTime, error) { return s.firstMeasured(limit) }
+
+func oneRepository(path string) error {
+	return badf("history %s is a bbolt file, which holds one repository's runs; several repositories share a PostgreSQL history (--db postgres://USER@HOST/DB, see docs/postgres.md)", path)
+}
+
+func (s *boltStore) repositories() ([]Repository, error) { return nil, oneRepository(s.path) }
+
+func (s *boltStore) scope(string) (backend, error) { return nil, oneRepository(s.path) }
+
+// firstMeasured reads every run once (Each is in time order).
+func (s *boltStore) firstMeasured(limit int) ([]CommitTime, error) {
 	first := map[string]time.Time{}
 	err := s.Each(Filter{}, func(r Run) error {
 		if _, ok := first[r.Commit]; !ok {
-			first[r.Commit] = r.Time // Each is in time order
+			first[r.Commit] = r.Time
 		}
 		return nil
 	})
@@ -100,6 +96,12 @@ func sortCommitTimes(cs []CommitTime) {
 		}
 		return strings.Compare(a.Commit, b.Commit)
 	})
+}
+
+func (s *pgStore) scope(repository string) (backend, error) {
+	v := *s
+	v.repo, v.view = repository, true
+	return &v, nil
 }
 
 func (s *pgStore) repositories() ([]Repository, error) {
