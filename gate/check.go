@@ -297,10 +297,11 @@ func (c *checker) evaluateAll(all []*series, byKey map[string]*series, primary i
 	rep := c.rep
 	rep.Checks = make([]CheckResult, 0, len(all)*len(c.rules))
 	for _, sr := range all {
-		rep.Checks = append(rep.Checks, c.evaluate(sr)...)
+		checks := c.evaluate(sr)
 		if sr.baseIdx < 0 {
-			c.mismatch(sr)
+			c.notComparable(checks, sr, c.mismatch(sr))
 		}
+		rep.Checks = append(rep.Checks, checks...)
 		if len(sr.dropped) > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: invalid earlier results not used as baseline: %s", seriesName(sr.bench, sr.labels), strings.Join(sr.dropped, "; ")))
 		}
@@ -794,10 +795,11 @@ func (c *checker) missing(primary int, byKey map[string]*series) {
 }
 
 // mismatch records a series without a baseline whose benchmark was
-// measured nearby under other identity labels.
-func (c *checker) mismatch(sr *series) {
-	if c.testbedMismatch(sr) {
-		return
+// measured nearby on another testbed or under other identity labels, and
+// returns it (nil when none).
+func (c *checker) mismatch(sr *series) *Mismatch {
+	if m := c.testbedMismatch(sr); m != nil {
+		return m
 	}
 	limit := min(len(c.w.commits), c.cfg.Baseline.MaxDistance+1)
 	for i := c.skip; i < limit; i++ {
@@ -809,10 +811,69 @@ func (c *checker) mismatch(sr *series) {
 			bl := c.id.labels(k.s.Labels)
 			mm := Mismatch{Benchmark: sr.bench, HeadLabels: sr.labels, BaselineLabels: bl, Commit: sha, Diff: labelDiff(sr.labels, bl)}
 			c.rep.Mismatches = append(c.rep.Mismatches, mm)
-			c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s: not compared with %s, measured under other labels (%s); if the change is intended, its checks start over as new",
+			c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s: not compared with %s, measured under other labels (%s)",
 				sr.bench, shortSHA(sha), mm.Diff))
-			return
+			return &c.rep.Mismatches[len(c.rep.Mismatches)-1]
 		}
+	}
+	return nil
+}
+
+// uncomparedWarnings says, once per series, why the checks the base
+// branch measured under other labels, or only invalidly, compared nothing
+// (testbedWarnings says it for testbeds).
+func uncomparedWarnings(checks []CheckResult) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, cr := range checks {
+		if cr.Uncompared == "" || cr.Uncompared == UncomparedTestbed {
+			continue
+		}
+		w := seriesName(cr.Benchmark, cr.Labels) + " " + cr.Reason
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// NotComparable values of CheckResult.Uncompared: why a check whose
+// benchmark the base branch measured compared nothing.
+const (
+	UncomparedTestbed = "testbed"
+	UncomparedLabels  = "labels"
+	UncomparedInvalid = "invalid"
+)
+
+// notComparable makes the new checks of a series without a baseline
+// inconclusive when the base branch does have results of it that could
+// not be compared (m: measured on another testbed or under other labels;
+// or every nearby result invalid): a gate that compared nothing has not
+// passed anything. New stays for series the base branch never measured.
+func (c *checker) notComparable(checks []CheckResult, sr *series, m *Mismatch) {
+	kind, why := "", ""
+	switch {
+	case m != nil && m.HeadTestbed != "":
+		kind, why = UncomparedTestbed, testbedRemedy(*m)
+	case m != nil:
+		kind = UncomparedLabels
+		why = fmt.Sprintf("the base branch measured %s at %s under other identity labels (%s), which are never compared; if head's labels are right, measure the base branch with them (the first such result becomes the baseline), or list the label in ignore_labels if it must not separate series",
+			sr.bench, shortSHA(m.Commit), m.Diff)
+	case len(sr.dropped) > 0:
+		kind = UncomparedInvalid
+		why = fmt.Sprintf("every result of this series on the base branch within %d commits is invalid (%s); measure the base branch again, then check",
+			c.cfg.Baseline.MaxDistance, strings.Join(sr.dropped, "; "))
+	default:
+		return
+	}
+	for i := range checks {
+		cr := &checks[i]
+		if cr.Verdict != New || cr.BaselineCommit != "" {
+			continue
+		}
+		cr.Verdict, cr.Uncompared = Inconclusive, kind
+		cr.Reason = "not compared: " + why
 	}
 }
 
@@ -829,7 +890,7 @@ func (c *checker) warnings() []string {
 		if cr.Unqualified {
 			unq++
 		}
-		if cr.Verdict == Inconclusive {
+		if cr.Verdict == Inconclusive && cr.Uncompared == "" {
 			inc++
 		}
 		if cr.SegmentStart != "" && cr.Verdict != Pass {
@@ -861,10 +922,7 @@ func (c *checker) warnings() []string {
 		out = append(out, fmt.Sprintf("%s compared with the base branch's level since a change point, not with its whole window: the base branch itself moved",
 			plural(cut, "check was", "checks were")))
 	}
-	if n := labelMismatches(rep.Mismatches); n > 0 {
-		out = append(out, fmt.Sprintf("%s not compared: measured under other identity labels than the baseline (see the notes)",
-			plural(n, "benchmark was", "benchmarks were")))
-	}
+	out = append(out, uncomparedWarnings(rep.Checks)...)
 	if rep.Dirty {
 		out = append(out, "head's results were measured on a working tree with uncommitted changes, not on a commit")
 	}
@@ -884,7 +942,7 @@ func plural(n int, one, many string) string {
 func decideAdvice(checks []CheckResult) string {
 	most, stuck, used := 0, 0, 0
 	for _, cr := range checks {
-		if cr.Verdict != Inconclusive {
+		if cr.Verdict != Inconclusive || cr.Uncompared != "" {
 			continue
 		}
 		used = max(used, cr.Samples.Current)

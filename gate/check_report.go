@@ -42,6 +42,18 @@ func (r *Report) headline() string {
 		}
 	case r.Verdict == Inconclusive && s.Checks == 0:
 		head = "no check applied: not a pass, see the warnings for the rules to add"
+	case r.Verdict != Pass && s.Fail == 0 && s.Inconclusive > 0 && r.Uncompared() == s.Inconclusive:
+		// The base branch measured these benchmarks, but nothing of it
+		// could be compared: not a pass, and not noise either.
+		head = fmt.Sprintf("%d of %d %s not comparable with the base branch's results", s.Inconclusive, s.Checks, checks)
+		if s.Inconclusive == s.Checks {
+			head = "nothing compared: " + head
+		}
+		if tb := r.otherTestbeds(); tb != "" {
+			head += fmt.Sprintf(" (measured on %s there)", tb)
+		}
+		head += ": not a pass, see the warnings for what to do"
+		s.Inconclusive = 0
 	case r.Verdict == Inconclusive && s.Inconclusive > 0:
 		head = fmt.Sprintf("%d of %d %s inconclusive, none failed: not a pass, see the warnings for what would decide", s.Inconclusive, s.Checks, checks)
 		s.Inconclusive = 0
@@ -74,6 +86,18 @@ func (r *Report) headline() string {
 		head = fmt.Sprintf("not a verdict on the working tree: %s; below, %s's committed results: %s", r.Unmeasured, shortSHA(r.Head), head)
 	}
 	return head
+}
+
+// Uncompared counts the checks left inconclusive because nothing of the
+// base branch could be compared with head (CheckResult.Uncompared).
+func (r *Report) Uncompared() int {
+	n := 0
+	for _, c := range r.Checks {
+		if c.Verdict == Inconclusive && c.Uncompared != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // otherTestbeds lists the baselines' testbeds that head's differ from

@@ -456,8 +456,13 @@ func TestCheckLabels(t *testing.T) {
 			Metrics: map[string]float64{"mean_ttft_ms": 900}}})
 		rep := w.check(t, "mean_ttft_ms:3%")
 		c := find(t, rep, "serving", "mean_ttft_ms")
-		if c.Verdict != New || rep.Verdict != Pass {
-			t.Errorf("verdict %s overall %s; want new and pass", c.Verdict, rep.Verdict)
+		// The base branch measured the benchmark: nothing compared is
+		// not a pass.
+		if c.Verdict != Inconclusive || c.Uncompared != UncomparedLabels || rep.Verdict != Inconclusive {
+			t.Errorf("verdict %s (%q) overall %s; want inconclusive (labels) and inconclusive", c.Verdict, c.Uncompared, rep.Verdict)
+		}
+		if !strings.Contains(strings.Join(rep.Warnings, "\n"), "measure the base branch with them") {
+			t.Errorf("warnings lack the remedy: %q", rep.Warnings)
 		}
 		if len(rep.Mismatches) != 1 || rep.Mismatches[0].Diff != `model: "llama-70b" (head) vs "llama-8b" (baseline)` {
 			t.Errorf("mismatches %+v", rep.Mismatches)
@@ -472,8 +477,8 @@ func TestCheckLabels(t *testing.T) {
 		w := newWorld(5, at, []Sample{{Benchmark: "serving", Labels: map[string]string{"model": "llama-8b", "runner": "ci-7"},
 			Metrics: map[string]float64{"mean_ttft_ms": 100}}})
 		cfg := cfgWith(t, "mean_ttft_ms:3%")
-		if c := find(t, w.checkCfg(t, cfg), "serving", "mean_ttft_ms"); c.Verdict != New {
-			t.Errorf("an extra identity label: %s, want new", c.Verdict)
+		if c := find(t, w.checkCfg(t, cfg), "serving", "mean_ttft_ms"); c.Verdict != Inconclusive {
+			t.Errorf("an extra identity label: %s, want inconclusive (not comparable)", c.Verdict)
 		}
 		cfg.IgnoreLabels = []string{"runner"}
 		if c := find(t, w.checkCfg(t, cfg), "serving", "mean_ttft_ms"); c.Verdict != Pass {

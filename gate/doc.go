@@ -43,11 +43,21 @@
 // runs and a CI runner's runs are two series, never compared with each
 // other in check, compare or history. When a series finds no baseline on
 // its own testbed but the same benchmark and labels were measured nearby
-// on another, the check is new (not compared), the mismatch is listed,
-// and a warning names both testbeds and what to do (measure the base
-// branch on this testbed, or name alike machines the same with
-// --testbed). Listing "testbed" under ignore_labels turns the separation
-// off.
+// on another, nothing is compared and a gate that compared nothing has
+// not passed anything: the check is inconclusive (CheckResult.Uncompared
+// "testbed"; the inconclusive: policy decides the exit code), the mismatch
+// is listed, and a warning names both testbeds and what to do (measure the
+// base branch on this testbed, or name alike machines the same with
+// --testbed). The same holds when the base branch measured the series only
+// under other identity labels ("labels") or only invalidly ("invalid"). A
+// check is new only for a series the base branch never measured. Listing
+// "testbed" under ignore_labels turns the separation off.
+//
+// The testbed "unknown" (UnknownTestbed: a file ingested outside CI
+// without --testbed) is a testbed like any other for comparison with
+// itself: one person's own logs, ingested commit by commit, are one
+// history, and the report notes that the machine is unnamed and how to
+// name it. Unknown never compares with a named testbed.
 //
 // Results stored before perfgate recorded testbeds have none. They match a
 // series on any testbed, so a history keeps working across the upgrade:

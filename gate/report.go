@@ -129,6 +129,10 @@ type CheckResult struct {
 	// RunsToDecide, for an inconclusive check, is about how many runs a
 	// side would decide it; 0 when more runs cannot (see Reason).
 	RunsToDecide int `json:"runs_to_decide,omitempty"`
+	// Uncompared, for an inconclusive check, says why nothing was
+	// compared although the base branch has results of the benchmark:
+	// "testbed", "labels" or "invalid" (see NotComparable).
+	Uncompared string `json:"uncompared,omitempty"`
 	// Accepted is the acceptance that turned this check's failure into
 	// verdict accepted; CutAt the accepted change its window was cut at.
 	Accepted *Acceptance `json:"accepted,omitempty"`

@@ -12,8 +12,10 @@ import (
 const TestbedLabel = "testbed"
 
 // UnknownTestbed is the testbed of results whose machine is unknown (a
-// file ingested outside CI without --testbed; testbed.Unknown): they are
-// never compared, not even with each other, and a check says why.
+// file ingested outside CI without --testbed; testbed.Unknown). Unknown is
+// a testbed like any other for comparison with itself (one person's own
+// files, measured on the machine they always use), with a note saying the
+// machines are unnamed; it never compares with a named testbed.
 const UnknownTestbed = "unknown"
 
 // testbed returns the testbed that identifies a sample's series: "" when
@@ -42,9 +44,6 @@ func (id identity) legacyKey(s *Sample) string {
 // series on a named testbed, the results without a testbed (stored before
 // perfgate recorded one) of the same benchmark and labels.
 func (c *checker) candidates(sr *series) []indexed {
-	if sr.testbed == UnknownTestbed {
-		return nil // two unknown machines need not be alike
-	}
 	own := c.w.bySeries[sr.key]
 	if sr.testbed == "" || sr.legacy == sr.key {
 		return own
@@ -95,28 +94,43 @@ func (c *checker) notHeads(k keyed) bool {
 }
 
 // testbedMismatch records a series without a baseline whose benchmark and
-// labels were measured nearby on another testbed, and reports whether it
-// found one. Such results are not compared: a laptop is not a CI runner.
-func (c *checker) testbedMismatch(sr *series) bool {
+// labels were measured nearby on another testbed, and returns it (nil when
+// none). Such results are not compared: a laptop is not a CI runner.
+func (c *checker) testbedMismatch(sr *series) *Mismatch {
 	if sr.testbed == "" {
-		return false
+		return nil
 	}
 	limit := min(len(c.w.commits), c.cfg.Baseline.MaxDistance+1)
 	for i := c.skip; i < limit; i++ {
 		sha := c.w.commits[i].SHA
 		for _, k := range c.w.samples[sha] {
 			tb := c.id.testbed(k.s)
-			if k.s.Dirty || tb == "" || (tb == sr.testbed && tb != UnknownTestbed) || c.id.legacyKey(k.s) != sr.legacy {
+			if k.s.Dirty || tb == "" || tb == sr.testbed || c.id.legacyKey(k.s) != sr.legacy {
 				continue
 			}
 			diff := fmt.Sprintf("testbed: %q (head) vs %q (baseline)", sr.testbed, tb)
 			c.rep.Mismatches = append(c.rep.Mismatches, Mismatch{Benchmark: sr.bench, HeadLabels: sr.labels, BaselineLabels: sr.labels,
 				Commit: sha, Diff: diff, HeadTestbed: sr.testbed, BaselineTestbed: tb})
 			c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s: not compared with %s, measured on another testbed (%s)", seriesName(sr.bench, sr.labels), shortSHA(sha), diff))
-			return true
+			return &c.rep.Mismatches[len(c.rep.Mismatches)-1]
 		}
 	}
-	return false
+	return nil
+}
+
+// testbedRemedy says why a series measured on head's testbed was not
+// compared with the base branch's results on another, and what to do.
+func testbedRemedy(m Mismatch) string {
+	switch {
+	case m.HeadTestbed == UnknownTestbed:
+		return fmt.Sprintf("head's results have testbed %q (a file ingested outside CI without --testbed) and the base branch's (%s) were measured on %q, and an unnamed machine is never compared with a named one; if the file was measured on that machine, ingest it again with --testbed %q and invalidate the unknown run(s) (perfgate runs --commit %s lists them), else measure the base branch the way head was measured",
+			UnknownTestbed, shortSHA(m.Commit), m.BaselineTestbed, m.BaselineTestbed, "HEAD")
+	case m.BaselineTestbed == UnknownTestbed:
+		return fmt.Sprintf("head was measured on testbed %q and the base branch's results (%s) have testbed %q (files ingested outside CI without --testbed), and an unnamed machine is never compared with a named one; measure the base branch on %q (in CI: let the record job run on the base branch), or, if those files were measured on this machine, ingest them again with --testbed %q",
+			m.HeadTestbed, shortSHA(m.Commit), UnknownTestbed, m.HeadTestbed, m.HeadTestbed)
+	}
+	return fmt.Sprintf("head was measured on testbed %q, its nearest baseline (%s) on testbed %q, and runs of different testbeds are never compared; measure the base branch on this testbed, or, if the machines are alike, name both the same with --testbed NAME (or testbed: in the rules file)",
+		m.HeadTestbed, shortSHA(m.Commit), m.BaselineTestbed)
 }
 
 // testbedWarnings says which series compared with results that have no
@@ -142,6 +156,7 @@ func (c *checker) testbedWarnings(all []*series) (first, rest []string) {
 		rest = append(rest, fmt.Sprintf("%d baseline result(s) have no testbed (stored before perfgate recorded which machine measured a run) and were compared as if measured on %s; results stored from now on carry their testbed",
 			legacy, quoteList(c.rep.Testbeds)))
 	}
+	c.unknownNote(all)
 	var mm []string
 	explained := map[string]bool{}
 	for _, m := range c.rep.Mismatches {
@@ -149,17 +164,7 @@ func (c *checker) testbedWarnings(all []*series) (first, rest []string) {
 			continue
 		}
 		explained[m.Benchmark+"\x00"+labelString(m.HeadLabels)+"\x00"+m.HeadTestbed] = true
-		if m.HeadTestbed == UnknownTestbed {
-			name := fmt.Sprintf("--testbed %q (the testbed of %s's results)", m.BaselineTestbed, shortSHA(m.Commit))
-			if m.BaselineTestbed == UnknownTestbed {
-				name = "--testbed NAME (and the baseline's file too: its testbed is unknown as well)"
-			}
-			mm = append(mm, fmt.Sprintf("%s not compared: head's results have an unknown testbed (a file ingested outside CI without --testbed: perfgate cannot tell which machine measured it), and such results are never compared; ingest the file again naming its machine, e.g. %s, then invalidate the unknown run(s)",
-				seriesName(m.Benchmark, m.HeadLabels), name))
-			continue
-		}
-		mm = append(mm, fmt.Sprintf("%s not compared: head was measured on testbed %q, its nearest baseline (%s) on testbed %q, and runs of different testbeds are never compared; measure the base branch on this testbed, or, if the machines are alike, name both the same with --testbed NAME (or testbed: in the rules file)",
-			seriesName(m.Benchmark, m.HeadLabels), m.HeadTestbed, shortSHA(m.Commit), m.BaselineTestbed))
+		mm = append(mm, fmt.Sprintf("%s not compared: %s", seriesName(m.Benchmark, m.HeadLabels), testbedRemedy(m)))
 	}
 	if c.noBaseline != "" && len(mm) > 0 {
 		every := true
@@ -174,6 +179,17 @@ func (c *checker) testbedWarnings(all []*series) (first, rest []string) {
 		}
 	}
 	return nil, append(rest, mm...)
+}
+
+// unknownNote says, once, that results of the unknown testbed were
+// compared with each other: perfgate took them as one machine's.
+func (c *checker) unknownNote(all []*series) {
+	for _, sr := range all {
+		if sr.testbed == UnknownTestbed && sr.baseIdx >= 0 {
+			c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("results of testbed %q (files ingested outside CI without --testbed) were compared with each other, as one unnamed machine's; name the machine with --testbed NAME on ingest (or testbed: in .perfgate.yml) to keep other machines' files apart", UnknownTestbed))
+			return
+		}
+	}
 }
 
 func quoteList(xs []string) string {

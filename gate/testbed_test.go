@@ -39,7 +39,7 @@ func TestCheckTestbeds(t *testing.T) {
 		{"laptop head at the laptop level passes against laptop runs only", mixed, onBed(laptop, 100), Pass, "", 100},
 		{"CI head 10% slower fails against CI runs", mixed, onBed(ciBed, 165), Fail, "", 150},
 		{"laptop head at the CI level fails against laptop runs", mixed, onBed(laptop, 150), Fail, "", 100},
-		{"only another testbed: not compared, said so", func(i int) []Sample { return []Sample{onBed(ciBed, 150)} }, onBed(laptop, 100), New,
+		{"only another testbed: not compared, inconclusive, said so", func(i int) []Sample { return []Sample{onBed(ciBed, 150)} }, onBed(laptop, 100), Inconclusive,
 			`head was measured on testbed "Apple M3 Pro, darwin/arm64", its nearest baseline`, 0},
 		{"runs stored before testbeds match any, with a warning", func(i int) []Sample { return []Sample{srv(map[string]float64{"mean_ttft_ms": 100 * noise[i]})} },
 			onBed(laptop, 100), Pass, "have no testbed (stored before perfgate recorded", 100},
@@ -99,6 +99,53 @@ func TestCheckTestbeds(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCheckUnknownTestbed: results of the unknown testbed (files ingested
+// outside CI without --testbed) compare with each other, with a note, and
+// never with a named testbed's: that is inconclusive with the remedy,
+// never a pass. A benchmark the base branch never measured stays new.
+func TestCheckUnknownTestbed(t *testing.T) {
+	noise := noisy(5, 30, 1, 0.01)
+	unknown := func(i int) []Sample { return []Sample{onBed(UnknownTestbed, 100*noise[i])} }
+	named := func(i int) []Sample { return []Sample{onBed(ciBed, 100*noise[i])} }
+	tests := []struct {
+		name       string
+		at         func(i int) []Sample
+		head       Sample
+		verdict    Verdict // the check's
+		report     Verdict
+		uncompared string
+		say        string // in the report's notes and warnings
+	}{
+		{"unknown head 10% worse fails against unknown", unknown, onBed(UnknownTestbed, 110), Fail, Fail, "", "compared with each other, as one unnamed machine's"},
+		{"unknown head unchanged passes against unknown", unknown, onBed(UnknownTestbed, 100), Pass, Pass, "", "--testbed NAME"},
+		{"unknown head against a named history", named, onBed(UnknownTestbed, 110), Inconclusive, Inconclusive, UncomparedTestbed, "ingest it again with --testbed"},
+		{"named head against an unknown history", unknown, onBed(ciBed, 110), Inconclusive, Inconclusive, UncomparedTestbed, "let the record job run on the base branch"},
+		{"another benchmark entirely is new", unknown, func() Sample { s := onBed(UnknownTestbed, 100); s.Benchmark = "other"; return s }(), New, Pass, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(20, tt.at, []Sample{tt.head})
+			rep := w.check(t, "mean_ttft_ms:3%")
+			c := find(t, rep, tt.head.Benchmark, "mean_ttft_ms")
+			if c.Verdict != tt.verdict || rep.Verdict != tt.report || c.Uncompared != tt.uncompared {
+				t.Errorf("check %s (%q: %s), report %s; want %s (%q), %s", c.Verdict, c.Uncompared, c.Reason, rep.Verdict, tt.verdict, tt.uncompared, tt.report)
+			}
+			all := strings.Join(append(rep.Notes, rep.Warnings...), "\n")
+			if !strings.Contains(all, tt.say) {
+				t.Errorf("report lacks %q:\n%s", tt.say, all)
+			}
+			var b strings.Builder
+			if err := Write(&b, rep, "text", false); err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(b.String(), "\n")
+			if tt.uncompared != "" && (!strings.Contains(first, "nothing compared") || strings.HasPrefix(first, "PASS")) {
+				t.Errorf("headline %q", first)
+			}
+		})
+	}
 }
 
 func TestCompareTestbeds(t *testing.T) {

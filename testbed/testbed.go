@@ -498,8 +498,9 @@ func (e Env) Map() map[string]string {
 
 // Unknown is the testbed of results measured on a machine perfgate cannot
 // name: a file ingested outside CI without --testbed (a log pasted from
-// another machine). Such results are never compared with anything, not
-// even with each other: two unknown machines need not be alike.
+// another machine). Such results compare with each other (one person's
+// own files, measured on the machine they always use), never with a
+// named testbed's.
 const Unknown = "unknown"
 
 // ciVars are the environment variables that say a CI system runs the

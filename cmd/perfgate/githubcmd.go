@@ -136,6 +136,8 @@ func statusTitle(rep *gate.Report) string {
 		}
 	} else if rep.Undecided() && s.Checks == 0 {
 		title = "no check applied: no rule matched the results, not a pass"
+	} else if rep.Undecided() && rep.Uncompared() == s.Inconclusive {
+		title = fmt.Sprintf("inconclusive: %d of %d checks compared nothing (no comparable baseline), none failed", s.Inconclusive, s.Checks)
 	} else if rep.Undecided() {
 		title = fmt.Sprintf("inconclusive: %d of %d checks undecided, none failed", s.Inconclusive, s.Checks)
 	} else {

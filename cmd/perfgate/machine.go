@@ -79,7 +79,8 @@ func detectMachine(c *cli.Context, e *env, repo *gitrepo.Repo) (machine, error) 
 // onto a laptop), so, unless --testbed (PERFGATE_TESTBED, the rules
 // file's testbed:) named the machine, a run's testbed is what its file
 // says (a "testbed" label, which then leaves the labels), else
-// testbed.Unknown, which is never compared, with a warning. Runs read
+// testbed.Unknown, which compares with unknown results only, with one
+// warning per command. Runs read
 // from stdin, and every run in CI (testbed.InCI), were measured here.
 func fileTestbeds(e *env, m machine, runs []store.Run) {
 	if m.named || testbed.InCI(e.getenv) {
@@ -104,8 +105,8 @@ func fileTestbeds(e *env, m machine, runs []store.Run) {
 		}
 	}
 	if len(files) > 0 {
-		fmt.Fprintf(e.stderr, "perfgate: warning: %s: outside CI perfgate cannot tell which machine measured a file, so its results are stored with testbed %q and never compared with any; if this machine measured them, or to name the machine that did, ingest with --testbed NAME (this machine is %q; perfgate runs lists the testbeds stored). Outside CI means none of CI, GITHUB_ACTIONS, GITLAB_CI, BUILDKITE, JENKINS_URL, TF_BUILD, TEAMCITY_VERSION is set; reading stdin counts as this machine\n",
-			changeList(files), testbed.Unknown, m.testbed)
+		fmt.Fprintf(e.stderr, "perfgate: warning: %s: outside CI perfgate cannot tell which machine measured a file, so its results are stored with testbed %q: they compare with other %q results (your own files), never with a named machine's; to name the machine, ingest with --testbed NAME (this machine is %q; perfgate runs lists the testbeds stored)\n",
+			changeList(files), testbed.Unknown, testbed.Unknown, m.testbed)
 	}
 }
 

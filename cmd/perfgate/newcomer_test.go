@@ -243,15 +243,27 @@ func TestIngestFileOutsideCI(t *testing.T) {
 		})
 	}
 
-	t.Run("unknown never compared", func(t *testing.T) {
+	t.Run("unknown compares with unknown, never with a named testbed", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "h.db")
 		runCLI(t, "", "--repo", repo, "--db", db, "ingest", "--name", "s", plain)
 		git(t, repo, "checkout", "-q", "-b", "work")
 		commit(t, repo, "two", map[string]string{"a.txt": "2"})
-		runCLI(t, "", "--repo", repo, "--db", db, "ingest", "--name", "s", writeFile(t, dir, "slow.json", metricsJSON(200, 300)))
+		slow := writeFile(t, dir, "slow.json", metricsJSON(200, 300))
+		runCLI(t, "", "--repo", repo, "--db", db, "ingest", "--name", "s", slow)
 		stdout, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "check", "--rule", "mean_ttft_ms:5%")
-		if code != 0 || !strings.HasPrefix(stdout, "PASS  nothing compared") || !strings.Contains(stdout, "unknown testbed") || !strings.Contains(stdout, "--testbed NAME") {
-			t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+		if code != exitFail || !strings.HasPrefix(stdout, "FAIL") || !strings.Contains(stdout, "unnamed machine") {
+			t.Errorf("unknown against unknown: exit %d\n%s%s", code, stdout, stderr)
+		}
+		// A named head: never compared with the unknown history, and
+		// never a pass.
+		db2 := filepath.Join(t.TempDir(), "h.db")
+		git(t, repo, "checkout", "-q", "HEAD~1")
+		runCLI(t, "", "--repo", repo, "--db", db2, "ingest", "--name", "s", plain)
+		git(t, repo, "checkout", "-q", "work")
+		runCLI(t, "", "--repo", repo, "--db", db2, "ingest", "--name", "s", "--testbed", "laptop", slow)
+		stdout, stderr, code = runCLI(t, "", "--repo", repo, "--db", db2, "check", "--rule", "mean_ttft_ms:5%")
+		if code != 0 || !strings.HasPrefix(stdout, "INCONCLUSIVE  nothing compared") || !strings.Contains(stdout, `--testbed "laptop"`) {
+			t.Errorf("named head against an unknown history: exit %d\n%s%s", code, stdout, stderr)
 		}
 	})
 }
