@@ -46,7 +46,11 @@ func autoTextParsers(file string) []LineParser {
 		case f.Auto != nil:
 			out = append(out, f.Auto(file))
 		default:
-			out = append(out, f.New(file))
+			p := f.New(file)
+			if fb, ok := p.(fallbackParser); ok {
+				fb.holdsForFallback()
+			}
+			out = append(out, p)
 		}
 	}
 	return out

@@ -108,7 +108,9 @@
 // (bench_serving), vllm-throughput, vllm-latency, vllm-table (markdown
 // results tables), trtllm-bench, guidellm (console tables), genai-perf and
 // aiperf (console tables), mindie, aisbench, mlperf (MLPerf Inference
-// LoadGen mlperf_log_summary.txt). Documents (JSON, JSONL or YAML; the
+// LoadGen mlperf_log_summary.txt), load-table (load curves typed by hand
+// as markdown tables, read only from a page where no other format found a
+// result). Documents (JSON, JSONL or YAML; the
 // first format whose Match claims an object converts it): aisbench-json,
 // genai-bench (run JSON), aiperf and genai-perf (profile exports),
 // generic ({"metrics": {...}}), guidellm (report v1 and v2),
@@ -678,8 +680,40 @@ func (r *Reader) step() {
 }
 
 func (r *Reader) unrecognized() error {
-	return &Error{File: r.file, Msg: fmt.Sprintf("%v: no result block found (tried formats: %s); check that the file holds a complete benchmark result, or force a format with --format (valid: %s)",
-		ErrUnrecognized, strings.Join(r.tried, ", "), strings.Join(Formats(), ", ")), Err: ErrUnrecognized}
+	return &Error{File: r.file, Msg: fmt.Sprintf("%v: no result block found (tried formats: %s)%s; check that the file holds a complete benchmark result, or force a format with --format (valid: %s)",
+		ErrUnrecognized, strings.Join(r.tried, ", "), r.refusals(), strings.Join(Formats(), ", ")), Err: ErrUnrecognized}
+}
+
+// fallbackParser is a text parser whose results count only when no other
+// parser found any (the load tables typed by hand: see loadtable.go).
+type fallbackParser interface {
+	holdsForFallback()
+	flush(emit Emit) error
+	refusal() string
+}
+
+// flushFallbacks gives the held results of the fallback parsers, at the
+// end of an input where no other parser found a result.
+func (r *Reader) flushFallbacks(emit Emit) error {
+	for _, p := range r.parsers {
+		if f, ok := p.(fallbackParser); ok {
+			if err := f.flush(emit); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// refusals says what the fallback parsers saw but could not read.
+func (r *Reader) refusals() string {
+	var b strings.Builder
+	for _, p := range r.parsers {
+		if f, ok := p.(fallbackParser); ok {
+			b.WriteString(f.refusal())
+		}
+	}
+	return b.String()
 }
 
 // stepText feeds lines until at least one result is queued or input ends.
@@ -711,6 +745,12 @@ func (r *Reader) stepText() {
 			for _, p := range r.parsers {
 				if perr := p.End(r.lineNo, emit); perr != nil {
 					r.err = perr
+					return
+				}
+			}
+			if r.count == 0 && len(r.queue) == 0 {
+				if err := r.flushFallbacks(emit); err != nil {
+					r.err = err
 					return
 				}
 			}
