@@ -265,3 +265,27 @@ func TestActionRunHoldsNoSecret(t *testing.T) {
 	}
 	checkDump(t, dump, log.String())
 }
+
+// TestActionRunRefusesDBOnPullRequest: command run with the db input on a
+// pull request stops before anything runs (exit 2), and the step that
+// would start the benchmark never had the URL; on a push it has it.
+func TestActionRunRefusesDBOnPullRequest(t *testing.T) {
+	const db = "postgres://perfgate:" + secretPG + "@db.internal/perf"
+	inputs := map[string]string{"command": "run", "args": "--\ntrue", "sync": "true", "db": db, "token": secretToken, "comment": "auto"}
+	env := strings.Join(actionEnv(t, "perfgate", "pull_request", "perfgate", inputs, nil), "\n")
+	if strings.Contains(env, secretPG) || strings.Contains(env, secretToken) || !strings.Contains(env, "INPUT_DB_WITHHELD=true") {
+		t.Errorf("the step that starts the benchmark on a pull request gets:\n%s", env)
+	}
+	if env := strings.Join(actionEnv(t, "perfgate", "push", "perfgate", inputs, nil), "\n"); !strings.Contains(env, "INPUT_DB="+db) {
+		t.Errorf("on a push the step lacks the database:\n%s", env)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", actionStep(t, "perfgate"))
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GITHUB_EVENT_NAME=pull_request"},
+		actionEnv(t, "perfgate", "pull_request", filepath.Join(dir, "no-perfgate"), inputs, nil)...)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "input db: command run on a pull_request event") {
+		t.Errorf("command run with db on a pull request: %v\n%s", err, out)
+	}
+}

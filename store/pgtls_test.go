@@ -20,6 +20,8 @@ func TestPgConfigRequiresTLS(t *testing.T) {
 		{"postgres://u@/perf?host=/var/run/postgresql", true, ""},
 		{"postgres://u@db.internal/perf?sslmode=disable", true, ""},
 		{"postgres://u@db.internal/perf", true, "prefer"},
+		{"postgres://u@db1.internal:5432,db2.internal:5432/perf", false, ""},
+		{"postgres://u@127.0.0.1:5432,db2.internal:5432/perf", false, ""},
 	} {
 		t.Setenv("PGSSLMODE", tt.pgsslmode)
 		cfg, _, _, err := pgConfig(tt.url, 0, false)

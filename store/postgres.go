@@ -102,7 +102,7 @@ func needsTLS(rawURL string, cfg *pgxpool.Config) bool {
 	if os.Getenv("PGSSLMODE") != "" {
 		return false
 	}
-	if u, err := url.Parse(rawURL); err != nil || u.Query().Has("sslmode") {
+	if u, err := url.Parse(rawURL); err == nil && u.Query().Has("sslmode") || err != nil && strings.Contains(rawURL, "sslmode=") {
 		return false
 	}
 	hosts := []string{cfg.ConnConfig.Host}
@@ -131,7 +131,12 @@ func loopback(host string) bool {
 func withQuery(rawURL, key, value string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return rawURL
+		// Several hosts (h1,h2) are pgx's, not net/url's: append.
+		sep := "?"
+		if strings.Contains(rawURL, "?") {
+			sep = "&"
+		}
+		return rawURL + sep + key + "=" + url.QueryEscape(value)
 	}
 	q := u.Query()
 	q.Set(key, value)
