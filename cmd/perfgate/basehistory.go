@@ -27,6 +27,9 @@ func onPullRequest() bool {
 // cannot be read, the pull request's own keys stay, marked untrusted: its
 // db: then gets no credentials from the environment.
 func baseHistory(c *cli.Context, repo *gitrepo.Repo, path string, pr historySettings) historySettings {
+	if repo != nil && repo.Root() != "" && !inTree(repo.Root(), path) {
+		return pr // a rules file the workflow gives from outside the checkout
+	}
 	base := strings.TrimSpace(os.Getenv("GITHUB_BASE_REF"))
 	ref := "refs/remotes/origin/" + base
 	data, ok, err := baseRules(repo, path, ref, base)
@@ -65,6 +68,22 @@ func baseRules(repo *gitrepo.Repo, path, ref, base string) ([]byte, bool, error)
 		}
 	}
 	return repo.ReadFile(sha, file)
+}
+
+// inTree reports whether path lies inside the working tree at root.
+func inTree(root, path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return true
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	rel, err := filepath.Rel(root, abs)
+	return err != nil || !(rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)))
 }
 
 // fromUntrustedRules reports whether the history is the db: of a pull
