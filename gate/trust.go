@@ -20,7 +20,10 @@ import (
 const (
 	SourceLabel  = "label"
 	SourceBranch = "branch"
-	SourceLocal  = "local"
+	// SourceUnverified is a record from the history branch of an origin
+	// that is not the repository the CI names: no trust: list admits it.
+	SourceUnverified = "unverified-branch"
+	SourceLocal      = "local"
 )
 
 // TrustConfig is the rules file's trust section: which records may change
@@ -78,6 +81,8 @@ func describeSource(source string) string {
 		return "local (not from the history branch)"
 	case SourceLabel:
 		return "pull-request-label"
+	case SourceUnverified:
+		return "history-branch (of an origin that is not the CI's repository)"
 	}
 	return fmt.Sprintf("%q", source)
 }

@@ -17,6 +17,7 @@ type actionWorkspace struct {
 	script, bin, tmp, bare, work string
 	env                          []string          // the environment, with git's fixed identity
 	defaults                     map[string]string // inputs every run starts from
+	extraEnv                     []string          // variables of the job's, over the runner's
 }
 
 // newActionWorkspace makes the workspace; defaults override the inputs'
@@ -87,6 +88,7 @@ func (w *actionWorkspace) run(event string, inputs map[string]string) (string, m
 	for k, v := range in {
 		cmd.Env = append(cmd.Env, "INPUT_"+k+"="+v)
 	}
+	cmd.Env = append(cmd.Env, w.extraEnv...)
 	b, err := cmd.CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {

@@ -168,7 +168,7 @@ func Migrate(url string, opts Options) (from, to int, err error) {
 	}
 	opts.NoMigrate = true
 	opts.ReadOnly = false
-	cfg, display, secret, err := pgConfig(url, opts.Timeout)
+	cfg, display, secret, err := pgConfig(url, opts.Timeout, opts.NoEnvCredentials)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -61,13 +63,23 @@ type pgStore struct {
 
 // pgConfig parses a database URL (and the libpq environment), returning
 // the pool's configuration, how to name the database in messages and the
-// password to keep out of them.
-func pgConfig(rawURL string, timeout time.Duration) (*pgxpool.Config, string, string, error) {
+// password to keep out of them. A host that is not loopback (nor a Unix
+// socket) gets sslmode=require unless the URL or PGSSLMODE names a mode:
+// pgx's default, prefer, falls back to no TLS, and a server that asks for
+// a cleartext password then gets it in the clear. With noEnvCredentials
+// only the URL's own password is ever sent.
+func pgConfig(rawURL string, timeout time.Duration, noEnvCredentials bool) (*pgxpool.Config, string, string, error) {
 	secret := urlPassword(rawURL)
 	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err == nil && needsTLS(rawURL, cfg) {
+		cfg, err = pgxpool.ParseConfig(withQuery(rawURL, "sslmode", "require"))
+	}
 	if err != nil {
 		msg := scrub(err.Error(), secret)
 		return nil, redactURL(rawURL), secret, &inputError{msg: fmt.Sprintf("history database URL %s is not valid (%s): pass --db (or PERFGATE_DB) as postgres://USER@HOST:PORT/DATABASE, the password in PGPASSWORD or ~/.pgpass", redactURL(rawURL), msg)}
+	}
+	if noEnvCredentials {
+		cfg.ConnConfig.Password = secret
 	}
 	if cfg.ConnConfig.Password != "" {
 		secret = cfg.ConnConfig.Password
@@ -81,6 +93,55 @@ func pgConfig(rawURL string, timeout time.Duration) (*pgxpool.Config, string, st
 	cc := cfg.ConnConfig
 	display := fmt.Sprintf("postgres://%s@%s/%s", cc.User, hostPort(cc.Host, cc.Port), cc.Database)
 	return cfg, display, secret, nil
+}
+
+// needsTLS reports whether a URL that names no sslmode (nor does
+// PGSSLMODE) reaches a host other than a loopback address or a Unix
+// socket, so that it must be told sslmode=require.
+func needsTLS(rawURL string, cfg *pgxpool.Config) bool {
+	if os.Getenv("PGSSLMODE") != "" {
+		return false
+	}
+	if u, err := url.Parse(rawURL); err == nil && u.Query().Has("sslmode") || err != nil && strings.Contains(rawURL, "sslmode=") {
+		return false
+	}
+	hosts := []string{cfg.ConnConfig.Host}
+	for _, fb := range cfg.ConnConfig.Fallbacks {
+		hosts = append(hosts, fb.Host)
+	}
+	for _, h := range hosts {
+		if !loopback(h) {
+			return true
+		}
+	}
+	return false
+}
+
+// loopback reports whether host is this machine by its name: a Unix
+// socket's directory, localhost, or a loopback address.
+func loopback(host string) bool {
+	if strings.HasPrefix(host, "/") || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// withQuery returns rawURL with the query parameter key set to value.
+func withQuery(rawURL, key, value string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		// Several hosts (h1,h2) are pgx's, not net/url's: append.
+		sep := "?"
+		if strings.Contains(rawURL, "?") {
+			sep = "&"
+		}
+		return rawURL + sep + key + "=" + url.QueryEscape(value)
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 func hostPort(host string, port uint16) string {
@@ -139,7 +200,7 @@ func scrub(msg, secret string) string {
 // opts.ReadOnly or opts.NoMigrate (then a missing or older schema is an
 // error matching ErrNeedsMigration).
 func openPostgres(rawURL string, opts Options) (*pgStore, error) {
-	cfg, display, secret, err := pgConfig(rawURL, opts.Timeout)
+	cfg, display, secret, err := pgConfig(rawURL, opts.Timeout, opts.NoEnvCredentials)
 	if err != nil {
 		return nil, err
 	}

@@ -129,6 +129,11 @@ type Options struct {
 	// NoMigrate makes a PostgreSQL open fail (ErrNeedsMigration) rather
 	// than create or upgrade the schema: see Migrate.
 	NoMigrate bool
+	// NoEnvCredentials opens a PostgreSQL URL that came from a source the
+	// environment's credentials must not follow (a pull request's own
+	// rules file): only a password in the URL itself is sent, never
+	// PGPASSWORD's nor ~/.pgpass's.
+	NoEnvCredentials bool
 }
 
 // boltStore is an open bbolt history. Its methods are safe for concurrent use.

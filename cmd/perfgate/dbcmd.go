@@ -60,7 +60,7 @@ func dbMigrate(c *cli.Context, e *env, o string) error {
 	if err != nil {
 		return err
 	}
-	from, to, err := store.Migrate(path, store.Options{Timeout: timeout})
+	from, to, err := store.Migrate(path, store.Options{Timeout: timeout, NoEnvCredentials: fromUntrustedRules(c, repo)})
 	if err != nil {
 		return storeError(err)
 	}
@@ -102,6 +102,9 @@ func redactDB(path string) string {
 type historySettings struct {
 	DB         string `yaml:"db"`
 	Repository string `yaml:"repository"`
+	// untrusted: db: is the pull request's own, unconfirmed by the base
+	// branch's rules, so the environment's credentials must not follow it.
+	untrusted bool
 }
 
 // rulesHistory reads db: and repository: from the rules file (--rules
@@ -135,6 +138,9 @@ func rulesHistory(c *cli.Context, repo *gitrepo.Repo) historySettings {
 		// repository: another repository's runs in a shared database).
 		fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: %s: db: and repository: of the checked-out rules file are ignored under --rules-from base; give the history with --db or PERFGATE_DB (and PERFGATE_REPOSITORY)\n", path)
 		h = historySettings{}
+	}
+	if (h.DB != "" || h.Repository != "") && onPullRequest() {
+		h = baseHistory(c, repo, path, h)
 	}
 	c.App.Metadata["history-settings"] = h
 	return h
@@ -204,7 +210,7 @@ func openPostgres(c *cli.Context, repo *gitrepo.Repo, url string, readOnly bool)
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Open(url, store.Options{ReadOnly: readOnly, Timeout: timeout, Repository: repositoryName(c, repo)})
+	s, err := store.Open(url, store.Options{ReadOnly: readOnly, Timeout: timeout, Repository: repositoryName(c, repo), NoEnvCredentials: fromUntrustedRules(c, repo)})
 	if err != nil {
 		return nil, storeError(err)
 	}

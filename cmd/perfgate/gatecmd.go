@@ -326,6 +326,9 @@ func displayPath(p string) string {
 // points to (the remote's default branch), and perfgate says which it
 // took on stderr.
 func resolveBase(c *cli.Context, repo *gitrepo.Repo, name string, fallback bool) (string, string, error) {
+	if sha, ref, ok := ciBase(c, repo, name); ok {
+		return sha, ref, nil
+	}
 	sha, ref, err := repo.ResolveBranch(name)
 	if err != nil && fallback && errors.Is(err, gitrepo.ErrUnknownRevision) {
 		if s, r, ok := fallbackBranch(c, repo, name, "--base"); ok {
@@ -540,7 +543,13 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		if err := h.flagLate(base, shortRef(ref, baseName)); err != nil {
 			return err
 		}
-		untrusted := h.applyTrust(cfg.Trust, prLabels(e))
+		var mismatch []string
+		if m := originMismatch(repo); m != "" && h.distrustBranch() > 0 {
+			m += ": its history branch's records are unverified, and no trust: section admits them"
+			fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: %s\n", m)
+			mismatch = append(mismatch, m)
+		}
+		untrusted := append(mismatch, h.applyTrust(cfg.Trust, prLabels(e))...)
 		h.showVia = true
 		opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg, Accepted: h.accepted}
 		if la, err := labelAcceptance(c, e, repo, head); err != nil {

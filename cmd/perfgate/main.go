@@ -15,6 +15,9 @@ import (
 )
 
 func main() {
+	// Before any child starts: a benchmark must not read perfgate's
+	// environment (tokens, PGPASSWORD) through /proc.
+	proc.Undumpable()
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

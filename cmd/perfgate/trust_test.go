@@ -106,6 +106,9 @@ func (w *attackWorld) check(t *testing.T, rules string, labels ...string) prChec
 	t.Helper()
 	dir := w.clone(t, "ci")
 	git(t, dir, "checkout", "-q", "feature")
+	// origin as CI has it: the repository GITHUB_REPOSITORY names (the
+	// history is pulled already).
+	git(t, dir, "remote", "set-url", "origin", "https://github.example/o/r.git")
 	ingestAt(t, dir, metricsJSON(200, 300))
 	args := []string{"--repo", dir, "check", "-o", "json", "--rule", "mean_ttft_ms:5%", "--gate-id", "serving"}
 	if rules != "" {
@@ -198,7 +201,7 @@ func TestHistoryBranchAttacks(t *testing.T) {
 		}
 		// The name is the writer's claim; the comment shows the branch
 		// commit and its author beside it.
-		p.wantComment(t, "accepted by maintainer-alice: intended, approved in review", "in perfgate-history commit", "author mallory", "after main's tip")
+		p.wantComment(t, "accepted by maintainer-alice: intended, approved in review", "in perfgate-history commit", "author mallory", "after origin/main's tip")
 		// Acceptances only by pull request label: the record does not apply.
 		p = w.check(t, "trust:\n  accept: [label]\n")
 		if p.code != 1 || p.report.verdictOf("mean_ttft_ms") != "fail" {
