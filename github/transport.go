@@ -78,7 +78,10 @@ func NoBlindRetry(ctx context.Context) context.Context {
 // address, so that neither a GITHUB_API_URL nor a redirect sends the
 // token unencrypted.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme != "https" && req.Header.Get("Authorization") != "" && !loopback(req.URL.Hostname()) {
+	if req.URL.Scheme != "https" && (req.Header.Get("Authorization") != "" || req.Header.Get("PRIVATE-TOKEN") != "") && !loopback(req.URL.Hostname()) {
+		if req.Header.Get("Authorization") == "" { // GitLab's token header (package gitlab)
+			return nil, fmt.Errorf("refusing to send the GitLab token over plain http to %s: it would travel unencrypted; use the https:// URL (CI_API_V4_URL=https://HOST/api/v4)", req.URL.Scheme+"://"+req.URL.Host)
+		}
 		return nil, plainHTTPError(req.URL.Scheme + "://" + req.URL.Host)
 	}
 	base := t.Base
