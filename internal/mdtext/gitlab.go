@@ -72,7 +72,9 @@ func fenceOpen(trimmed string, indent int) string {
 	return ""
 }
 
-var entityRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});`) })
+var entityRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});`)
+})
 
 // gitlabLine writes one line outside fenced code with its references
 // broken.
