@@ -150,12 +150,11 @@ func (o *Outcome) Note(format string, args ...any) {
 // Warn records what could not be done.
 func (o *Outcome) Warn(err error) { o.Warnings = append(o.Warnings, err) }
 
-// Merge appends other's notes and warnings, each prefixed with prefix.
+// Merge appends other's notes, each prefixed with prefix, and its
+// warnings (which name their forge already).
 func (o *Outcome) Merge(prefix string, other Outcome) {
 	for _, n := range other.Notes {
 		o.Notes = append(o.Notes, prefix+n)
 	}
-	for _, w := range other.Warnings {
-		o.Warnings = append(o.Warnings, fmt.Errorf("%s%w", prefix, w))
-	}
+	o.Warnings = append(o.Warnings, other.Warnings...)
 }
