@@ -16,7 +16,8 @@ import (
 // pull request, whose checked-out files (the rules file among them) are
 // the pull request's own.
 func onPullRequest() bool {
-	return os.Getenv("GITHUB_ACTIONS") == "true" && strings.HasPrefix(os.Getenv("GITHUB_EVENT_NAME"), "pull_request")
+	return (os.Getenv("GITHUB_ACTIONS") == "true" && strings.HasPrefix(os.Getenv("GITHUB_EVENT_NAME"), "pull_request")) ||
+		ciChangeBase(os.Getenv) != "" // a Buildkite pull request, a GitLab merge request
 }
 
 // baseHistory returns the history keys (db:, repository:) a pull
@@ -31,6 +32,9 @@ func baseHistory(c *cli.Context, repo *gitrepo.Repo, path string, pr historySett
 		return pr // a rules file the workflow gives from outside the checkout
 	}
 	base := strings.TrimSpace(os.Getenv("GITHUB_BASE_REF"))
+	if base == "" {
+		base = ciChangeBase(os.Getenv)
+	}
 	ref := "refs/remotes/origin/" + base
 	data, ok, err := baseRules(repo, path, ref, base)
 	if err != nil {

@@ -526,6 +526,13 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 	baseName := c.String("base")
 	fallback := baseName == "" && !cfg.Baseline.BranchSet
 	if baseName == "" {
+		// A Buildkite pull request's or GitLab merge request's base
+		// branch, as --base would name it.
+		if baseName = ciChangeBase(e.getenv); baseName != "" {
+			fallback = false
+		}
+	}
+	if baseName == "" {
 		baseName = cfg.Baseline.Branch
 	}
 	if baseName == "" {

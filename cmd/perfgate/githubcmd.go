@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/perfgate/perfgate/forge"
 	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/github"
 )
@@ -57,6 +58,7 @@ func publishReport(c *cli.Context, e *env, rep *gate.Report) {
 	ghEnv, err := github.FromEnv(e.getenv)
 	forced := c.Bool("github")
 	if !ghEnv.Actions && !forced {
+		publishCI(c, e, rep) // Buildkite, GitLab
 		return
 	}
 	if err != nil {
@@ -161,13 +163,17 @@ func statusTitle(rep *gate.Report) string {
 func publishCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "publish",
-		Usage: "publish a saved check report to GitHub (for pull requests from forks, from a workflow_run workflow)",
+		Usage: "publish a saved check report to GitHub, Buildkite or GitLab (for pull requests from forks, from a trusted workflow or pipeline)",
 		Description: "Reads the JSON report of perfgate check -o json --out FILE and publishes it as check does inside\n" +
 			"GitHub Actions: the sticky PR comment, the commit status (or --check-run), the job summary and\n" +
 			"the step outputs. In a workflow_run workflow the pull request and commit come from the run that\n" +
 			"triggered it; a pull request from a fork is found by its head branch. The token comes from\n" +
 			"PERFGATE_GITHUB_TOKEN or GITHUB_TOKEN. Exit 0 when everything was published, 3 when GitHub\n" +
-			"could not be reached or refused, 2 for a bad report or flag. See docs/github.md.",
+			"could not be reached or refused, 2 for a bad report or flag. See docs/github.md.\n\n" +
+			"In a Buildkite build (BUILDKITE=true) it annotates the build instead, and comments on the GitHub\n" +
+			"pull request the build is for when a GitHub token is given; in GitLab CI (GITLAB_CI=true) it edits\n" +
+			"the merge request's note (--pr is the merge request's iid, checked against the commit) and sets\n" +
+			"the commit status with PERFGATE_GITLAB_TOKEN. See docs/ci/buildkite.md and docs/ci/gitlab.md.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "report", Usage: "the JSON report `FILE` written by perfgate check -o json --out FILE"},
 			&cli.StringFlag{Name: "pr", Usage: "pull request `NUMBER` (default: from the event); checked against the commit"},
@@ -200,6 +206,14 @@ func publishCommand(e *env) *cli.Command {
 			ghEnv, err := github.FromEnv(e.getenv)
 			if err != nil {
 				return usageErrorf("%s", ghEnv.Redact(err.Error()))
+			}
+			if !ghEnv.Actions && !c.Bool("github") {
+				if f, api, err := ciForge(e); f != nil {
+					if err != nil {
+						return usageErrorf("%s", f.Redact(err.Error()))
+					}
+					return publishCIFlags(c, e, f, api, rep)
+				}
 			}
 			pub, err := publication(c, rep)
 			if err != nil {
@@ -234,6 +248,23 @@ func publishCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// publishCIFlags reads publish's --pr and --sha for Buildkite or GitLab.
+func publishCIFlags(c *cli.Context, e *env, f forge.Forge, api bool, rep *gate.Report) error {
+	sha := strings.TrimSpace(c.String("sha"))
+	if sha != "" && !fullSHA().MatchString(sha) {
+		return usageErrorf("--sha %q is not a full commit id (40 lowercase hex digits); give the commit the status belongs on, or leave --sha out", sha)
+	}
+	pr := 0
+	if s := c.String("pr"); s != "" {
+		n, err := github.ParsePR(strings.TrimPrefix(strings.TrimSpace(s), "!"))
+		if err != nil {
+			return usageErrorf("--pr: %v", err)
+		}
+		pr = n
+	}
+	return publishCIReport(c, e, f, api, rep, pr, sha)
 }
 
 // checkPRHead refuses a pull request number whose head is not the commit

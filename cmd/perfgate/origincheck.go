@@ -21,12 +21,15 @@ func inActions() bool { return os.Getenv("GITHUB_ACTIONS") == "true" }
 // says so when a local branch of that name points elsewhere. ok is false
 // outside CI or when origin has no such branch.
 func ciBase(c *cli.Context, repo *gitrepo.Repo, name string) (sha, ref string, ok bool) {
-	if !inActions() || name == "" || strings.HasPrefix(name, "refs/") || strings.ContainsAny(name, "~^:@ ") {
+	if !(inActions() || inForgeCI()) || name == "" || strings.HasPrefix(name, "refs/") || strings.ContainsAny(name, "~^:@ ") {
 		return "", "", false
 	}
 	ref = "refs/remotes/origin/" + name
 	sha, err := repo.Resolve(ref)
 	if err != nil {
+		if sha, ok := gitlabDiffBase(c, repo, name); ok {
+			return sha, sha, true
+		}
 		return "", "", false
 	}
 	if local, err := repo.Resolve("refs/heads/" + name); err == nil && local != sha {
