@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -34,10 +35,10 @@ type Writer struct {
 func (s *pgStore) writerError(op, detail string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), pgProbeTimeout)
 	defer cancel()
-	var role string
+	var role, schema string
 	var active bool
 	var writable []string
-	err := s.pool.QueryRow(ctx, `SELECT current_user::text, row_security_active('perfgate_runs'), `+pgWritable).Scan(&role, &active, &writable)
+	err := s.pool.QueryRow(ctx, `SELECT current_user::text, coalesce(current_schema()::text, ''), row_security_active('perfgate_runs'), `+pgWritable).Scan(&role, &schema, &active, &writable)
 	if err != nil || !active || slices.Contains(writable, s.repo) {
 		return nil
 	}
@@ -49,21 +50,25 @@ func (s *pgStore) writerError(op, detail string) error {
 		}
 		grants = "only " + strings.Join(q, ", ")
 	}
-	return &pgError{kind: ErrUnavailable, msg: fmt.Sprintf("history database %s: %s: role %q may not write repository %q (%s; perfgate_writers grants it %s): the database's owner runs %s, with this command's --db otherwise unchanged; or, if the name is wrong, set the repository this role writes (PERFGATE_REPOSITORY or repository: in .perfgate.yml)",
-		s.display, op, role, s.repo, detail, grants, s.grantCommand(role, s.repo))}
+	return &pgError{kind: ErrUnavailable, msg: fmt.Sprintf("history database %s: %s: role %q may not write repository %q (%s; perfgate_writers grants it %s): the database's owner runs %s; or, if the name is wrong, set the repository this role writes (PERFGATE_REPOSITORY or repository: in .perfgate.yml)",
+		s.display, op, role, s.repo, detail, grants, s.grantCommand(role, schema, s.repo))}
 }
 
 // pgProbeTimeout bounds the query that explains a refused write.
 const pgProbeTimeout = 10 * time.Second
 
 // grantCommand is the db grant command that lets role write repo, with
-// the database named as the owner would name it.
-func (s *pgStore) grantCommand(role, repo string) string {
+// the database named as the owner would name it (and the schema, when
+// not public, as the search_path).
+func (s *pgStore) grantCommand(role, schema, repo string) string {
 	db := s.display
 	if rest, ok := strings.CutPrefix(db, "postgres://"); ok {
 		if _, host, ok := strings.Cut(rest, "@"); ok {
 			db = "postgres://OWNER@" + host
 		}
+	}
+	if schema != "" && schema != "public" {
+		db += "?search_path=" + url.QueryEscape(schema)
 	}
 	return "perfgate --db " + shellArg(db) + " db grant --role " + shellArg(role) + " --repository " + shellArg(repo)
 }
