@@ -29,17 +29,24 @@ type Writer struct {
 	Repository string `json:"repository"`
 }
 
-// writerError explains a refused write (SQLSTATE 42501) when it was
-// row-level security that refused it: the role may not write this
-// repository. nil when that is not why (a grant is missing, schema v1).
-func (s *pgStore) writerError(op, detail string) error {
+// writerError explains a refused write (SQLSTATE 42501, message msg)
+// when it was row-level security that refused it: the role may not write
+// this repository. nil when that is not why (a table privilege is
+// missing, schema v1). The server's message says which, in English; in
+// another language, a role that holds every writer's privilege was
+// refused by row-level security.
+func (s *pgStore) writerError(op, msg, detail string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), pgProbeTimeout)
 	defer cancel()
 	var role, schema string
-	var active bool
+	var active, privileged bool
 	var writable []string
-	err := s.pool.QueryRow(ctx, `SELECT current_user::text, coalesce(current_schema()::text, ''), row_security_active('perfgate_runs'), `+pgWritable).Scan(&role, &schema, &active, &writable)
-	if err != nil || !active || slices.Contains(writable, s.repo) {
+	err := s.pool.QueryRow(ctx, `SELECT current_user::text, coalesce(current_schema()::text, ''), row_security_active('perfgate_runs'),
+	has_table_privilege('perfgate_runs', 'INSERT') AND has_table_privilege('perfgate_records', 'INSERT')
+	AND has_table_privilege('perfgate_marks', 'INSERT') AND has_table_privilege('perfgate_marks', 'UPDATE') AND has_table_privilege('perfgate_marks', 'DELETE'),
+	`+pgWritable).Scan(&role, &schema, &active, &privileged, &writable)
+	rls := strings.Contains(msg, "row-level security") || (privileged && !strings.Contains(msg, "permission denied"))
+	if err != nil || !active || !rls || slices.Contains(writable, s.repo) {
 		return nil
 	}
 	grants := "none"

@@ -15,15 +15,19 @@ import (
 
 // writerGrants are the grants docs/postgres.md gives a writer role
 // (pgtest.Role's %[1]s role, %[2]s schema).
-func writerGrants(t *testing.T, owner string) []string {
+func writerGrants(t testing.TB, owner string) []string {
+	u, err := url.Parse(owner)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return []string{"GRANT USAGE ON SCHEMA %[2]s TO %[1]s", "GRANT SELECT ON ALL TABLES IN SCHEMA %[2]s TO %[1]s",
 		"GRANT INSERT ON %[2]s.perfgate_runs, %[2]s.perfgate_records TO %[1]s",
 		"GRANT INSERT, UPDATE, DELETE ON %[2]s.perfgate_marks TO %[1]s",
-		"GRANT TEMPORARY ON DATABASE " + dbName(t, owner) + " TO %[1]s"}
+		"GRANT TEMPORARY ON DATABASE " + strings.TrimPrefix(u.Path, "/") + " TO %[1]s"}
 }
 
 // roleOf is the user of a URL pgtest.Role returned.
-func roleOf(t *testing.T, raw string) string {
+func roleOf(t testing.TB, raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +69,8 @@ func rowsOf(t *testing.T, owner, repo string) int {
 // records and marks in its own repository, reads the other's, and is
 // refused every write into the other's with an error naming the role,
 // the repository and the db grant command; nothing of a refused write is
-// stored. A writer may not grant itself; a revoked grant refuses again.
+// stored. A writer may not grant itself, even when granted INSERT on
+// perfgate_writers; a revoked grant refuses again.
 func TestPostgresWritersScoped(t *testing.T) {
 	owner := pgtest.URL(t)
 	if _, _, err := Migrate(owner, Options{}); err != nil {
@@ -118,6 +123,11 @@ func TestPostgresWritersScoped(t *testing.T) {
 	}
 	if _, err := GrantWriter(a, Options{}, roleA, "b"); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "owner") {
 		t.Errorf("a writer granting itself: %v, want refused", err)
+	}
+	// Not even with INSERT on perfgate_writers: it has no write policy.
+	pgExec(t, owner, "GRANT INSERT, UPDATE, DELETE ON perfgate_writers TO "+roleA)
+	if _, err := GrantWriter(a, Options{}, roleA, "b"); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "row-level security") {
+		t.Errorf("a writer granted INSERT on perfgate_writers granting itself: %v, want refused", err)
 	}
 	if removed, err := RevokeWriter(owner, Options{}, roleA, "a"); err != nil || !removed {
 		t.Fatalf("RevokeWriter = %v, %v", removed, err)
@@ -208,4 +218,26 @@ func containsAll(err error, subs []string) bool {
 		}
 	}
 	return true
+}
+
+// TestPostgresWriterGroupRole: a grant to a group role holds for a
+// member that inherits its privileges, and for nothing else.
+func TestPostgresWriterGroupRole(t *testing.T) {
+	owner := pgtest.URL(t)
+	if _, _, err := Migrate(owner, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	group := roleOf(t, pgtest.Role(t, owner))
+	member := pgtest.Role(t, owner, append(writerGrants(t, owner), "GRANT "+group+" TO %[1]s")...)
+	if _, err := GrantWriter(owner, Options{}, group, "g"); err != nil {
+		t.Fatal(err)
+	}
+	for op, err := range writes(openPG(t, member, "g"), 1) {
+		if err != nil {
+			t.Errorf("%s by a member of the granted group: %v", op, err)
+		}
+	}
+	if _, err := openPG(t, member, "h").Put([]Run{mkRun(9, "w", 1)}); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `grants it only "g"`) {
+		t.Errorf("Put by the member into another repository: %v, want refused", err)
+	}
 }

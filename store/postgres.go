@@ -201,7 +201,7 @@ func (s *pgStore) fail(op string, err error) error {
 	detail := scrub(err.Error(), s.secret)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42501" {
-		if e := s.writerError(op, detail); e != nil {
+		if e := s.writerError(op, pe.Message, detail); e != nil {
 			return e
 		}
 		return &pgError{kind: ErrUnavailable, msg: fmt.Sprintf("history database %s: %s: permission denied (%s): grant the role what this command needs (see docs/postgres.md), or use a role that has it", s.display, op, detail)}
