@@ -262,6 +262,9 @@ func (s *pgStore) fail(op string, err error) error {
 	detail := scrub(err.Error(), s.secret)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42501" {
+		if e := s.writerError(op, pe.Message, detail); e != nil {
+			return e
+		}
 		return &pgError{kind: ErrUnavailable, msg: fmt.Sprintf("history database %s: %s: permission denied (%s): grant the role what this command needs (see docs/postgres.md), or use a role that has it", s.display, op, detail)}
 	}
 	return &pgError{kind: ErrUnavailable, msg: fmt.Sprintf("history database %s: %s failed (%s): check that the server is running and reachable, then retry; a write that failed stored nothing", s.display, op, detail)}

@@ -176,6 +176,7 @@ perfgate recover --out runs.jsonl             # after "history ... is damaged"
 mv .perfgate/history.db .perfgate/history.db.damaged && perfgate import runs.jsonl && perfgate sync --pull-only`,
 	"db": `
 perfgate --db postgres://owner@db.internal/perf db migrate        # once, as the database's owner
+perfgate --db postgres://owner@db.internal/perf db grant --role ci_engine --repository github.com/org/engine
 perfgate export | perfgate --db postgres://ci@db.internal/perf import -   # move a history over (PGPASSWORD holds the password)`,
 	"bisect": `
 perfgate bisect --good v0.9.0 --bad HEAD --metric 'Mean TTFT' --name serving --run './bench.sh'

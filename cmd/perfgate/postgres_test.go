@@ -105,11 +105,11 @@ func TestPostgresMigrateCLI(t *testing.T) {
 		t.Errorf("runs on an empty database: exit %d, %s", code, stderr)
 	}
 	stdout, stderr, code := runCLI(t, "", "--db", db, "db", "migrate")
-	if code != 0 || !strings.Contains(stdout, "schema v0 -> v1") {
+	if code != 0 || !strings.Contains(stdout, "schema v0 -> v2") {
 		t.Errorf("db migrate: exit %d, %q %s", code, stdout, stderr)
 	}
 	stdout, _, code = runCLI(t, "", "--db", db, "db", "migrate", "-o", "json")
-	if code != 0 || !strings.Contains(stdout, `"from": 1`) {
+	if code != 0 || !strings.Contains(stdout, `"from": 2`) {
 		t.Errorf("db migrate again: exit %d, %q", code, stdout)
 	}
 	if _, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "runs"); code != 0 {
