@@ -328,6 +328,10 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			if withPassword(v.Value) {
 				return p.errf(v, "db holds a password, and the rules file is committed: remove it from the URL and give it in PGPASSWORD or ~/.pgpass (or the whole URL in the PERFGATE_DB secret)")
 			}
+			if db := strings.TrimSpace(v.Value); strings.Contains(db, "://") && !isPostgresURL(db) {
+				_, rest, _ := strings.Cut(db, "://")
+				return p.errf(v, "db %q is neither a file path nor a PostgreSQL URL: only postgres:// and postgresql:// name a database server (did you mean %q?)", db, "postgres://"+rest)
+			}
 			cfg.DB = strings.TrimSpace(v.Value)
 		case "repository":
 			name := strings.TrimSpace(v.Value)
@@ -724,6 +728,13 @@ func ruleError(r Rule, msg string) *ConfigError {
 }
 
 // withPassword reports whether a URL carries a password.
+// isPostgresURL reports whether db is a postgres:// or postgresql:// URL
+// (store.IsPostgres, which the rules cannot import).
+func isPostgresURL(db string) bool {
+	l := strings.ToLower(db)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
 func withPassword(raw string) bool {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.User == nil {
