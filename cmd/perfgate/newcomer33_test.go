@@ -58,3 +58,48 @@ func TestMistypedDBURL(t *testing.T) {
 		}
 	})
 }
+
+// TestBisectTestbed: bisect takes --testbed, as watch's advice gives it.
+// With --stored it searches that testbed's runs alone (here the step is
+// on box-a only, and box-b's runs would hide it); running a command, it
+// stores the new runs under it. A flag error writes flags with two dashes.
+func TestBisectTestbed(t *testing.T) {
+	repo, shas := bisectRepo(t)
+	db := filepath.Join(t.TempDir(), "h.db")
+	for _, tb := range []string{"box-a", "box-b"} {
+		for _, i := range []int{0, 0, 0, 20, 28, 29, 36, 48, 48} {
+			ttft := 500.0
+			if i >= stepCommit && tb == "box-a" {
+				ttft = 560
+			}
+			ttft *= 1 + 0.001*float64(len(tb)+i%7)
+			if _, stderr, code := runCLI(t, servingBlock(ttft, 300, 500, 0), "--repo", repo, "--db", db, "ingest", "--name", "serving", "--testbed", tb, "--commit", shas[i], "-"); code != 0 {
+				t.Fatalf("ingest: %s", stderr)
+			}
+		}
+	}
+	args := []string{"--repo", repo, "--db", db, "bisect", "--good", shas[0], "--metric", "Mean TTFT", "--name", "serving", "--stored"}
+	bj, _ := bisectOut(t, append(args, "--testbed", "box-a")...)
+	if bj.Culprit == nil || *bj.Culprit != shas[stepCommit] || bj.Runs != 0 {
+		t.Errorf("--testbed box-a: culprit %v after %d runs (%s), want %s", bj.Culprit, bj.Runs, bj.Reason, shas[stepCommit][:7])
+	}
+	if bj, _ := bisectOut(t, append(args, "--testbed", "box-b")...); bj.Verdict != "no-step" {
+		t.Errorf("--testbed box-b: verdict %s, want no-step", bj.Verdict)
+	}
+
+	noise(t, 5)
+	runDB := filepath.Join(t.TempDir(), "r.db")
+	run := []string{"--repo", repo, "--db", runDB, "bisect", "--good", shas[0], "--metric", "Mean TTFT", "--name", "serving", "--testbed", "box-c", "--max-runs", "8", "--run", benchCmd}
+	if _, stderr, code := runCLI(t, "", run...); code > 6 {
+		t.Fatalf("bisect --run: exit %d\n%s", code, stderr)
+	}
+	exp, _, _ := runCLI(t, "", "--db", runDB, "export")
+	if !strings.Contains(exp, `"testbed":"box-c"`) || strings.Count(exp, `"testbed":`) != strings.Count(exp, `"testbed":"box-c"`) {
+		t.Errorf("the runs bisect made are not all of testbed box-c:\n%.2000s", exp)
+	}
+
+	_, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "bisect", "--testbd", "box-a")
+	if code != exitBad || !strings.Contains(stderr, "not defined: --testbd") || !strings.Contains(stderr, "did you mean --testbed?") {
+		t.Errorf("exit %d, want --testbd with two dashes and a did-you-mean:\n%s", code, stderr)
+	}
+}
