@@ -355,10 +355,19 @@ func ParseRules(file string, data []byte) (*Config, error) {
 
 type ruleParser struct {
 	file string
+	// keyOf is the key of each value mapping has walked: a block mapping
+	// or list given as a value starts on the line after its key, at a
+	// key or item of its own, so an error about the value names the
+	// key's line instead.
+	keyOf map[*yaml.Node]*yaml.Node
 }
 
 func (p *ruleParser) errf(n *yaml.Node, format string, args ...any) error {
-	return &ConfigError{File: p.file, Line: n.Line, Msg: fmt.Sprintf(format, args...)}
+	line := n.Line
+	if k := p.keyOf[n]; k != nil && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && n.Style&yaml.FlowStyle == 0 {
+		line = k.Line
+	}
+	return &ConfigError{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
 // mapping walks a mapping node, rejecting unknown and repeated keys.
@@ -385,6 +394,10 @@ func (p *ruleParser) mapping(n *yaml.Node, what string, keys []string, f func(ke
 			continue
 		}
 		seen[k.Value] = true
+		if p.keyOf == nil {
+			p.keyOf = map[*yaml.Node]*yaml.Node{}
+		}
+		p.keyOf[v] = k
 		if err := f(k.Value, k, v); err != nil {
 			errs = append(errs, err)
 		}

@@ -150,6 +150,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perfgate/perfgate/internal/suggest"
 	"github.com/perfgate/perfgate/metric"
 )
 
@@ -626,7 +627,17 @@ func (r *Reader) detect() error {
 			return nil
 		}
 	}
-	return &Error{File: r.file, Msg: fmt.Sprintf("--format %q is not a known format; valid formats: %s", r.opts.Format, strings.Join(Formats(), ", "))}
+	return &Error{File: r.file, Msg: UnknownFormat(r.opts.Format)}
+}
+
+// UnknownFormat is the complaint about a --format that names no format:
+// the closest valid name, and all of them.
+func UnknownFormat(name string) string {
+	msg := fmt.Sprintf("--format %q is not a known format", name)
+	if s := suggest.Closest(strings.ToLower(strings.TrimSpace(name)), Formats()); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg + "; valid formats: " + strings.Join(Formats(), ", ")
 }
 
 // forced reports the format name the user forced, or "".

@@ -103,3 +103,40 @@ func TestBisectTestbed(t *testing.T) {
 		t.Errorf("exit %d, want --testbd with two dashes and a did-you-mean:\n%s", code, stderr)
 	}
 }
+
+// TestFormatAndImportHints: --format vlm names the closest format and all
+// of them; import of a benchmark's output (not a perfgate export) says
+// which format it reads as and the ingest command that stores it, without
+// warning about "unknown fields of a newer perfgate".
+func TestFormatAndImportHints(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "one", map[string]string{"a.txt": "1"})
+	db := filepath.Join(t.TempDir(), "h.db")
+	bench := filepath.Join("..", "..", "ingest", "testdata", "vllm-json", "ascend_nightly_columns.json")
+	tests := []struct {
+		name string
+		args []string
+		want []string
+		not  string
+	}{
+		{"ingest --format vlm", []string{"ingest", "--format", "vlm", "--name", "s", bench}, []string{`did you mean "vllm"?`, "valid formats: auto,"}, ""},
+		{"parse --format vlm", []string{"parse", "--format", "vlm", bench}, []string{`did you mean "vllm"?`}, ""},
+		{"import a benchmark file", []string{"import", bench}, []string{"not a perfgate export", "(vllm-json)", "perfgate ingest --name BENCHMARK "}, "newer perfgate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, "", append([]string{"--repo", repo, "--db", db}, tt.args...)...)
+			if code != exitBad {
+				t.Errorf("exit %d, want %d\n%s%s", code, exitBad, stdout, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			if tt.not != "" && strings.Contains(stderr, tt.not) {
+				t.Errorf("stderr says %q:\n%s", tt.not, stderr)
+			}
+		})
+	}
+}
