@@ -140,3 +140,29 @@ func TestFormatAndImportHints(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchDryRunWithoutGitHub: watch --github --dry-run on a laptop (no
+// GITHUB_REPOSITORY, no token) previews the issues it would file, in the
+// repository the origin remote names, and exits as watch does; without
+// --dry-run the missing environment is still an error that says how to
+// preview.
+func TestWatchDryRunWithoutGitHub(t *testing.T) {
+	repo, _ := watchRepo(t)
+	git(t, repo, "remote", "add", "origin", "git@github.com:acme/engine.git")
+	for _, v := range []string{"GITHUB_ACTIONS", "GITHUB_REPOSITORY", "GITHUB_TOKEN", "PERFGATE_GITHUB_TOKEN", "GH_TOKEN"} {
+		t.Setenv(v, "")
+	}
+	_, stderr, code := runCLI(t, "", "--repo", repo, "watch", "--github", "--dry-run")
+	for _, want := range []string{"--dry-run without GitHub", "github.com/acme/engine", "would open new issue", "serving", "stopped reporting: batch"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (watch's open regression)\n%s", code, stderr)
+	}
+	_, stderr, code = runCLI(t, "", "--repo", repo, "watch", "--github")
+	if code != exitEnv || !strings.Contains(stderr, "--dry-run to preview") {
+		t.Errorf("exit %d, want %d\n%s", code, exitEnv, stderr)
+	}
+}
