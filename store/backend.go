@@ -36,6 +36,7 @@ type backend interface {
 	SetMark(key string, value []byte) error
 	Known(keys []RunKey) ([]bool, error)
 	repositories() ([]Repository, error)
+	hasRuns() (bool, error)
 	scope(repository string) (backend, error)
 	firstMeasured(limit int) ([]CommitTime, error)
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/perfgate/perfgate/internal/pgtest"
 )
 
 // TestMistypedDBURL: a --db or PERFGATE_DB value with "://" that is not a
@@ -165,4 +168,55 @@ func TestWatchDryRunWithoutGitHub(t *testing.T) {
 	if code != exitEnv || !strings.Contains(stderr, "--dry-run to preview") {
 		t.Errorf("exit %d, want %d\n%s", code, exitEnv, stderr)
 	}
+}
+
+// TestPostgresIdentityMoved: a checkout stores runs on PostgreSQL with no
+// remote (its identity is its path), then gains an origin remote (its
+// identity becomes the remote's name) and no longer sees its runs. Reading
+// says which identity is used and which the database holds, and how to
+// choose; storing says so too in this case; repository: restores them.
+func TestPostgresIdentityMoved(t *testing.T) {
+	t.Setenv("PERFGATE_DB", pgtest.URL(t))
+	t.Setenv("PERFGATE_REPOSITORY", "")
+	repo := gitRepo(t)
+	commit(t, repo, "one", map[string]string{"a.txt": "1"})
+	ingestAt(t, repo, metricsJSON(100, 300))
+	git(t, repo, "remote", "add", "origin", "git@github.com:acme/engine.git")
+	path := checkoutPathOf(t, repo)
+	_, stderr, _ := runCLI(t, "", "--repo", repo, "history", "--name", "serving", "--metric", "Mean TTFT")
+	for _, want := range []string{`no runs of repository "github.com/acme/engine"`, "origin remote's URL", strconv.Quote(path) + " (1 runs)", "this checkout's path", "repository: " + path} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("history: stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Count(stderr, "holds no runs") != 1 {
+		t.Errorf("said %d times:\n%s", strings.Count(stderr, "holds no runs"), stderr)
+	}
+	_, stderr, code := runCLI(t, "", "--repo", repo, "ingest", "--name", "serving", "--testbed", "box", writeFile(t, t.TempDir(), "b.json", metricsJSON(101, 300)))
+	if code != 0 || !strings.Contains(stderr, "this checkout's path") {
+		t.Errorf("ingest: exit %d, want the note on the moved identity:\n%s", code, stderr)
+	}
+	// Now the new identity has runs: nothing is said.
+	if _, stderr, _ := runCLI(t, "", "--repo", repo, "runs"); strings.Contains(stderr, "holds no runs") {
+		t.Errorf("runs: said with runs of its own:\n%s", stderr)
+	}
+	t.Setenv("PERFGATE_REPOSITORY", path)
+	if out, stderr, _ := runCLI(t, "", "--repo", repo, "export"); strings.Count(out, "\n") != 1 || strings.Contains(stderr, "holds no runs") {
+		t.Errorf("PERFGATE_REPOSITORY=%s: %q\n%s", path, out, stderr)
+	}
+	// A new repository in a shared database stores its first runs quietly.
+	fresh := gitRepo(t)
+	git(t, fresh, "remote", "add", "origin", "git@github.com:acme/plugin.git")
+	commit(t, fresh, "one", map[string]string{"a.txt": "1"})
+	t.Setenv("PERFGATE_REPOSITORY", "")
+	if _, stderr, code := runCLI(t, "", "--repo", fresh, "ingest", "--name", "serving", writeFile(t, t.TempDir(), "b.json", metricsJSON(101, 300))); code != 0 || strings.Contains(stderr, "holds no runs") {
+		t.Errorf("a new repository's first ingest: exit %d\n%s", code, stderr)
+	}
+}
+
+// checkoutPathOf is the identity of a checkout without a remote: its
+// absolute path, symlinks as git reports them.
+func checkoutPathOf(t *testing.T, repo string) string {
+	t.Helper()
+	return filepath.ToSlash(strings.TrimSpace(git(t, repo, "rev-parse", "--show-toplevel")))
 }
