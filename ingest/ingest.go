@@ -447,8 +447,9 @@ type Reader struct {
 	docData []byte // the YAML document the text readers read instead
 	// heads are the markdown headings read so far, ids the identities of
 	// the results returned so far (sections.go).
-	heads headingTracker
-	ids   map[string]sectionSeen
+	heads   headingTracker
+	ids     map[string]sectionSeen
+	repeats sectionRepeats
 }
 
 // NewReader returns a Reader over r; file names the input in errors and

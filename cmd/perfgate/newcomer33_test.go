@@ -220,3 +220,36 @@ func checkoutPathOf(t *testing.T, repo string) string {
 	t.Helper()
 	return filepath.ToSlash(strings.TrimSpace(git(t, repo, "rev-parse", "--show-toplevel")))
 }
+
+// TestSectionsWarnedOnce: a log of nine sections of one benchmark's block
+// is warned about once, shortly, with the count of headings, by parse and
+// by ingest alike.
+func TestSectionsWarnedOnce(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "ingest", "testdata", "vllm", "unclosed_complete.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := string(data[:strings.Index(string(data), "42.96")+len("42.96")]) + "\n" + strings.Repeat("=", 50) + "\n"
+	doc := "# Optimisation log\n\n"
+	for i := range 9 {
+		doc += "## Change " + strconv.Itoa(i) + "\n\n```\n" + block + "```\n\n"
+	}
+	file := writeFile(t, t.TempDir(), "log.md", doc)
+	repo := gitRepo(t)
+	commit(t, repo, "one", map[string]string{"a.txt": "1"})
+	for _, args := range [][]string{{"parse", file}, {"ingest", "--name", "serving", "--testbed", "box", file}} {
+		_, stderr, code := runCLI(t, "", append([]string{"--repo", repo, "--db", filepath.Join(t.TempDir(), "h.db")}, args...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", args[0], code, stderr)
+		}
+		var said []string
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.Contains(l, "heading") {
+				said = append(said, l)
+			}
+		}
+		if len(said) != 1 || !strings.Contains(said[0], "8 blocks repeat") || !strings.Contains(said[0], "under 9 headings") || len(said[0])-len(file) > 300 {
+			t.Errorf("%s: want one short warning naming 9 headings, got %d:\n%s", args[0], len(said), strings.Join(said, "\n"))
+		}
+	}
+}

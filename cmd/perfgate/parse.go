@@ -150,6 +150,9 @@ func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, e
 		for _, n := range ir.Notes() {
 			fmt.Fprintf(e.stderr, "perfgate: note: %s\n", n)
 		}
+		for _, w := range ir.Warnings() {
+			fmt.Fprintf(e.stderr, "perfgate: warning: %s\n", w)
+		}
 	}
 	if len(results) == 0 {
 		return nil, usageErrorf("no benchmark result read: every document given was left out (see the notes above); give the result files themselves")
