@@ -328,6 +328,10 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			if withPassword(v.Value) {
 				return p.errf(v, "db holds a password, and the rules file is committed: remove it from the URL and give it in PGPASSWORD or ~/.pgpass (or the whole URL in the PERFGATE_DB secret)")
 			}
+			if db := strings.TrimSpace(v.Value); strings.Contains(db, "://") && !isPostgresURL(db) {
+				_, rest, _ := strings.Cut(db, "://")
+				return p.errf(v, "db %q is neither a file path nor a PostgreSQL URL: only postgres:// and postgresql:// name a database server (did you mean %q?)", db, "postgres://"+rest)
+			}
 			cfg.DB = strings.TrimSpace(v.Value)
 		case "repository":
 			name := strings.TrimSpace(v.Value)
@@ -351,10 +355,19 @@ func ParseRules(file string, data []byte) (*Config, error) {
 
 type ruleParser struct {
 	file string
+	// keyOf is the key of each value mapping has walked: a block mapping
+	// or list given as a value starts on the line after its key, at a
+	// key or item of its own, so an error about the value names the
+	// key's line instead.
+	keyOf map[*yaml.Node]*yaml.Node
 }
 
 func (p *ruleParser) errf(n *yaml.Node, format string, args ...any) error {
-	return &ConfigError{File: p.file, Line: n.Line, Msg: fmt.Sprintf(format, args...)}
+	line := n.Line
+	if k := p.keyOf[n]; k != nil && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && n.Style&yaml.FlowStyle == 0 {
+		line = k.Line
+	}
+	return &ConfigError{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
 // mapping walks a mapping node, rejecting unknown and repeated keys.
@@ -381,6 +394,10 @@ func (p *ruleParser) mapping(n *yaml.Node, what string, keys []string, f func(ke
 			continue
 		}
 		seen[k.Value] = true
+		if p.keyOf == nil {
+			p.keyOf = map[*yaml.Node]*yaml.Node{}
+		}
+		p.keyOf[v] = k
 		if err := f(k.Value, k, v); err != nil {
 			errs = append(errs, err)
 		}
@@ -724,6 +741,13 @@ func ruleError(r Rule, msg string) *ConfigError {
 }
 
 // withPassword reports whether a URL carries a password.
+// isPostgresURL reports whether db is a postgres:// or postgresql:// URL
+// (store.IsPostgres, which the rules cannot import).
+func isPostgresURL(db string) bool {
+	l := strings.ToLower(db)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
 func withPassword(raw string) bool {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.User == nil {

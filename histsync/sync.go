@@ -291,7 +291,17 @@ func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState,
 		if tip.IsZero() {
 			m.Tip = ""
 		}
-		if err := s.saveMark(st, m); err != nil {
+		saved := m
+		if !hasBase && before > 0 {
+			// The runs stored before this sync are not yet told apart
+			// (on the branch, or to push): until a push marks them
+			// done, the next sync compares ids again rather than push
+			// them all from a tip that claims they were seen
+			// (sync --pull-only, or a push that fails, after a first
+			// push or on a store without a mark).
+			saved.Tip = ""
+		}
+		if err := s.saveMark(st, saved); err != nil {
 			return nil, err
 		}
 	}
@@ -365,8 +375,9 @@ func (s *syncer) pushPrepared(ctx context.Context, open Opener, tip plumbing.Has
 		for _, g := range seqs {
 			m.addRange(g[0], g[1])
 		}
-		if m.Tip == tip.String() {
-			// The store had every run of tip: it has every run of commit.
+		if m.Tip == tip.String() || tip.IsZero() {
+			// The store had every run of tip (none, when this push
+			// made the branch): it has every run of commit.
 			m.Tip = commit.String()
 		}
 		opts.Log("pushed %d run%s to %s %s (%s)", len(runs), plural(len(runs)), opts.Remote, opts.Branch, commit.String()[:12])

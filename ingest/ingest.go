@@ -152,6 +152,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perfgate/perfgate/internal/suggest"
 	"github.com/perfgate/perfgate/metric"
 )
 
@@ -448,8 +449,9 @@ type Reader struct {
 	docData []byte // the YAML document the text readers read instead
 	// heads are the markdown headings read so far, ids the identities of
 	// the results returned so far (sections.go).
-	heads headingTracker
-	ids   map[string]sectionSeen
+	heads   headingTracker
+	ids     map[string]sectionSeen
+	repeats sectionRepeats
 }
 
 // NewReader returns a Reader over r; file names the input in errors and
@@ -628,7 +630,17 @@ func (r *Reader) detect() error {
 			return nil
 		}
 	}
-	return &Error{File: r.file, Msg: fmt.Sprintf("--format %q is not a known format; valid formats: %s", r.opts.Format, strings.Join(Formats(), ", "))}
+	return &Error{File: r.file, Msg: UnknownFormat(r.opts.Format)}
+}
+
+// UnknownFormat is the complaint about a --format that names no format:
+// the closest valid name, and all of them.
+func UnknownFormat(name string) string {
+	msg := fmt.Sprintf("--format %q is not a known format", name)
+	if s := suggest.Closest(strings.ToLower(strings.TrimSpace(name)), Formats()); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg + "; valid formats: " + strings.Join(Formats(), ", ")
 }
 
 // forced reports the format name the user forced, or "".

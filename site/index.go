@@ -180,8 +180,8 @@ var indexPage = template.Must(template.New("index").Funcs(template.FuncMap{
       <th scope="col" class="num">Charts flagged</th>
       <th scope="col" class="num">Series</th>
       <th scope="col" class="num">Charts</th>
-      <th scope="col" class="num">Commits</th>
       <th scope="col" class="num">Runs</th>
+      <th scope="col" class="num">Commits measured</th>
       <th scope="col">Latest commit</th>
       <th scope="col">Commits in order of</th>
     </tr></thead>
@@ -194,8 +194,8 @@ var indexPage = template.Must(template.New("index").Funcs(template.FuncMap{
       <td class="num">{{.Flagged}}</td>
       <td class="num">{{.Series}}</td>
       <td class="num">{{.Charts}}</td>
-      <td class="num">{{.Commits}}</td>
       <td class="num">{{.Runs}}</td>
+      <td class="num">{{.Measured}}</td>
       <td>{{with .Latest}}<code>{{short .SHA}}</code> {{date .Time}}{{end}}</td>
       <td>{{if eq .Order "measured"}}first measurement{{else}}first-parent history of {{.Ref}}{{end}}</td>
     </tr>

@@ -586,12 +586,11 @@ func bisectCommand(ch Change, pct float64) string {
 	for _, k := range keys {
 		args = append(args, "--label", shellQuote(k+"="+ch.Labels[k]))
 	}
-	args = append(args, "--run", shellQuote("YOUR BENCHMARK COMMAND"))
 	if ch.Testbed != "" {
-		// bisect reuses only the stored runs of its testbed, which it
-		// takes from PERFGATE_TESTBED.
-		args = append([]string{"PERFGATE_TESTBED=" + shellQuote(ch.Testbed)}, args...)
+		// bisect reuses only the stored runs of its testbed.
+		args = append(args, "--testbed", shellQuote(ch.Testbed))
 	}
+	args = append(args, "--run", shellQuote("YOUR BENCHMARK COMMAND"))
 	return strings.Join(args, " ")
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -271,21 +272,36 @@ func rulesFromBase(c *cli.Context) bool {
 // as host/path (no scheme, credentials or .git), else the path of the
 // main working tree (a repository without a remote).
 func repositoryName(c *cli.Context, repo *gitrepo.Repo) string {
+	name, _ := repositoryIdentity(c, repo)
+	return name
+}
+
+// repositoryIdentity is repositoryName and where it came from, for the
+// messages that name it.
+func repositoryIdentity(c *cli.Context, repo *gitrepo.Repo) (name, source string) {
 	if name := strings.TrimSpace(os.Getenv("PERFGATE_REPOSITORY")); name != "" {
-		return name
+		return name, "PERFGATE_REPOSITORY"
 	}
 	if name := rulesHistory(c, repo).Repository; name != "" {
-		return name
+		return name, "repository: in the rules file"
 	}
 	if repo == nil {
-		return ""
+		return "", ""
 	}
 	if name := remoteName(originURL(repo)); name != "" {
-		return name
+		return name, "the origin remote's URL"
 	}
-	// No remote: the main working tree's path, so that two local
-	// repositories sharing a database never share runs.
-	if repo.Root() == "" {
+	if path := checkoutPath(repo); path != "" {
+		return path, "the checkout's path, as it has no origin remote"
+	}
+	return "", ""
+}
+
+// checkoutPath is the path of the main working tree: the identity of a
+// repository without a remote, so that two local repositories sharing a
+// database never share runs.
+func checkoutPath(repo *gitrepo.Repo) string {
+	if repo == nil || repo.Root() == "" {
 		return ""
 	}
 	main := filepath.Dir(filepath.Dir(sharedDBPath(repo.Root(), repo.GitDir(), repo.CommonDir())))
@@ -322,11 +338,61 @@ func openPostgres(c *cli.Context, repo *gitrepo.Repo, url string, readOnly bool)
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Open(url, store.Options{ReadOnly: readOnly, Timeout: timeout, Repository: repositoryName(c, repo), NoEnvCredentials: fromUntrustedRules(c, repo)})
+	name, source := repositoryIdentity(c, repo)
+	s, err := store.Open(url, store.Options{ReadOnly: readOnly, Timeout: timeout, Repository: name, NoEnvCredentials: fromUntrustedRules(c, repo)})
 	if err != nil {
 		return nil, storeError(err)
 	}
+	if name != "" && warnOnce(c, "other-identities") {
+		if msg := otherIdentities(s, name, source, checkoutPath(repo), !readOnly); msg != "" {
+			fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: %s\n", msg)
+		}
+	}
 	return s, nil
+}
+
+// otherIdentities says, when the database holds no run of this
+// repository's identity but runs of others, which identity is used and
+// which the database holds, and how to choose: a checkout that gained
+// an origin remote moves from its path to the remote's name and no
+// longer sees the runs it stored. A command that stores runs is told
+// only in that case (a new repository in a shared database has no runs
+// yet); one that reads is told in every case.
+func otherIdentities(s *store.Store, name, source, path string, writing bool) string {
+	has, err := s.HasRuns()
+	if err != nil || has {
+		return ""
+	}
+	repos, err := s.Repositories()
+	if err != nil || len(repos) == 0 {
+		return ""
+	}
+	moved := ""
+	var held []string
+	for _, r := range repos {
+		held = append(held, fmt.Sprintf("%s (%d runs)", strconv.Quote(inert.Line(r.Name, 200)), r.Runs))
+		if path != "" && r.Name == path && r.Name != name {
+			moved = r.Name
+		}
+	}
+	if writing && moved == "" {
+		return ""
+	}
+	const maxShown = 10
+	more := ""
+	if len(held) > maxShown {
+		more = fmt.Sprintf(" and %d more", len(held)-maxShown)
+		held = held[:maxShown]
+	}
+	msg := fmt.Sprintf("the history database holds no runs of repository %s (the identity taken from %s); it holds runs of %s%s",
+		strconv.Quote(inert.Line(name, 200)), source, strings.Join(held, ", "), more)
+	if moved != "" {
+		msg += fmt.Sprintf(". %s is this checkout's path, its identity before it had an origin remote: to keep using those runs, set repository: %s in .perfgate.yml (or PERFGATE_REPOSITORY)",
+			strconv.Quote(inert.Line(moved, 200)), inert.Line(moved, 200))
+	} else {
+		msg += "; to read one of them, set repository: NAME in .perfgate.yml (or PERFGATE_REPOSITORY=NAME)"
+	}
+	return msg
 }
 
 // dbUnavailable reports whether err means the history could not be

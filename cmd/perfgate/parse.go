@@ -125,7 +125,7 @@ func parseSize(s string) (int64, error) {
 func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, error) {
 	results := []ingest.Result{}
 	if f := strings.ToLower(strings.TrimSpace(opts.Format)); f != "" && !slices.Contains(ingest.Formats(), f) {
-		return nil, usageErrorf("--format %q is not a known format; valid formats: %s", opts.Format, strings.Join(ingest.Formats(), ", "))
+		return nil, usageErrorf("%s", ingest.UnknownFormat(opts.Format))
 	}
 	files, err := expandGlobs(files)
 	if err != nil {
@@ -149,6 +149,9 @@ func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, e
 		}
 		for _, n := range ir.Notes() {
 			fmt.Fprintf(e.stderr, "perfgate: note: %s\n", n)
+		}
+		for _, w := range ir.Warnings() {
+			fmt.Fprintf(e.stderr, "perfgate: warning: %s\n", w)
 		}
 	}
 	if len(results) == 0 {
