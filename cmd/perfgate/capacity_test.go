@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// sweepJSON is a generic result of a stand-in server at concurrency c:
+// one token step takes base + perReq*c ms, a request decodes 100 tokens,
+// and wobble (percent) scales its latency up and throughput down.
+func sweepJSON(c int, base, perReq, wobble float64) string {
+	tpot := (base + perReq*float64(c)) * (1 + wobble/100)
+	rate := float64(c) / (100 * tpot / 1000)
+	return fmt.Sprintf(`{"labels": {"max_concurrency": "%d"}, "metrics": {"request_throughput": %g, "output_throughput": %g, "mean_tpot_ms": %g, "p99_tpot_ms": %g, "completed": %d, "failed": 0}}`,
+		c, rate, 100*rate, tpot, tpot, 20*c)
+}
+
+// ingestSweep stores a sweep of five loads for the current HEAD.
+func ingestSweep(t *testing.T, repo string, base, perReq, wobble float64) {
+	t.Helper()
+	for _, c := range []int{4, 8, 16, 24, 32} {
+		ingestAt(t, repo, sweepJSON(c, base, perReq, wobble))
+	}
+}
+
+const capacityRules = `slo:
+  tpot_ms: 20
+rules:
+  - metric: capacity
+    max_regression: 5%
+`
+
+// TestCheckCapacityEndToEnd: load sweeps ingested per commit, checked
+// with an slo: rules file: an unchanged head passes, one serving 10% less
+// within the SLO fails the capacity rule, and the report shows the curves.
+func TestCheckCapacityEndToEnd(t *testing.T) {
+	repo := gitRepo(t)
+	commit(t, repo, "rules", map[string]string{".perfgate.yml": capacityRules})
+	wobble := []float64{0, 0.8, -0.6, 1.1, -0.9, 0.3, -0.4, 0.7}
+	for i, w := range wobble {
+		commit(t, repo, fmt.Sprintf("main %d", i), map[string]string{"main.txt": fmt.Sprint(i)})
+		ingestSweep(t, repo, 10, 0.5, w)
+	}
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	commit(t, repo, "same", map[string]string{"f.txt": "1"})
+	ingestSweep(t, repo, 10, 0.5, 0.2)
+	cj, stderr, code := checkOut(t, repo)
+	if code != 0 || cj.verdictOf("capacity") != "pass" {
+		t.Fatalf("unchanged: exit %d, capacity %s; %s\n%+v", code, cj.verdictOf("capacity"), stderr, cj)
+	}
+
+	commit(t, repo, "slower", map[string]string{"f.txt": "2"})
+	ingestSweep(t, repo, 10, 0.5/0.9, 0)
+	cj, stderr, code = checkOut(t, repo)
+	if code != 1 || cj.verdictOf("capacity") != "fail" {
+		t.Fatalf("capacity -10%%: exit %d, capacity %s; %s\n%+v", code, cj.verdictOf("capacity"), stderr, cj)
+	}
+	stdout, _, _ := runCLI(t, "", "--repo", repo, "check")
+	for _, want := range []string{"Capacity at SLO (req/s)", "Load curves", "serving by max_concurrency, SLO p99_tpot_ms <= 20", "capacity at SLO: head", "under the current SLO"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("check's report lacks %q:\n%s", want, stdout)
+		}
+	}
+}
