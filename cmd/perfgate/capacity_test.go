@@ -62,4 +62,13 @@ func TestCheckCapacityEndToEnd(t *testing.T) {
 			t.Errorf("check's report lacks %q:\n%s", want, stdout)
 		}
 	}
+	// history reads the same derived series: capacity per commit.
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "history", "--name", "serving", "--metric", "capacity", "-o", "csv")
+	if code != 0 || strings.Count(stdout, "\n") != 11 || !strings.Contains(stdout, "8.92") {
+		t.Errorf("history of capacity: exit %d, want a header and 10 commits, the last 8.92 req/s\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "watch", "--benchmark", "serving", "--metric", "capacity")
+	if code > 1 || !strings.Contains(stdout, "8 measured, 1 series x metric") {
+		t.Errorf("watch of capacity: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 }
