@@ -273,6 +273,12 @@ func TestCapacityGate(t *testing.T) {
 			t.Fatalf("the TPOT check at 48: %+v", at48)
 		}
 	})
+	t.Run("SLO on a latency the results lack", func(t *testing.T) {
+		rep := capacityWorld(refServer.sweep(nil)).checkCfg(t, sloConfig(t, "slo: {e2el_ms: 4000}\nrules:\n  - metric: capacity\n    max_regression: 5%\n"))
+		if !strings.Contains(strings.Join(rep.Warnings, "\n"), "capacity at the SLO not computed: head's points lack p99_e2el_ms") {
+			t.Errorf("warnings %q", rep.Warnings)
+		}
+	})
 	t.Run("capacity rule without an SLO", func(t *testing.T) {
 		rep := capacityWorld(refServer.sweep(nil)).checkCfg(t, cfgWith(t, "capacity:5%"))
 		if !strings.Contains(strings.Join(rep.Warnings, "\n"), "needs an SLO") {

@@ -92,6 +92,9 @@ type checker struct {
 	// (see noteDisagreement), by series and metric, in report order.
 	disagree      map[string]string
 	disagreeOrder []string
+
+	// loadWarnings are the load curves' caveats (see loadCurves).
+	loadWarnings []string
 }
 
 // Check gates a commit: for every series of the head results and every
@@ -144,6 +147,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	if w := c.capacityWarning(); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
 	}
+	rep.Warnings = append(rep.Warnings, c.loadWarnings...)
 	if noRule := noRuleWarning(rep, head); noRule != "" {
 		// A warning, not a note: a gate that checks nothing passes
 		// every change, and a CI log should say so where it is seen.

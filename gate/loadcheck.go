@@ -184,6 +184,9 @@ func (c *checker) pairCurve(hc Curve) *LoadCurve {
 		lc.SLO = slo.String()
 		if ca, ok := hc.Capacity(slo); ok && len(hc.Points) > 1 {
 			lc.Capacity = &ca
+		} else if miss := missingObjectives(hc, slo); len(miss) > 0 && len(hc.Points) > 1 {
+			c.loadWarnings = append(c.loadWarnings, fmt.Sprintf("%s: capacity at the SLO not computed: head's points lack %s, which the SLO (%s) bounds; measure them (vLLM: --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 99) or set the SLO's percentile to one the results have",
+				lc.curveName(), strings.Join(miss, ", "), slo.Origin))
 		}
 		if ca, ok := lc.base.Capacity(slo); ok && len(lc.base.Points) > 1 {
 			lc.BaselineCapacity = &ca
@@ -462,4 +465,16 @@ func (c *checker) sloNote() string {
 		parts = append(parts, fmt.Sprintf("%s for %s (%s)", s, where, s.Origin))
 	}
 	return "capacity computed from the stored load points under the current SLO, head and baseline alike: " + strings.Join(parts, "; ")
+}
+
+// missingObjectives lists the SLO's metrics some point of the curve
+// lacks.
+func missingObjectives(c Curve, slo SLO) []string {
+	var out []string
+	for _, o := range slo.objectives() {
+		if !curveHas(c, o.Metric) {
+			out = append(out, o.Metric)
+		}
+	}
+	return out
 }
