@@ -62,7 +62,11 @@ func TestCheckCapacityEndToEnd(t *testing.T) {
 			t.Errorf("check's report lacks %q:\n%s", want, stdout)
 		}
 	}
-	// history reads the same derived series: capacity per commit.
+	// compare, history and watch read the same derived series.
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "compare", "main", "HEAD")
+	if code != 0 || !strings.Contains(stdout, "Capacity at SLO (req/s)") {
+		t.Errorf("compare main HEAD: exit %d, want capacity among the rows\n%s\n%s", code, stdout, stderr)
+	}
 	stdout, stderr, code = runCLI(t, "", "--repo", repo, "history", "--name", "serving", "--metric", "capacity", "-o", "csv")
 	if code != 0 || strings.Count(stdout, "\n") != 11 || !strings.Contains(stdout, "8.92") {
 		t.Errorf("history of capacity: exit %d, want a header and 10 commits, the last 8.92 req/s\n%s\n%s", code, stdout, stderr)

@@ -644,7 +644,7 @@ func compareCommand(e *env) *cli.Command {
 			var cmp *gate.Comparison
 			err = withHistory(c, repo, func(h history) error {
 				var cerr error
-				cmp, cerr = gate.Compare(c.Context, h, gate.CompareOptions{A: shas[0], B: shas[1], IgnoreLabels: cfg.IgnoreLabels,
+				cmp, cerr = gate.Compare(c.Context, gate.WithCapacity(h, cfg.SLOs, cfg.IgnoreLabels), gate.CompareOptions{A: shas[0], B: shas[1], IgnoreLabels: cfg.IgnoreLabels,
 					Graph: graph{r: repo}, MaxDistance: cfg.Baseline.MaxDistance})
 				return cerr
 			})
