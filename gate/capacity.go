@@ -59,6 +59,7 @@ type LoadPoint struct {
 	Load     string  `json:"load"`               // the load label's value
 	Requests float64 `json:"request_throughput"` // achieved req/s
 	Tokens   float64 `json:"output_throughput,omitempty"`
+	Total    float64 `json:"total_token_throughput,omitempty"`
 	// Configured is the request rate the run was configured with
 	// (request_rate, rate, qps), 0 when unknown or unbounded.
 	Configured float64            `json:"configured_rate,omitempty"`
@@ -314,6 +315,7 @@ func loadPoints(runs []*Sample, label string) []LoadPoint {
 		p.load = x
 		p.Requests = medianOf(rs, "request_throughput")
 		p.Tokens = medianOf(rs, "output_throughput")
+		p.Total = medianOf(rs, "total_token_throughput")
 		for _, k := range []string{"request_rate", "rate", "qps"} {
 			if r, ok := loadNum(rs[0].Labels[k]); ok && r > 0 && !math.IsInf(r, 0) {
 				p.Configured = r
@@ -332,6 +334,9 @@ func loadPoints(runs []*Sample, label string) []LoadPoint {
 		}
 		if math.IsNaN(p.Tokens) {
 			p.Tokens = 0
+		}
+		if math.IsNaN(p.Total) {
+			p.Total = 0
 		}
 		out = append(out, p)
 	}

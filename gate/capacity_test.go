@@ -339,3 +339,52 @@ func TestSLORules(t *testing.T) {
 		}
 	}
 }
+
+// TestThroughputProfileTradeOff: the throughput-tuning page's profile
+// (total TPS 29,822.16 -> 34,470.14, +15.6%; Mean TPOT 34.63 -> 36.97 ms,
+// +6.8%) at the top of a sweep, gated with a 3% TPOT rule and a capacity
+// rule at a mean-TPOT SLO, reads as a trade-off with its verdict; without
+// the capacity rule it fails, with the trade-off named.
+func TestThroughputProfileTradeOff(t *testing.T) {
+	type pt struct {
+		c         string
+		tps, tpot float64
+	}
+	base := []pt{{"16", 12000, 20}, {"32", 20000, 27}, {"64", 29822.16, 34.63}, {"128", 31000, 52}}
+	head := []pt{{"16", 11900, 20.3}, {"32", 21000, 27.5}, {"64", 34470.14, 36.97}, {"128", 38000, 47}}
+	sweep := func(pts []pt, wobble float64) []Sample {
+		var out []Sample
+		for _, p := range pts {
+			out = append(out, Sample{Benchmark: "profile", Labels: map[string]string{"max_concurrency": p.c}, Metrics: map[string]float64{
+				"total_token_throughput": p.tps * (1 - wobble), "request_throughput": p.tps / 1000 * (1 - wobble), "mean_tpot_ms": p.tpot * (1 + wobble)}})
+		}
+		return out
+	}
+	wobble := []float64{0.003, -0.002, 0.004, -0.003, 0.001, -0.004, 0.002, 0}
+	w := newWorld(len(wobble), func(i int) []Sample { return sweep(base, wobble[i]) }, sweep(head, 0))
+	rules := "slo: {tpot_ms: 40, percentile: mean}\nrules:\n  - metric: mean_tpot_ms\n    max_regression: 3%\n"
+	withCap := rules + "  - metric: capacity\n    max_regression: 5%\n"
+
+	rep := w.checkCfg(t, sloConfig(t, withCap))
+	at64 := findCheck(rep, "mean_tpot_ms", "64")
+	if rep.Verdict != Pass || at64 == nil || !at64.TradeOff || !strings.Contains(at64.LoadNote, "request_throughput +15.6%, mean_tpot_ms +6.8") {
+		t.Fatalf("with a capacity rule: verdict %s, the TPOT check at 64 %+v", rep.Verdict, at64)
+	}
+	if c := findCheck(rep, "capacity", ""); c == nil || (c.Verdict != Pass && c.Verdict != Improved) {
+		t.Errorf("capacity check %+v", c)
+	}
+
+	rep = w.checkCfg(t, sloConfig(t, rules))
+	at64 = findCheck(rep, "mean_tpot_ms", "64")
+	if rep.Verdict != Fail || at64 == nil || at64.TradeOff || !strings.Contains(at64.LoadNote, "a trade-off at max_concurrency=64") {
+		t.Fatalf("without a capacity rule: verdict %s, the TPOT check at 64 %+v", rep.Verdict, at64)
+	}
+
+	// A baseline whose every point meets the SLO has a capacity that is
+	// only a lower bound: the raise is not established.
+	rep = w.checkCfg(t, sloConfig(t, strings.Replace(withCap, "tpot_ms: 40", "tpot_ms: 60", 1)))
+	at64 = findCheck(rep, "mean_tpot_ms", "64")
+	if rep.Verdict != Fail || at64 == nil || at64.TradeOff || !strings.Contains(at64.LoadNote, "lower bound") {
+		t.Fatalf("baseline beyond the swept range: verdict %s, the TPOT check at 64 %+v", rep.Verdict, at64)
+	}
+}

@@ -388,9 +388,10 @@
 // a pass marked TradeOff (shown as "trade-off") only when all of these
 // hold: the point's throughput rose; a rule on capacity or
 // capacity_tokens applies to the curve and every such check passed or
-// improved with a capacity above the baseline's; head's curve is not
-// dominated on that latency at matched load; and some swept point meets
-// the SLO. Otherwise the latency rule's verdict stands, with the note (no
+// improved with a capacity above the baseline's; the baseline's capacity
+// is not a lower bound (beyond the swept range: a raise is then not
+// established); head's curve is not dominated on that latency at matched
+// load; and some swept point of head meets the SLO. Otherwise the latency rule's verdict stands, with the note (no
 // capacity rule: the failure stands; a lower capacity: it stands too). A
 // latency that rose while throughput fell, at the same load, is a plain
 // regression and is never turned into a pass; nor is any check of a

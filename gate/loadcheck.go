@@ -152,12 +152,16 @@ func (c *checker) loadCurves(head []Sample) {
 			continue
 		}
 		c.annotate(lc)
+		if len(lc.Head) < 2 && len(lc.Notes) == 0 {
+			// One load is no curve: only a saturated server or a
+			// trade-off at it says something.
+			continue
+		}
 		c.rep.Load = append(c.rep.Load, *lc)
 	}
 }
 
-// pairCurve finds the baseline's curve of hc and fills the comparison;
-// nil when head's curve has a single load and no baseline point.
+// pairCurve finds the baseline's curve of hc and fills the comparison.
 func (c *checker) pairCurve(hc Curve) *LoadCurve {
 	lc := &LoadCurve{Benchmark: hc.Benchmark, Labels: hc.Labels, LoadLabel: hc.LoadLabel, Head: hc.Points, headC: hc}
 	ident := curveIdent(hc.Benchmark, hc.Labels)
@@ -175,10 +179,6 @@ func (c *checker) pairCurve(hc Curve) *LoadCurve {
 				break
 			}
 		}
-	}
-	if len(hc.Points) < 2 && !anySaturated(hc.Points, lc.Baseline) {
-		// One load is no curve: only a saturated server says something.
-		return nil
 	}
 	if slo, ok := sloFor(c.cfg.SLOs, hc.Benchmark); ok {
 		lc.SLO = slo.String()
@@ -307,6 +307,11 @@ func (c *checker) annotate(lc *LoadCurve) {
 		}
 		tput, dt := throughputChange(hp, bp)
 		dl := *cr.Change
+		if h, b := hp.Latency[cr.Metric], bp.Latency[cr.Metric]; h > 0 && b > 0 {
+			// The point's own change, as the throughput's: the
+			// check's is against the window's reference.
+			dl = 100 * (h/b - 1)
+		}
 		if math.Abs(dt) < minTradeMove || cr.Verdict == Pass || cr.Verdict == New || (dt > 0) != (dl > 0) {
 			// Not a trade: the latency or the throughput did not move.
 			continue
@@ -318,7 +323,9 @@ func (c *checker) annotate(lc *LoadCurve) {
 		}
 		switch {
 		case cr.Verdict != Fail && cr.Verdict != Inconclusive:
-		case dt > 0 && capDecided && capRaised && rel != RelDominated && rel != RelMatches && rel != "" && lc.Capacity.Status != CapacityNone:
+		case dt > 0 && capDecided && capRaised && lc.BaselineCapacity != nil && lc.BaselineCapacity.Status == CapacityBeyond:
+			note += "; the baseline's capacity is a lower bound (every swept point met the SLO), so a raised capacity is not established and the latency rule's verdict stands: sweep to a load that crosses the SLO"
+		case dt > 0 && capDecided && capRaised && rel != RelDominated && rel != RelMatches && rel != "" && lc.Capacity != nil && lc.Capacity.Status != CapacityNone:
 			note += fmt.Sprintf("; the capacity rule (%s) passes with a raised capacity, so this %s verdict of %s at one load is reported as a trade-off, not a failure", capChecks[0].Origin, cr.Verdict, cr.Metric)
 			cr.TradeOff, cr.Verdict = true, Pass
 		case len(capChecks) == 0:
@@ -359,8 +366,11 @@ func throughputChange(hp, bp LoadPoint) (string, float64) {
 	if hp.Requests > 0 && bp.Requests > 0 && hp.Requests != bp.Requests {
 		return "request_throughput", 100 * (hp.Requests/bp.Requests - 1)
 	}
-	if hp.Tokens > 0 && bp.Tokens > 0 {
+	if hp.Tokens > 0 && bp.Tokens > 0 && hp.Tokens != bp.Tokens {
 		return "output_throughput", 100 * (hp.Tokens/bp.Tokens - 1)
+	}
+	if hp.Total > 0 && bp.Total > 0 {
+		return "total_token_throughput", 100 * (hp.Total/bp.Total - 1)
 	}
 	return "", 0
 }
