@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/perfgate/perfgate/internal/robust"
 )
 
 // LoadCurve is head's load curve of one benchmark beside the baseline's,
@@ -55,15 +57,17 @@ const (
 	RelMatches     = "matches"
 )
 
-// matchTolerance: latencies within 1% at matched load are the same.
-const matchTolerance = 0.01
+// matchTolerance: latencies (and highest throughputs) within 2% at
+// matched load are the same, or within three times the noise the
+// metric's checks on the curve measured, when that is more.
+const matchTolerance = 0.02
 
 // relation compares head's curve with the baseline's on a latency metric
 // at matched load: each head point against the baseline interpolated at
 // its throughput, a head point beyond the baseline's highest throughput
 // counting as better (it serves load the baseline never reached) and a
 // baseline reaching beyond head's highest as worse at high load.
-func relation(head, base Curve, name string) (string, []Matched) {
+func relation(head, base Curve, name string, tol float64) (string, []Matched) {
 	var signs []int
 	var matched []Matched
 	baseMax, headMax := 0.0, 0.0
@@ -81,7 +85,7 @@ func relation(head, base Curve, name string) (string, []Matched) {
 			continue
 		}
 		headMax = math.Max(headMax, p.Requests)
-		if p.Requests > baseMax*(1+matchTolerance) {
+		if p.Requests > baseMax*(1+tol) {
 			signs = append(signs, 1)
 			continue
 		}
@@ -91,7 +95,7 @@ func relation(head, base Curve, name string) (string, []Matched) {
 		}
 		matched = append(matched, Matched{Load: p.Load, Requests: p.Requests, Head: hl, Baseline: bl})
 		switch d := hl - bl; {
-		case bl > 0 && math.Abs(d)/bl <= matchTolerance:
+		case bl > 0 && math.Abs(d)/bl <= tol:
 		case d < 0:
 			signs = append(signs, 1)
 		default:
@@ -101,7 +105,7 @@ func relation(head, base Curve, name string) (string, []Matched) {
 	if headMax == 0 {
 		return "", nil
 	}
-	if baseMax > headMax*(1+matchTolerance) {
+	if baseMax > headMax*(1+tol) {
 		signs = append(signs, -1)
 	}
 	return relationOf(signs), matched
@@ -195,7 +199,7 @@ func (c *checker) pairCurve(hc Curve) *LoadCurve {
 	if len(lc.Baseline) > 0 {
 		lc.Metric = c.matchMetric(hc, lc.base)
 		if lc.Metric != "" {
-			lc.Relation, lc.Matched = relation(hc, lc.base, lc.Metric)
+			lc.Relation, lc.Matched = relation(hc, lc.base, lc.Metric, c.tolerance(lc, lc.Metric))
 		}
 	}
 	return lc
@@ -316,7 +320,7 @@ func (c *checker) annotate(lc *LoadCurve) {
 			// Not a trade: the latency or the throughput did not move.
 			continue
 		}
-		rel, _ := relation(lc.headC, lc.base, cr.Metric)
+		rel, _ := relation(lc.headC, lc.base, cr.Metric, c.tolerance(lc, cr.Metric))
 		note := fmt.Sprintf("a trade-off at %s=%s: %s %+.1f%%, %s %+.1f%%; the curve %s", lc.LoadLabel, hp.Load, tput, dt, cr.Metric, dl, relText(rel))
 		if lc.Capacity != nil && lc.BaselineCapacity != nil {
 			note += "; " + capacityNote(lc)
@@ -393,6 +397,9 @@ func saturationNote(label string, hp, bp LoadPoint) string {
 // capacityNote says how capacity at the SLO moved.
 func capacityNote(lc *LoadCurve) string {
 	h, b := lc.Capacity, lc.BaselineCapacity
+	if h.Status == CapacityNone && b.Status == CapacityNone {
+		return fmt.Sprintf("capacity at the SLO (%s): no swept point meets it, at head or at the baseline", lc.SLO)
+	}
 	change := ""
 	if b.Requests > 0 {
 		change = fmt.Sprintf(" (%+.1f%%)", 100*(h.Requests/b.Requests-1))
@@ -413,6 +420,8 @@ func relText(rel string) string {
 		return "dominates the baseline's (better at every matched load)"
 	case RelDominated:
 		return "is dominated by the baseline's (worse at every matched load)"
+	case RelMatches:
+		return "matches the baseline's (the same at every matched load, within the noise)"
 	case "":
 		return "cannot be compared at matched load"
 	}
@@ -487,4 +496,23 @@ func missingObjectives(c Curve, slo SLO) []string {
 		}
 	}
 	return out
+}
+
+// tolerance is how far apart two latencies of a curve's metric may be
+// and still be the same at matched load: matchTolerance, or three times
+// the median noise (one run's standard deviation) the checks of that
+// metric on the curve's points measured, when more.
+func (c *checker) tolerance(lc *LoadCurve, name string) float64 {
+	var noise []float64
+	for _, cr := range c.rep.Checks {
+		if cr.Metric != name || cr.Noise == nil || curveBenchmarkOf(cr.Benchmark, cr.Labels) != lc.Benchmark ||
+			cr.Labels[lc.LoadLabel] == "" || curveIdent(lc.Benchmark, curveLabels(cr.Labels)) != curveIdent(lc.Benchmark, lc.Labels) {
+			continue
+		}
+		noise = append(noise, *cr.Noise/100)
+	}
+	if len(noise) == 0 {
+		return matchTolerance
+	}
+	return math.Max(matchTolerance, 3*robust.Median(noise))
 }
