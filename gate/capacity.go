@@ -14,9 +14,11 @@ import (
 //
 // Results of one benchmark measured at several loads in one commit (a
 // sweep: labels max_concurrency, concurrency, request_rate, rate, qps or
-// streams taking several values, the other identity labels equal) form a
-// latency-throughput curve: x is the achieved request throughput
-// (request_throughput), y the latencies the SLO bounds (p99_ttft_ms ...).
+// streams taking several values, the other identity labels equal, and the
+// same load labels present: runs at a concurrency and runs at a rate are
+// two curves) form a latency-throughput curve: x is the achieved request throughput
+// (request_throughput, else completed/duration), y the latencies the SLO
+// bounds (p99_ttft_ms ...).
 // Its capacity at the SLO is the highest achieved throughput whose
 // latencies meet every objective, interpolated linearly (in throughput)
 // between the last swept point that meets the SLO and the next one, which
@@ -211,7 +213,10 @@ func curvesOf(samples []Sample, id identity) []Curve {
 		}
 		labels := curveLabels(id.labels(s.Labels))
 		bench := curveBenchmark(s)
-		key := bench + "\x00" + labelString(labels) + "\x00" + id.testbed(s) + "\x00" + strconv.FormatBool(s.Dirty)
+		// Runs at a concurrency and runs at a request rate are two
+		// experiments, never one curve: the load labels present are
+		// part of the key.
+		key := bench + "\x00" + labelString(labels) + "\x00" + loadSet(s.Labels) + "\x00" + id.testbed(s) + "\x00" + strconv.FormatBool(s.Dirty)
 		g := byKey[key]
 		if g == nil {
 			g = &group{c: Curve{Benchmark: bench, Labels: labels, Testbed: s.Testbed, Dirty: s.Dirty, Commit: s.Commit, Before: s.Before, key: key}}
@@ -234,6 +239,18 @@ func curvesOf(samples []Sample, id identity) []Curve {
 		}
 	}
 	return out
+}
+
+// loadSet names the load labels a result has, in LoadLabels order.
+func loadSet(l map[string]string) string {
+	var b strings.Builder
+	for _, k := range LoadLabels {
+		if l[k] != "" {
+			b.WriteString(k)
+			b.WriteByte(',')
+		}
+	}
+	return b.String()
 }
 
 func hasLoadLabel(l map[string]string) bool {
@@ -314,6 +331,11 @@ func loadPoints(runs []*Sample, label string) []LoadPoint {
 		}
 		p.load = x
 		p.Requests = medianOf(rs, "request_throughput")
+		if math.IsNaN(p.Requests) {
+			// SGLang's JSONL has no request throughput: completed
+			// requests over the run's duration are what it achieved.
+			p.Requests = achievedRate(rs)
+		}
 		p.Tokens = medianOf(rs, "output_throughput")
 		p.Total = medianOf(rs, "total_token_throughput")
 		for _, k := range []string{"request_rate", "rate", "qps"} {
@@ -471,4 +493,21 @@ func (c capacityHistory) Samples(commits []string) (map[string][]Sample, error) 
 		}
 	}
 	return got, nil
+}
+
+// achievedRate is the median over runs of completed requests per second
+// of duration; NaN when no run has both.
+func achievedRate(runs []*Sample) float64 {
+	var rates []float64
+	for _, s := range runs {
+		c, cok := s.Metrics["completed"]
+		d, dok := s.Metrics["duration"]
+		if cok && dok && d > 0 && finite(c) && finite(d) {
+			rates = append(rates, c/d)
+		}
+	}
+	if len(rates) == 0 {
+		return math.NaN()
+	}
+	return robust.Median(rates)
 }

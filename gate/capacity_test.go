@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -386,5 +387,31 @@ func TestThroughputProfileTradeOff(t *testing.T) {
 	at64 = findCheck(rep, "mean_tpot_ms", "64")
 	if rep.Verdict != Fail || at64 == nil || at64.TradeOff || !strings.Contains(at64.LoadNote, "lower bound") {
 		t.Fatalf("baseline beyond the swept range: verdict %s, the TPOT check at 64 %+v", rep.Verdict, at64)
+	}
+}
+
+// TestCurvesApart: runs at a concurrency and runs at a request rate of one
+// benchmark are two curves (a vLLM-Ascend page measures both); a vLLM
+// concurrency sweep at request_rate inf is one, by max_concurrency;
+// guidellm's constant@R benchmarks are one curve, "constant", by rate.
+func TestCurvesApart(t *testing.T) {
+	s := func(bench string, labels map[string]string) Sample {
+		return Sample{Benchmark: bench, Labels: labels, Metrics: map[string]float64{"request_throughput": 1}}
+	}
+	got := Curves([]Sample{
+		s("qwen-vl", map[string]string{"max_concurrency": "16"}),
+		s("qwen-vl", map[string]string{"request_rate": "10"}),
+		s("sweep", map[string]string{"request_rate": "inf", "max_concurrency": "8", "num_prompts": "80"}),
+		s("sweep", map[string]string{"request_rate": "inf", "max_concurrency": "16", "num_prompts": "160"}),
+		s("constant@1.00", map[string]string{"strategy": "constant", "rate": "1.0"}),
+		s("constant@2.00", map[string]string{"strategy": "constant", "rate": "2.0"}),
+	}, nil)
+	var names []string
+	for _, c := range got {
+		names = append(names, fmt.Sprintf("%s by %s: %d", c.Benchmark, c.LoadLabel, len(c.Points)))
+	}
+	want := "constant by rate: 2; qwen-vl by max_concurrency: 1; qwen-vl by request_rate: 1; sweep by max_concurrency: 2"
+	if strings.Join(names, "; ") != want {
+		t.Errorf("curves %q, want %q", strings.Join(names, "; "), want)
 	}
 }

@@ -196,7 +196,9 @@ func (c *checker) pairCurve(hc Curve) *LoadCurve {
 			lc.BaselineCapacity = &ca
 		}
 	}
-	if len(lc.Baseline) > 0 {
+	if len(lc.Baseline) == 0 {
+		lc.Metric = c.matchMetric(hc, hc) // head's points alone
+	} else {
 		lc.Metric = c.matchMetric(hc, lc.base)
 		if lc.Metric != "" {
 			lc.Relation, lc.Matched = relation(hc, lc.base, lc.Metric, c.tolerance(lc, lc.Metric))

@@ -110,6 +110,9 @@ func (r *Report) writeLoadText(b *strings.Builder, color bool) {
 		if lc.Relation != "" {
 			fmt.Fprintf(b, "    curve on %s at matched load: head's %s\n", lc.Metric, relText(lc.Relation))
 		}
+		if s := lc.saturatedLine(); s != "" {
+			fmt.Fprintf(b, "    %s\n", s)
+		}
 		t := &table{header: lc.pointHeader()}
 		for _, row := range lc.pointRows() {
 			t.add("", row...)
@@ -143,7 +146,10 @@ func (r *Report) mdLoad(b *strings.Builder) {
 			fmt.Fprintf(b, "%s  \n", mdtext.Escape(l))
 		}
 		if lc.Relation != "" {
-			fmt.Fprintf(b, "Curve on %s at matched load: head's %s.\n", mdtext.Code(lc.Metric), mdtext.Escape(relText(lc.Relation)))
+			fmt.Fprintf(b, "Curve on %s at matched load: head's %s.  \n", mdtext.Code(lc.Metric), mdtext.Escape(relText(lc.Relation)))
+		}
+		if s := lc.saturatedLine(); s != "" {
+			fmt.Fprintf(b, "%s\n", mdtext.Escape(s))
 		}
 		b.WriteString("\n")
 		hdr := lc.pointHeader()
@@ -208,4 +214,34 @@ func (lc LoadCurve) mermaid() string {
 	}
 	return fmt.Sprintf("```mermaid\nxychart-beta\n    title \"%s\"\n    x-axis \"%s\" [%s]\n    y-axis \"%s\"\n%s```\n%s\n",
 		mermaidText(lc.Benchmark+": "+lc.Metric+" by "+lc.LoadLabel), mermaidText(lc.LoadLabel), strings.Join(xs, ", "), mermaidText(lc.Metric), lines, mdtext.Escape("("+caption+")"))
+}
+
+// saturatedLine names the loads at which head or the baseline achieved
+// under 90% of the configured rate; "" when none.
+func (lc LoadCurve) saturatedLine() string {
+	var head, base []string
+	for _, p := range lc.Head {
+		if p.Saturated() {
+			head = append(head, p.Load)
+		}
+	}
+	for _, p := range lc.Baseline {
+		if p.Saturated() {
+			base = append(base, p.Load)
+		}
+	}
+	if len(head) == 0 && len(base) == 0 {
+		return ""
+	}
+	s := "saturated (under 90% of the configured rate achieved):"
+	if len(head) > 0 {
+		s += " head at " + strings.Join(head, ", ")
+	}
+	if len(base) > 0 {
+		if len(head) > 0 {
+			s += ";"
+		}
+		s += " baseline at " + strings.Join(base, ", ")
+	}
+	return s
 }

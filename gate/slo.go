@@ -28,6 +28,10 @@ type SLO struct {
 	// target (attainment: 90%: 90% of requests within the objective) is
 	// the percentile p90.
 	Percentile string
+	// Attainment is the attainment target as a fraction (0.9 for
+	// attainment: 90%), 0 when the SLO names a percentile instead;
+	// Percentile is then "p90".
+	Attainment float64
 	Origin     string // "FILE:LINE" of the slo: entry
 }
 
@@ -149,13 +153,13 @@ func (p *ruleParser) sloFields(n *yaml.Node, what string, keys []string, s *SLO,
 			if pv != "mean" && pv != "median" && !percentileRE().MatchString(pv) {
 				return p.errf(v, "%s percentile is %q; use p50, p90, p95, p99 (the default), p99.9, median or mean", what, v.Value)
 			}
-			s.Percentile, pct = pv, v
+			s.Percentile, s.Attainment, pct = pv, 0, v
 		case "attainment":
 			x, err := parsePercent(v.Value)
 			if err != nil || x <= 0 || x >= 100 {
 				return p.errf(v, "%s attainment is %q; give the share of requests that must meet the objectives, between 0%% and 100%%, e.g. attainment: 90%%", what, v.Value)
 			}
-			s.Percentile, att = "p"+strconv.FormatFloat(x, 'f', -1, 64), v
+			s.Percentile, s.Attainment, att = "p"+strconv.FormatFloat(x, 'f', -1, 64), x/100, v
 		default:
 			x, err := parseNumber(v.Value)
 			if err != nil || x <= 0 {

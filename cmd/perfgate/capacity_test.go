@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -74,5 +76,33 @@ func TestCheckCapacityEndToEnd(t *testing.T) {
 	stdout, stderr, code = runCLI(t, "", "--repo", repo, "watch", "--benchmark", "serving", "--metric", "capacity")
 	if code > 1 || !strings.Contains(stdout, "8 measured, 1 series x metric") {
 		t.Errorf("watch of capacity: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestCapacitySGLangSweep: a real SGLang bench_serving JSONL sweep of
+// request rates 1 to 16 (no request_throughput: completed over duration is
+// the achieved rate) has its capacity at a median TTFT of 100 ms between
+// rates 2 and 4, and its saturated rates named. Reads ../shared/fixtures;
+// skipped without it.
+func TestCapacitySGLangSweep(t *testing.T) {
+	file, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "sglang_bench_serving_jsonl", "h200-benchmarks_llama_3_3_70b_online_output.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Skip("../shared/fixtures absent")
+	}
+	repo := gitRepo(t)
+	commit(t, repo, "rules", map[string]string{".perfgate.yml": "slo: {ttft_ms: 100, e2el_ms: 12000, percentile: median}\nrules:\n  - metric: capacity\n    max_regression: 5%\n"})
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "ingest", "--name", "sglang-online", file); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "check")
+	// 1.9189 req/s at rate 2 (TTFT 87.556 ms), 4.0424 at rate 4 (106.06):
+	// the objective is crossed 67% of the way.
+	for _, want := range []string{"capacity at SLO: head 3.3467 req/s (interpolated between loads 2 and 4)", "saturated (under 90% of the configured rate achieved): head at 8, 16"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("check: exit %d, want %q\n%s\n%s", code, want, stdout, stderr)
+		}
 	}
 }
