@@ -309,6 +309,15 @@ func TestFixedRateSaturated(t *testing.T) {
 	if !strings.Contains(text.String(), "capacity 4.41 -> 5.32 req/s (+20.6%)") {
 		t.Errorf("text report:\n%s", text.String())
 	}
+
+	// The other way, a slower server: the TTFT failure stands, read as
+	// capacity -17.1%.
+	w = newWorld(3, func(int) []Sample { return []Sample{run(5.32, 8246.29)} }, []Sample{run(4.41, 11300.73)})
+	rep = w.check(t, "mean_ttft_ms:3%")
+	c = findCheck(rep, "mean_ttft_ms", "")
+	if rep.Verdict != Fail || c == nil || c.Verdict != Fail || !strings.Contains(c.LoadNote, "capacity 5.32 -> 4.41 req/s (-17.1%)") {
+		t.Fatalf("verdict %s, TTFT check %+v", rep.Verdict, c)
+	}
 }
 
 // TestSLORules: the slo section's forms and its mistakes, positioned.

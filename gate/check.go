@@ -93,8 +93,10 @@ type checker struct {
 	disagree      map[string]string
 	disagreeOrder []string
 
-	// loadWarnings are the load curves' caveats (see loadCurves).
+	// loadWarnings are the load curves' caveats (see loadCurves);
+	// checkCurve names each check's load curve (see curveIdent).
 	loadWarnings []string
+	checkCurve   []string
 }
 
 // Check gates a commit: for every series of the head results and every

@@ -150,6 +150,12 @@ func (c *checker) loadCurves(head []Sample) {
 	if len(heads) == 0 {
 		return
 	}
+	// Each check's curve, once: a check of a point (its labels without
+	// the load) or of a derived capacity (without load_label).
+	c.checkCurve = make([]string, len(c.rep.Checks))
+	for i, cr := range c.rep.Checks {
+		c.checkCurve[i] = curveIdent(curveBenchmarkOf(cr.Benchmark, cr.Labels), curveLabels(withoutKey(cr.Labels, LoadLabelKey)))
+	}
 	for _, hc := range heads {
 		lc := c.pairCurve(hc)
 		if lc == nil {
@@ -210,11 +216,8 @@ func (c *checker) pairCurve(hc Curve) *LoadCurve {
 // curveBaseline is the baseline commit of a curve: the one its capacity
 // or point checks compared with, else the report's.
 func (c *checker) curveBaseline(hc Curve, ident string) string {
-	for _, cr := range c.rep.Checks {
-		if cr.BaselineCommit == "" || curveBenchmarkOf(cr.Benchmark, cr.Labels) != hc.Benchmark {
-			continue
-		}
-		if curveIdent(hc.Benchmark, curveLabels(withoutKey(cr.Labels, LoadLabelKey))) == ident {
+	for i, cr := range c.rep.Checks {
+		if cr.BaselineCommit != "" && c.checkCurve[i] == ident {
 			return cr.BaselineCommit
 		}
 	}
@@ -290,10 +293,10 @@ func (c *checker) annotate(lc *LoadCurve) {
 	if lc.Capacity != nil && lc.BaselineCapacity != nil {
 		lc.Notes = append(lc.Notes, capacityNote(lc))
 	}
+	ident := curveIdent(lc.Benchmark, lc.Labels)
 	for i := range c.rep.Checks {
 		cr := &c.rep.Checks[i]
-		if curveBenchmarkOf(cr.Benchmark, cr.Labels) != lc.Benchmark || cr.Labels[lc.LoadLabel] == "" ||
-			curveIdent(lc.Benchmark, curveLabels(cr.Labels)) != curveIdent(lc.Benchmark, lc.Labels) {
+		if cr.Labels[lc.LoadLabel] == "" || c.checkCurve[i] != ident {
 			continue
 		}
 		hp, bp, ok := lc.pointPair(cr.Labels[lc.LoadLabel])
@@ -434,9 +437,9 @@ func relText(rel string) string {
 // derived series.
 func (c *checker) capacityChecks(lc *LoadCurve) []CheckResult {
 	var out []CheckResult
-	for _, cr := range c.rep.Checks {
-		if (cr.Metric != "capacity" && cr.Metric != "capacity_tokens") || cr.Benchmark != lc.Benchmark ||
-			cr.Labels[LoadLabelKey] != lc.LoadLabel || labelString(withoutKey(cr.Labels, LoadLabelKey)) != labelString(lc.Labels) {
+	ident := curveIdent(lc.Benchmark, lc.Labels)
+	for i, cr := range c.rep.Checks {
+		if (cr.Metric != "capacity" && cr.Metric != "capacity_tokens") || cr.Labels[LoadLabelKey] != lc.LoadLabel || c.checkCurve[i] != ident {
 			continue
 		}
 		out = append(out, cr)
@@ -506,9 +509,9 @@ func missingObjectives(c Curve, slo SLO) []string {
 // metric on the curve's points measured, when more.
 func (c *checker) tolerance(lc *LoadCurve, name string) float64 {
 	var noise []float64
-	for _, cr := range c.rep.Checks {
-		if cr.Metric != name || cr.Noise == nil || curveBenchmarkOf(cr.Benchmark, cr.Labels) != lc.Benchmark ||
-			cr.Labels[lc.LoadLabel] == "" || curveIdent(lc.Benchmark, curveLabels(cr.Labels)) != curveIdent(lc.Benchmark, lc.Labels) {
+	ident := curveIdent(lc.Benchmark, lc.Labels)
+	for i, cr := range c.rep.Checks {
+		if cr.Metric != name || cr.Noise == nil || cr.Labels[lc.LoadLabel] == "" || c.checkCurve[i] != ident {
 			continue
 		}
 		noise = append(noise, *cr.Noise/100)
