@@ -337,6 +337,8 @@ func (c *checker) annotate(lc *LoadCurve) {
 		case dt > 0 && capDecided && capRaised && rel != RelDominated && rel != RelMatches && rel != "" && lc.Capacity != nil && lc.Capacity.Status != CapacityNone:
 			note += fmt.Sprintf("; the capacity rule (%s) passes with a raised capacity, so this %s verdict of %s at one load is reported as a trade-off, not a failure", capChecks[0].Origin, cr.Verdict, cr.Metric)
 			cr.TradeOff, cr.Verdict = true, Pass
+		case len(capChecks) == 0 && lc.SLO == "":
+			note += "; no capacity rule decides it, so the latency rule's verdict stands (set an slo: in the rules file and add a rule on capacity to let capacity at the SLO decide)"
 		case len(capChecks) == 0:
 			note += "; no capacity rule decides it, so the latency rule's verdict stands (add a rule on capacity to let capacity at the SLO decide)"
 		default:
