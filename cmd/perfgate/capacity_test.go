@@ -106,3 +106,43 @@ func TestCapacitySGLangSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTradeOffEndToEnd: the throughput-tuning page's profile at the
+// top of a sweep (total TPS +15.6%, Mean TPOT +6.8% at concurrency 64),
+// checked with a 3% TPOT rule and a capacity rule, passes as a trade-off
+// named in the report, and fails without the capacity rule.
+func TestCheckTradeOffEndToEnd(t *testing.T) {
+	type pt struct {
+		c         int
+		tps, tpot float64
+	}
+	base := []pt{{16, 12000, 20}, {32, 20000, 27}, {64, 29822.16, 34.63}, {128, 31000, 52}}
+	head := []pt{{16, 11900, 20.3}, {32, 21000, 27.5}, {64, 34470.14, 36.97}, {128, 38000, 47}}
+	ingestPts := func(repo string, pts []pt, w float64) {
+		for _, p := range pts {
+			ingestAt(t, repo, fmt.Sprintf(`{"labels": {"max_concurrency": "%d"}, "metrics": {"total_token_throughput": %g, "request_throughput": %g, "mean_tpot_ms": %g}}`,
+				p.c, p.tps*(1-w), p.tps/1000*(1-w), p.tpot*(1+w)))
+		}
+	}
+	rules := "slo: {tpot_ms: 40, percentile: mean}\nrules:\n  - metric: mean_tpot_ms\n    max_regression: 3%\n"
+	repo := gitRepo(t)
+	commit(t, repo, "rules", map[string]string{".perfgate.yml": rules + "  - metric: capacity\n    max_regression: 5%\n"})
+	for i, w := range []float64{0.003, -0.002, 0.004, -0.003, 0.001, -0.004, 0.002, 0} {
+		commit(t, repo, fmt.Sprintf("main %d", i), map[string]string{"main.txt": fmt.Sprint(i)})
+		ingestPts(repo, base, w)
+	}
+	git(t, repo, "checkout", "-q", "-b", "feature")
+	commit(t, repo, "tune for throughput", map[string]string{"f.txt": "1"})
+	ingestPts(repo, head, 0)
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "check")
+	for _, want := range []string{"TRADE-OFF", "a trade-off at max_concurrency=64: request_throughput +15.6%, mean_tpot_ms +6.8%", "passes with a raised capacity"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("check with a capacity rule: exit %d, want %q\n%s\n%s", code, want, stdout, stderr)
+		}
+	}
+	writeFile(t, repo, "no-capacity.yml", rules)
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "check", "--rules", filepath.Join(repo, "no-capacity.yml"))
+	if code != 1 || !strings.Contains(stdout, "no capacity rule decides it") {
+		t.Errorf("check without a capacity rule: exit %d, want 1 with the trade-off named\n%s\n%s", code, stdout, stderr)
+	}
+}
