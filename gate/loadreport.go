@@ -72,6 +72,21 @@ func (lc LoadCurve) pointRows() [][]string {
 	}
 	req := func(p *LoadPoint) (float64, bool) { return p.Requests, p.Requests > 0 }
 	lat := func(p *LoadPoint) (float64, bool) { v, ok := p.Latency[lc.Metric]; return v, ok }
+	baseMax := 0.0
+	for _, p := range lc.Baseline {
+		baseMax = max(baseMax, p.Requests)
+	}
+	matched := func(load string) string {
+		for _, m := range lc.Matched {
+			if m.Load == load {
+				return fmtNum(m.Baseline)
+			}
+		}
+		if h := find(lc.Head, load); h != nil && h.Requests > baseMax {
+			return "beyond" // the baseline never served this much
+		}
+		return "-"
+	}
 	rows := make([][]string, 0, len(loads))
 	for _, l := range loads {
 		h, b := find(lc.Head, l), find(lc.Baseline, l)
@@ -79,15 +94,24 @@ func (lc LoadCurve) pointRows() [][]string {
 		if lc.Metric != "" {
 			row = append(row, cell(b, lat), cell(h, lat))
 		}
+		if len(lc.Matched) > 0 {
+			row = append(row, matched(l))
+		}
 		rows = append(rows, row)
 	}
 	return rows
 }
 
+// pointHeader names pointRows' columns; the last, when the curves were
+// compared at matched load, is the baseline curve's latency interpolated
+// at head's achieved throughput.
 func (lc LoadCurve) pointHeader() []string {
 	h := []string{strings.ToUpper(lc.LoadLabel), "BASE REQ/S", "HEAD REQ/S"}
 	if lc.Metric != "" {
 		h = append(h, "BASE "+lc.Metric, "HEAD "+lc.Metric)
+	}
+	if len(lc.Matched) > 0 {
+		h = append(h, "BASE AT HEAD'S REQ/S")
 	}
 	return h
 }
