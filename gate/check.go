@@ -92,6 +92,11 @@ type checker struct {
 	// (see noteDisagreement), by series and metric, in report order.
 	disagree      map[string]string
 	disagreeOrder []string
+
+	// loadWarnings are the load curves' caveats (see loadCurves);
+	// checkCurve names each check's load curve (see curveIdent).
+	loadWarnings []string
+	checkCurve   []string
 }
 
 // Check gates a commit: for every series of the head results and every
@@ -103,9 +108,14 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		return nil, fmt.Errorf("gate.Check needs the resolved commit ids of head and base (got %q and %q)", opts.Head, opts.Base)
 	}
 	c, rep := newChecker(opts)
+	h = WithCapacity(h, c.cfg.SLOs, c.cfg.IgnoreLabels)
 	head, err := headSamples(h, opts)
 	if err != nil {
 		return nil, err
+	}
+	if opts.HeadSamples != nil {
+		// Stored heads come through h, which derives their capacity.
+		head = append(head[:len(head):len(head)], deriveCapacity(head, c.cfg.SLOs, c.id)...)
 	}
 	allDirty := rep.noteHead(head, opts.Head)
 	mb, err := g.MergeBase(opts.Head, opts.Base)
@@ -128,10 +138,18 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		rep.Notes = append(rep.Notes, fmt.Sprintf("head %s is on %s: compared with its first-parent ancestors", shortSHA(opts.Head), baseName(opts)))
 	}
 	c.evaluateAll(all, byKey, primary)
+	c.loadCurves(head)
+	if n := c.sloNote(); n != "" {
+		rep.Notes = append(rep.Notes, n)
+	}
 	globWarnings := c.ruleWarnings(all)
 	c.all = all
 	tbFirst, tbWarnings := c.testbedWarnings(all) // before warnings(): it may replace noBaseline
 	rep.Warnings = append(append(append(tbFirst, c.warnings()...), tbWarnings...), globWarnings...)
+	if w := c.capacityWarning(); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+	}
+	rep.Warnings = append(rep.Warnings, c.loadWarnings...)
 	if noRule := noRuleWarning(rep, head); noRule != "" {
 		// A warning, not a note: a gate that checks nothing passes
 		// every change, and a CI log should say so where it is seen.

@@ -228,13 +228,24 @@ func (r *Report) reasons(names []string, esc func(string) string) []string {
 	var groups []*group
 	index := map[string]*group{}
 	for i, c := range r.Checks {
-		if c.Reason == "" || c.Verdict == Pass {
+		reason := c.Reason
+		if c.Verdict == Pass {
+			reason = ""
+		}
+		if c.LoadNote != "" {
+			reason = strings.TrimPrefix(reason+"; "+c.LoadNote, "; ")
+		}
+		if reason == "" {
 			continue
 		}
-		key := names[i] + "\x00" + string(c.Verdict) + "\x00" + c.Reason
+		v := c.Verdict
+		if c.TradeOff {
+			v = "trade-off"
+		}
+		key := names[i] + "\x00" + string(v) + "\x00" + reason
 		g := index[key]
 		if g == nil {
-			g = &group{name: names[i], reason: c.Reason, verdict: c.Verdict}
+			g = &group{name: names[i], reason: reason, verdict: v}
 			index[key] = g
 			groups = append(groups, g)
 		}
@@ -270,6 +281,9 @@ func metricCell(c CheckResult) string {
 
 func verdictText(c CheckResult) string {
 	v := string(c.Verdict)
+	if c.TradeOff {
+		v = "trade-off"
+	}
 	if c.Unqualified {
 		v += "*"
 	}
@@ -342,6 +356,7 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 			}
 		}
 	}
+	r.writeLoadText(&b, color)
 	if len(r.Notes) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", paint(color, ansiBold, "Notes"))
 		for _, n := range r.Notes {
@@ -388,6 +403,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	b.WriteString(r.siteLinks(names, notPass))
+	r.mdLoad(&b)
 	r.mdDetails(&b, names)
 	r.mdCharts(&b, names)
 	_, err := io.WriteString(w, b.String())
@@ -431,6 +447,9 @@ func (r *Report) mdTable(b *strings.Builder, names []string) []int {
 	row := func(i int) string {
 		c := r.Checks[i]
 		v := mdVerdict[c.Verdict]
+		if c.TradeOff {
+			v = "↔️ trade-off"
+		}
 		if c.Unqualified {
 			v += " (unqualified)"
 		}

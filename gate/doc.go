@@ -350,6 +350,53 @@
 // report names head's testbeds and its checks have method "paired", which
 // ReadReport accepts.
 //
+// # Load curves, SLOs and capacity
+//
+// The rules file's slo: section sets service-level objectives: ttft_ms,
+// tpot_ms, itl_ms and e2el_ms bounds at a percentile of the requests
+// (percentile: p99 by default; attainment: 90% is percentile p90), for all
+// benchmarks, with benchmarks: globs overriding some objectives. Results
+// of one benchmark at several loads in one commit (see capacity.go for
+// the load labels) form a latency-throughput curve; DeriveCapacity turns
+// each commit's curve into a result of its own holding capacity (the
+// highest achieved req/s meeting the SLO, interpolated between swept
+// points) and capacity_tokens, under labels without the load label plus
+// load_label. Check reads the history through WithCapacity, so a rule on
+// capacity is judged like any other metric, its noise from the window.
+// Capacity is computed at check time from the stored points under the
+// current SLO, head's and the baseline's alike: a changed SLO never
+// compares a capacity computed under another, and the report's notes name
+// the SLO used. A rule on capacity without an SLO is a warning.
+//
+// The report's Load section pairs head's curve with the baseline
+// commit's: both capacities (with "beyond the swept range", a lower
+// bound, and "no swept point meets it", capacity 0, said as such), head's
+// latency against the baseline curve interpolated at head's achieved
+// throughput (latency at matched load), and how the curve moved:
+// dominates, is dominated, or crosses (better at low load and worse at
+// high, or the reverse). A point at which the server achieved under 90%
+// of its configured request rate is saturated: its capacity is about the
+// achieved rate, and its latencies, mostly queueing, carry a note that
+// gives the change of capacity (two runs at 16 req/s configured, 4.41
+// and 5.32 achieved, read as capacity +20.6%, not only as TTFT -27%).
+//
+// Trade-offs. When at one load point the achieved throughput moved by 2%
+// or more one way and a latency check did not pass the other way (higher
+// throughput bought with higher latency, or the reverse), the check's
+// LoadNote names the trade-off, the curve's movement and capacity at the
+// SLO. Which verdict wins: a failed or inconclusive latency check becomes
+// a pass marked TradeOff (shown as "trade-off") only when all of these
+// hold: the point's throughput rose; a rule on capacity or
+// capacity_tokens applies to the curve and every such check passed or
+// improved with a capacity above the baseline's; the baseline's capacity
+// is not a lower bound (beyond the swept range: a raise is then not
+// established); head's curve is not dominated on that latency at matched
+// load; and some swept point of head meets the SLO. Otherwise the latency rule's verdict stands, with the note (no
+// capacity rule: the failure stands; a lower capacity: it stands too). A
+// latency that rose while throughput fell, at the same load, is a plain
+// regression and is never turned into a pass; nor is any check of a
+// series that is not part of a load curve.
+//
 // # Reports
 //
 // A check report carries Warnings, the caveats of its verdict

@@ -113,6 +113,10 @@ type Config struct {
 	// Repository names this repository's runs in a history shared by
 	// several (repository:); "" means the origin remote's URL.
 	Repository string
+	// SLOs are the rules file's slo: section, per-benchmark ones first,
+	// then the global one (Benchmark ""); empty when none is set. Rules
+	// on capacity and capacity_tokens need one (see capacity.go).
+	SLOs []SLO
 }
 
 // The choices of the rules file's inconclusive key.
@@ -196,7 +200,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline", "site_url", "watch", "trust", "db", "repository"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline", "site_url", "watch", "trust", "db", "repository", "slo"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -339,6 +343,12 @@ func ParseRules(file string, data []byte) (*Config, error) {
 				return p.errf(v, "repository must be a name of one line (at most 200 bytes), e.g. repository: github.com/org/engine; leave it out to use the origin remote's URL")
 			}
 			cfg.Repository = name
+		case "slo":
+			slos, err := p.slo(v)
+			if err != nil {
+				return err
+			}
+			cfg.SLOs = slos
 		case "site_url":
 			if v.Kind != yaml.ScalarNode || !ValidSiteURL(v.Value) {
 				return p.errf(v, "site_url is %q; give the https URL perfgate site is published at, e.g. https://OWNER.github.io/REPO/ (no query, fragment, quotes or spaces)", v.Value)

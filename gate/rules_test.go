@@ -145,7 +145,7 @@ func TestParseRulesErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"unknown top key", "baseline:\n  branch: main\nrule:\n  - metric: failed\n",
-			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline, site_url, watch, trust, db, repository)`},
+			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline, site_url, watch, trust, db, repository, slo)`},
 		{"unknown rule key", "rules:\n  - metric: mean_ttft_ms\n    max_regresion: 3%\n",
 			`.perfgate.yml:3: unknown key "max_regresion" in a rule; did you mean "max_regression"?`},
 		{"unknown baseline key", "baseline:\n  windows: 10\n",

@@ -96,6 +96,8 @@ var fixed = []base{
 	{"total_output_tokens", "Total generated tokens", "", Neutral},
 	{"request_throughput", "Request throughput (req/s)", "req/s", HigherIsBetter},
 	{"request_goodput", "Request goodput (req/s)", "req/s", HigherIsBetter},
+	{"capacity", "Capacity at SLO (req/s)", "req/s", HigherIsBetter},
+	{"capacity_tokens", "Capacity at SLO (tok/s)", "tok/s", HigherIsBetter},
 	{"input_throughput", "Input token throughput (tok/s)", "tok/s", HigherIsBetter},
 	{"output_throughput", "Output token throughput (tok/s)", "tok/s", HigherIsBetter},
 	{"total_token_throughput", "Total token throughput (tok/s)", "tok/s", HigherIsBetter},

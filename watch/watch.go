@@ -238,6 +238,8 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 	if err != nil {
 		return nil, err
 	}
+	// Capacity at the rules file's SLO is a series like any other.
+	h = gate.WithCapacity(h, opts.Config.SLOs, opts.Config.IgnoreLabels)
 	c := &collector{id: gate.NewSeriesIdentity(opts.Config.IgnoreLabels), opts: opts,
 		tracks: map[string]map[string]*track{}, seriesAt: map[string][]int32{}, legacy: map[string]map[string]bool{},
 		measured: make([]bool, len(chain)), n: len(chain)}

@@ -653,7 +653,7 @@ func compareCommand(e *env) *cli.Command {
 			var cmp *gate.Comparison
 			err = withHistory(c, repo, func(h history) error {
 				var cerr error
-				cmp, cerr = gate.Compare(c.Context, h, gate.CompareOptions{A: shas[0], B: shas[1], IgnoreLabels: cfg.IgnoreLabels,
+				cmp, cerr = gate.Compare(c.Context, gate.WithCapacity(h, cfg.SLOs, cfg.IgnoreLabels), gate.CompareOptions{A: shas[0], B: shas[1], IgnoreLabels: cfg.IgnoreLabels,
 					Graph: graph{r: repo}, MaxDistance: cfg.Baseline.MaxDistance})
 				return cerr
 			})
@@ -753,7 +753,9 @@ func historyCommand(e *env) *cli.Command {
 			var tr *gate.Trend
 			err = withHistory(c, repo, func(h history) error {
 				var terr error
-				tr, terr = gate.ReadTrend(c.Context, graph{r: repo, info: true}, h, gate.TrendOptions{
+				// Capacity at the rules file's SLO is a series like any other.
+				ch := gate.WithCapacity(h, cfg.SLOs, cfg.IgnoreLabels)
+				tr, terr = gate.ReadTrend(c.Context, graph{r: repo, info: true}, ch, gate.TrendOptions{
 					From: from, Ref: shortRef(ref, c.String("branch")), Benchmark: c.String("name"),
 					Metric: c.String("metric"), Labels: labels, Limit: c.Int("limit"), IgnoreLabels: cfg.IgnoreLabels, Accepted: h.accepted,
 				})
