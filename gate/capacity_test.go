@@ -339,7 +339,7 @@ func TestSLORules(t *testing.T) {
 		{"slo:\n  ttft_ms: 200\n  benchmarks:\n    a: {tpot_mss: 5}\n", `.perfgate.yml:4: unknown key "tpot_mss" in slo benchmark "a"; did you mean "tpot_ms"?`},
 		{"slo:\n  ttft_ms: -1\n", `.perfgate.yml:2: slo ttft_ms is "-1"`},
 		{"slo:\n  ttft_ms: 200\n  percentile: p90\n  attainment: 90%\n", `.perfgate.yml:4: slo sets both percentile and attainment`},
-		{"slo:\n  percentile: p90\n", `.perfgate.yml:2: slo sets no objective`},
+		{"slo:\n  percentile: p90\n", `.perfgate.yml:1: slo sets no objective`},
 		{"slo:\n  ttft_ms: 200\n  percentile: top\n", `.perfgate.yml:3: slo percentile is "top"`},
 		{"slo:\n  ttft_ms: 200\n  attainment: 0.9\n", `.perfgate.yml:3: slo attainment is "0.9"`},
 	} {
