@@ -151,6 +151,7 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/slo"
 )
 
 // Result is one benchmark result block.
@@ -166,6 +167,11 @@ type Result struct {
 	// not valid (MLPerf LoadGen's "Result is : INVALID"); perfgate ingest
 	// stores the run marked invalid, so it is never a baseline.
 	Invalid string `json:"invalid,omitempty"`
+	// Requests summarises the result's per-request measurements, when its
+	// file carries them (see requests.go); nil otherwise.
+	Requests *slo.Summary `json:"requests,omitempty"`
+
+	perRequest *requestSet // the requests, until the reader summarises them
 }
 
 // NewResult returns an empty result of the given format that starts at line.
@@ -389,6 +395,11 @@ type Options struct {
 	// each result of console output as the label of that name (see
 	// "Sections").
 	SectionLabel string
+	// SLO, when set, is the objective whose goodput and attainment are
+	// computed exactly from the requests of a result that carries them
+	// (requests.go): metrics request_goodput, slo_attainment and
+	// slo_attainment_ttft/_tpot/_e2el.
+	SLO *slo.Objective
 }
 
 // DefaultMaxDocBytes is the default bound on a structured document. Decoded
@@ -537,7 +548,12 @@ func (r *Reader) Notes() []string { return r.notes }
 // Err returns the first error met, or nil at a clean end of input.
 func (r *Reader) Err() error { return r.err }
 
-func (r *Reader) emit(res Result) { r.queue = append(r.queue, res) }
+func (r *Reader) emit(res Result) {
+	if res.perRequest != nil {
+		summarise(&res, r.opts.SLO)
+	}
+	r.queue = append(r.queue, res)
+}
 
 func (r *Reader) errorf(line int, format string, args ...any) error {
 	return &Error{File: r.file, Line: line, Msg: fmt.Sprintf(format, args...)}

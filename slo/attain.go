@@ -116,6 +116,9 @@ func (s *Summary) Attain(o Objective) Attainment {
 			*x.c = x.h.meeting(x.ms)
 		}
 	}
+	if s.E2ELDerived && (o.TPOTms != 0 || o.E2ELms != 0) {
+		a.Warnings = append(a.Warnings, "the source gave no end-to-end latency per request: it was taken as ttft + sum(itls), which omits the time after the last token, and tpot from it")
+	}
 	a.Good = s.jointMeeting(o)
 	// The joint count can be no better than any single objective's.
 	for _, x := range obj {

@@ -207,6 +207,9 @@ type Summary struct {
 	ITL   *Hist   `json:"itl,omitempty"`
 	E2EL  *Hist   `json:"e2el,omitempty"`
 	Joint *Joint  `json:"joint,omitempty"`
+	// E2ELDerived says the source gave no end-to-end latency per request:
+	// it was derived (vLLM before 0.10: ttft + sum(itls)), and TPOT from it.
+	E2ELDerived bool `json:"e2el_derived,omitempty"`
 }
 
 // Kinds are the latencies a Summary holds, in order.

@@ -1,0 +1,206 @@
+package ingest
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/perfgate/perfgate/slo"
+)
+
+// Per-request measurements
+//
+// A result whose file carries each request's latencies keeps them, not as
+// arrays but as a bounded summary (Result.Requests, package slo: a
+// log-bucket histogram per latency and a joint table), from which goodput
+// and attainment for another SLO, and percentiles with their interval,
+// are computed later without the file. When Options.SLO is set (perfgate's
+// --slo), the result also gets request_goodput, slo_attainment and
+// slo_attainment_ttft/_tpot/_e2el computed exactly from the requests,
+// with the tool's own comparison, so that where the tool printed its own
+// goodput for the same SLO, perfgate's equals it; a request_goodput the
+// file holds and perfgate's differ only when the tool ran with another
+// SLO, which a warning says (perfgate's is kept).
+//
+// Sources:
+//   - vllm-json, sglang-jsonl (`--save-result --save-detailed`, SGLang's
+//     --output-details): the arrays ttfts, itls, e2els (newer vLLM),
+//     output_lens and errors, in seconds. A request failed when its error
+//     is not empty, or when it produced no output and no first token.
+//     TPOT is vLLM's: (e2el - ttft) / (output_len - 1), 0 for one token.
+//     Without e2els (vLLM before 0.10), e2el is taken as ttft + sum(itls),
+//     which omits the time after the last token: with a tpot or e2el
+//     objective a warning says that they may then count differently from
+//     vLLM. Lists that are not one finite value >= 0 per request are left
+//     out with a warning (the result's statistics stand).
+
+// requestSet holds a result's requests until the reader summarises them.
+type requestSet struct {
+	reqs     []slo.Request
+	has      []string
+	duration float64 // seconds, 0 unknown
+	// derived says e2el (and so tpot) was derived as ttft + sum(itls).
+	derived bool
+}
+
+// summarise turns a result's requests into its summary and, with an SLO,
+// its exact attainment metrics.
+func summarise(res *Result, o *slo.Objective) {
+	rs := res.perRequest
+	res.perRequest = nil
+	if rs == nil || len(rs.reqs) == 0 {
+		return
+	}
+	b := slo.NewBuilder(o)
+	b.Has(rs.has...)
+	dur := rs.duration
+	if dur <= 0 {
+		dur = res.Metrics["duration"]
+	}
+	b.SetDuration(dur)
+	for _, q := range rs.reqs {
+		b.Add(q)
+	}
+	res.Requests = b.Summary()
+	res.Requests.E2ELDerived = rs.derived
+	a, ok := b.Exact()
+	if !ok {
+		return
+	}
+	if rs.derived && (o.TPOTms != 0 || o.E2ELms != 0) {
+		res.Warnings = append(res.Warnings, "the file has no per-request \"e2els\" (vLLM before 0.10): each request's e2el is taken as ttft + sum(itls), which omits the time after its last token, and its tpot from that; a request near the tpot or e2el objective may count differently from vLLM's own goodput")
+	}
+	own, hasOwn := res.Metrics["request_goodput"]
+	for name, v := range a.Metrics() {
+		res.Set(name, v)
+	}
+	if ours, set := res.Metrics["request_goodput"]; hasOwn && set && !sameFloat(own, ours) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the file's request_goodput %g differs from perfgate's %g for --slo %s: the tool ran with another SLO (its --goodput); perfgate's is stored", own, ours, o))
+	}
+	if a.Duration <= 0 {
+		res.Warnings = append(res.Warnings, "the result gives no duration, so no request_goodput (requests/s) is computed from its requests; slo_attainment is")
+	}
+}
+
+func sameFloat(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// serveRequests reads the per-request arrays of a vLLM or SGLang serving
+// result; nil when it has none. Arrays that are not one value per request
+// (a hand-made or damaged file) are left out with a warning: the result's
+// own statistics still stand.
+func serveRequests(obj map[string]any, warn func(string)) *requestSet {
+	rs, err := readServeRequests(obj)
+	if err != nil {
+		warn(fmt.Sprintf("its per-request lists are left out (no request summary, no goodput for --slo): %v", err))
+		return nil
+	}
+	return rs
+}
+
+func readServeRequests(obj map[string]any) (*requestSet, error) {
+	ttfts, ok := obj["ttfts"].([]any)
+	if !ok || len(ttfts) == 0 {
+		return nil, nil
+	}
+	n := len(ttfts)
+	arr := func(key string) ([]any, error) {
+		v, present := obj[key]
+		if !present || v == nil {
+			return nil, nil
+		}
+		l, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("%q is %s, not a list of one value per request", key, docDescribe(v))
+		}
+		if len(l) != n {
+			return nil, fmt.Errorf("%q has %d values but \"ttfts\" has %d; a per-request list holds one value per request: the file is damaged or cut", key, len(l), n)
+		}
+		return l, nil
+	}
+	itls, err := arr("itls")
+	if err != nil {
+		return nil, err
+	}
+	e2els, err := arr("e2els")
+	if err != nil {
+		return nil, err
+	}
+	outLens, err := arr("output_lens")
+	if err != nil {
+		return nil, err
+	}
+	errs, err := arr("errors")
+	if err != nil {
+		return nil, err
+	}
+	num := func(key string, i int, v any) (float64, error) {
+		f, ok := Num(v)
+		if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			return 0, fmt.Errorf("%q[%d] is %s, not a duration in seconds", key, i, docDescribe(v))
+		}
+		return f, nil
+	}
+	rs := &requestSet{reqs: make([]slo.Request, n), has: []string{"ttft"}}
+	if itls != nil {
+		rs.has = append(rs.has, "itl")
+	}
+	if e2els != nil || itls != nil {
+		rs.has = append(rs.has, "e2el")
+		if outLens != nil {
+			rs.has = append(rs.has, "tpot")
+		}
+	}
+	if d, ok := Num(obj["duration"]); ok && d > 0 {
+		rs.duration = d
+	}
+	for i := 0; i < n; i++ {
+		q := slo.Request{Unit: 1000}
+		if q.TTFT, err = num("ttfts", i, ttfts[i]); err != nil {
+			return nil, err
+		}
+		if itls != nil {
+			l, ok := itls[i].([]any)
+			if !ok && itls[i] != nil {
+				return nil, fmt.Errorf("%q[%d] is %s, not a list of inter-token latencies", "itls", i, docDescribe(itls[i]))
+			}
+			q.ITL = make([]float64, len(l))
+			for j, e := range l {
+				if q.ITL[j], err = num(fmt.Sprintf("itls[%d]", i), j, e); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if e2els != nil {
+			if q.E2EL, err = num("e2els", i, e2els[i]); err != nil {
+				return nil, err
+			}
+		} else {
+			q.E2EL = q.TTFT
+			for _, v := range q.ITL {
+				q.E2EL += v
+			}
+		}
+		outLen := -1.0
+		if outLens != nil {
+			if outLen, err = num("output_lens", i, outLens[i]); err != nil {
+				return nil, err
+			}
+		}
+		if errs != nil {
+			if s, _ := errs[i].(string); strings.TrimSpace(s) != "" {
+				q.Failed = true
+			}
+		}
+		if outLen == 0 && q.TTFT == 0 {
+			q.Failed = true
+		}
+		if outLen > 1 {
+			q.TPOT = (q.E2EL - q.TTFT) / (outLen - 1)
+		}
+		rs.reqs[i] = q
+	}
+	rs.derived = e2els == nil && itls != nil
+	return rs, nil
+}

@@ -1,0 +1,143 @@
+package ingest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfgate/perfgate/slo"
+)
+
+// parseWith parses a file of testdata/requests with options.
+func parseWith(t *testing.T, name string, opts Options) []Result {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "requests", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReader(strings.NewReader(string(data)), name, opts)
+	var out []Result
+	for r.Scan() {
+		out = append(out, r.Result())
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 {
+		t.Fatalf("%d results, want 1", len(out))
+	}
+	return out
+}
+
+// TestGoodputEqualsTools: perfgate's request_goodput from the requests of a
+// file equals the goodput the tool computes for the same SLO (the files
+// hold it; testdata/requests/PROVENANCE.md says how it was computed).
+func TestGoodputEqualsTools(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		slo  slo.Objective
+		good int
+	}{
+		{"vllm_llm-k8s_qps16_goodput_ttft80.json", slo.Objective{TTFTms: 80}, 191},
+		{"vllm_constructed_goodput_ttft100_tpot25_e2el4000.json", slo.Objective{TTFTms: 100, TPOTms: 25, E2ELms: 4000}, 32},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			// The tool's own value, as the file holds it.
+			own := parseWith(t, tc.file, Options{})[0]
+			tool, ok := own.Metrics["request_goodput"]
+			if !ok || own.Requests == nil {
+				t.Fatalf("no request_goodput or no request summary: %v", own.Metrics)
+			}
+			o := tc.slo
+			res := parseWith(t, tc.file, Options{SLO: &o})[0]
+			if got := res.Metrics["request_goodput"]; got != tool {
+				t.Errorf("perfgate's request_goodput %v, the tool's %v", got, tool)
+			}
+			for _, w := range res.Warnings {
+				if strings.Contains(w, "request_goodput") {
+					t.Errorf("warning: %s", w)
+				}
+			}
+			n := float64(res.Requests.Requests + res.Requests.Failed)
+			wantMetric(t, res, "slo_attainment", 100*float64(tc.good)/n)
+			// From the stored summary alone the same SLO is bounded.
+			back, err := slo.Unmarshal(res.Requests.Marshal())
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := back.Attain(o)
+			if a.Good.Lo > tc.good || a.Good.Hi < tc.good {
+				t.Errorf("summary bounds %+v do not hold the exact %d", a.Good, tc.good)
+			}
+		})
+	}
+}
+
+// TestGoodputOtherSLOWarns: a file whose request_goodput was computed for
+// another SLO than --slo keeps perfgate's, with a warning.
+func TestGoodputOtherSLOWarns(t *testing.T) {
+	o := slo.Objective{TTFTms: 40}
+	res := parseWith(t, "vllm_llm-k8s_qps16_goodput_ttft80.json", Options{SLO: &o})[0]
+	found := false
+	for _, w := range res.Warnings {
+		found = found || strings.Contains(w, "ran with another SLO")
+	}
+	if !found {
+		t.Errorf("no warning about the tool's other SLO: %q", res.Warnings)
+	}
+	if res.Metrics["request_goodput"] >= 6.04 {
+		t.Errorf("request_goodput %v is the tool's, not perfgate's for ttft 40 ms", res.Metrics["request_goodput"])
+	}
+}
+
+// TestRequestArraysLeftOut: per-request lists that disagree in length or
+// hold a non-number are left out with a warning, never a partial summary;
+// the result's own statistics stand.
+func TestRequestArraysLeftOut(t *testing.T) {
+	for _, doc := range []string{
+		`{"completed": 2, "duration": 1, "request_throughput": 2, "ttfts": [0.1, 0.2], "e2els": [0.3]}`,
+		`{"completed": 2, "duration": 1, "request_throughput": 2, "ttfts": [0.1, "x"]}`,
+		`{"completed": 2, "duration": 1, "request_throughput": 2, "ttfts": [0.1, 0.2], "itls": [[0.1], 3]}`,
+		`{"completed": 2, "duration": 1, "request_throughput": 2, "ttfts": [0.1, -1]}`,
+	} {
+		res := mustParse(t, doc, "r.json", "")
+		if len(res) != 1 || res[0].Requests != nil || res[0].Metrics["request_throughput"] != 2 {
+			t.Fatalf("%s: %+v", doc, res)
+		}
+		if len(res[0].Warnings) != 1 || !strings.Contains(res[0].Warnings[0], "per-request lists are left out") {
+			t.Errorf("%s: warnings %q", doc, res[0].Warnings)
+		}
+	}
+}
+
+// TestOldVLLMFixtureSummary reads the whole public file (with itls) from
+// ../shared/fixtures: it gets a summary whose P99 TTFT interval holds the
+// file's own, and says that e2el is derived.
+func TestOldVLLMFixtureSummary(t *testing.T) {
+	data := readFixture(t, "vllm_serve_json/llm-k8s_serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_04.json")
+	res := mustParse(t, string(data), "qps_04.json", "")
+	if len(res) != 1 || res[0].Requests == nil {
+		t.Fatalf("results %v", res)
+	}
+	s := res[0].Requests
+	if s.Requests != 200 || s.ITL == nil || s.E2EL == nil {
+		t.Fatalf("summary %+v", s)
+	}
+	q, err := s.Percentile("ttft", 99, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own := res[0].Metrics["p99_ttft_ms"]; q.Hi < own*(1-slo.Alpha) || q.Lo > own*(1+slo.Alpha) {
+		t.Errorf("P99 TTFT interval [%v, %v] misses the file's %v", q.Lo, q.Hi, own)
+	}
+	if !strings.Contains(q.Warning, "rests on the 2 above it") {
+		t.Errorf("P99 of 200 requests: warning %q", q.Warning)
+	}
+	if !s.E2ELDerived {
+		t.Error("summary does not say e2el was derived")
+	}
+	if a := s.Attain(slo.Objective{TPOTms: 30}); len(a.Warnings) == 0 {
+		t.Error("no warning about the derived e2el for a TPOT objective")
+	}
+}
