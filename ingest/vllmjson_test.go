@@ -55,7 +55,7 @@ func TestVLLMJSON(t *testing.T) {
 		{file: "vllm-json/v0.4_bare_infinity.json", format: "vllm-json", results: 1, want: []docWant{
 			{nMetric: 13, warn: `its per-request lists are left out (no request summary, no goodput for --slo): "ttfts"[1] is "NaN", not a duration in seconds`,
 				metrics: map[string]float64{"input_throughput": 1807.1, "p99_tpot_ms": 1507.2},
-				labels: map[string]string{"request_rate": "inf", "best_of": "1", "model": "meta-llama/Llama-2-7b-hf"}},
+				labels:  map[string]string{"request_rate": "inf", "best_of": "1", "model": "meta-llama/Llama-2-7b-hf"}},
 		}},
 		{file: "vllm-json/nightly_benchmark_results.json", format: "vllm-json", results: 3, want: []docWant{
 			{i: 0, name: "latency_llama8B_tp1", nMetric: 3,
