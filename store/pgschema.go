@@ -12,7 +12,7 @@ import (
 // PostgresSchemaVersion is the version of the PostgreSQL schema this
 // package reads and writes (table perfgate_schema holds the applied
 // versions).
-const PostgresSchemaVersion = 1
+const PostgresSchemaVersion = 2
 
 // pgMigrations[i] upgrades the schema from version i to i+1. They are
 // applied in one transaction under an advisory lock, so the first
@@ -62,6 +62,9 @@ CREATE TABLE perfgate_marks (
 	value      bytea NOT NULL,
 	PRIMARY KEY (repository, key)
 );`,
+	// v2: a run's request summary (Run.Requests), NULL when none. text,
+	// not jsonb, which would reorder its keys.
+	`ALTER TABLE perfgate_runs ADD COLUMN requests text;`,
 }
 
 // pgMigrateLock is the advisory lock key of a migration (per schema:
