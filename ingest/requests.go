@@ -167,9 +167,11 @@ func readServeRequests(obj map[string]any) (*requestSet, error) {
 			}
 			q.ITL = make([]float64, len(l))
 			for j, e := range l {
-				if q.ITL[j], err = num(fmt.Sprintf("itls[%d]", i), j, e); err != nil {
-					return nil, err
+				f, ok := Num(e)
+				if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+					return nil, fmt.Errorf("%q[%d][%d] is %s, not a duration in seconds", "itls", i, j, docDescribe(e))
 				}
+				q.ITL[j] = f
 			}
 		}
 		if e2els != nil {

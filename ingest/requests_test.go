@@ -141,3 +141,35 @@ func TestOldVLLMFixtureSummary(t *testing.T) {
 		t.Error("no warning about the derived e2el for a TPOT objective")
 	}
 }
+
+// FuzzRequests parses serving results with per-request lists under an
+// SLO: never a panic; a summary round-trips, attainment is a percentage
+// and goodput at most the completed requests over the duration.
+func FuzzRequests(f *testing.F) {
+	f.Add(`{"completed": 2, "duration": 1, "request_throughput": 2, "ttfts": [0.1, 0.2], "itls": [[0.01], []], "e2els": [0.3, 0.2], "output_lens": [2, 1], "errors": ["", ""]}`)
+	f.Add(`{"completed": 1, "failed": 1, "duration": 0, "request_throughput": 1, "ttfts": [0.1, 0], "itls": [[0.01, 0.02], []], "output_lens": [3, 0], "errors": ["", "Bad Request"]}`)
+	f.Add(`{"completed": 1, "request_throughput": 1, "ttfts": [1e308], "itls": [[1e-300]], "output_lens": [1e300]}`)
+	o := slo.Objective{TTFTms: 100, TPOTms: 20, E2ELms: 1000}
+	f.Fuzz(func(t *testing.T, data string) {
+		r := NewReader(strings.NewReader(data), "f.json", Options{SLO: &o, MaxDocBytes: 1 << 20})
+		for r.Scan() {
+			res := r.Result()
+			if res.Requests == nil {
+				continue
+			}
+			if _, err := slo.Unmarshal(res.Requests.Marshal()); err != nil {
+				t.Errorf("summary does not read back: %v", err)
+			}
+			for _, k := range []string{"slo_attainment", "slo_attainment_ttft", "slo_attainment_tpot", "slo_attainment_e2el"} {
+				if v, ok := res.Metrics[k]; ok && !(v >= 0 && v <= 100) {
+					t.Errorf("%s = %v", k, v)
+				}
+			}
+			if g, ok := res.Metrics["request_goodput"]; ok {
+				if d := res.Requests.Duration; d > 0 && g > float64(res.Requests.Requests)/d*(1+1e-12) {
+					t.Errorf("goodput %v above %d requests in %v s", g, res.Requests.Requests, d)
+				}
+			}
+		}
+	})
+}

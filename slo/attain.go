@@ -245,6 +245,14 @@ func quantile(n int, p, conf float64, at func(rank int) float64, kind string) (Q
 // B ~ Binomial(n, f), P(l <= B < u) >= conf, split equally between the
 // tails. u may be n+1 (no upper bound within the sample); l is at least 1.
 func orderInterval(n int, f, conf float64) (l, u int) {
+	if n > maxExactN {
+		// The normal approximation of the binomial, exact enough here.
+		z := math.Sqrt2 * math.Erfinv(conf)
+		sd := math.Sqrt(float64(n) * f * (1 - f))
+		l = max(1, int(math.Floor(float64(n)*f-z*sd)))
+		u = min(n+1, int(math.Ceil(float64(n)*f+z*sd))+1)
+		return l, u
+	}
 	tail := (1 - conf) / 2
 	cdf := binomialCDF(n, f)
 	// l: the largest rank with P(B <= l-1) <= tail.
@@ -266,6 +274,10 @@ func orderInterval(n int, f, conf float64) (l, u int) {
 	}
 	return l, u
 }
+
+// maxExactN bounds the request counts whose interval is computed from the
+// binomial distribution itself (a table of n+1 values).
+const maxExactN = 100000
 
 // binomialCDF returns k -> P(B <= k) for B ~ Binomial(n, f), computed
 // once in log space.

@@ -18,7 +18,7 @@ var (
 )
 
 // Bucket range: latencies up to minMs (1 µs) count as zero (bucket loIdx-1),
-// latencies above maxMs (about 28 hours) fall in the top bucket. So a
+// latencies above maxMs (about 28 hours) count as maxMs, negative ones as 0. So a
 // histogram has at most maxBuckets buckets whatever the request count.
 const (
 	minMs = 1e-3
@@ -90,6 +90,12 @@ type Hist struct {
 }
 
 func (h *Hist) add(ms float64) {
+	// Beyond the range, a latency counts as its bound: the summary stays
+	// finite (JSON has no Inf) whatever a file holds.
+	if !(ms >= 0) {
+		ms = 0
+	}
+	ms = min(ms, maxMs)
 	i := index(ms)
 	if h.N == 0 {
 		h.Min, h.Max, h.Start = ms, ms, i
