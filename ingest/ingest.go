@@ -459,6 +459,8 @@ type Reader struct {
 	// the results returned so far (sections.go).
 	heads headingTracker
 	ids   map[string]sectionSeen
+	// records accumulates AIPerf's per-request records (aiperfrecords.go).
+	records *aiperfRecords
 }
 
 // NewReader returns a Reader over r; file names the input in errors and

@@ -149,6 +149,9 @@ func FuzzRequests(f *testing.F) {
 	f.Add(`{"completed": 2, "duration": 1, "request_throughput": 2, "ttfts": [0.1, 0.2], "itls": [[0.01], []], "e2els": [0.3, 0.2], "output_lens": [2, 1], "errors": ["", ""]}`)
 	f.Add(`{"completed": 1, "failed": 1, "duration": 0, "request_throughput": 1, "ttfts": [0.1, 0], "itls": [[0.01, 0.02], []], "output_lens": [3, 0], "errors": ["", "Bad Request"]}`)
 	f.Add(`{"completed": 1, "request_throughput": 1, "ttfts": [1e308], "itls": [[1e-300]], "output_lens": [1e300]}`)
+	if data, err := os.ReadFile(filepath.Join("testdata", "aiperf", "profile_export.jsonl")); err == nil {
+		f.Add(string(data))
+	}
 	o := slo.Objective{TTFTms: 100, TPOTms: 20, E2ELms: 1000}
 	f.Fuzz(func(t *testing.T, data string) {
 		r := NewReader(strings.NewReader(data), "f.json", Options{SLO: &o, MaxDocBytes: 1 << 20})
