@@ -41,6 +41,9 @@ type requestSet struct {
 	duration float64 // seconds, 0 unknown
 	// derived says e2el (and so tpot) was derived as ttft + sum(itls).
 	derived bool
+	// sampledFrom, when > 0, is the number of requests the run made, of
+	// which the file kept only reqs (guidellm's request samples).
+	sampledFrom int
 }
 
 // summarise turns a result's requests into its summary and, with an SLO,
@@ -63,8 +66,13 @@ func summarise(res *Result, o *slo.Objective) {
 	}
 	res.Requests = b.Summary()
 	res.Requests.E2ELDerived = rs.derived
+	res.Requests.SampledFrom = rs.sampledFrom
 	a, ok := b.Exact()
 	if !ok {
+		return
+	}
+	if rs.sampledFrom > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the file keeps %d of its %d requests (guidellm's --request-samples): no request_goodput or slo_attainment for --slo %s is computed from a sample; keep every request (--request-samples -1) for them", len(rs.reqs), rs.sampledFrom, o))
 		return
 	}
 	if rs.derived && (o.TPOTms != 0 || o.E2ELms != 0) {
@@ -84,6 +92,60 @@ func summarise(res *Result, o *slo.Objective) {
 
 func sameFloat(a, b float64) bool {
 	return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// guidellmRequests reads the requests a guidellm benchmark keeps
+// ("requests": {"successful": [...], "errored": [...]}, v0.2/v0.3 keys
+// time_to_first_token_ms, inter_token_latency_ms and request_latency in
+// seconds); nil when it keeps none. guidellm's inter_token_latency_ms,
+// (last token - first token) / (output tokens - 1), is vLLM's TPOT and is
+// the summary's TPOT; incomplete requests, cut off by the end of the run,
+// are left out as in its statistics. guidellm keeps a sample of each
+// status (--request-samples, 20 by default): the summary then says of how
+// many requests (Summary.SampledFrom), and no goodput is computed.
+func guidellmRequests(b map[string]any, m map[string]float64, warn func(string)) *requestSet {
+	reqs, _ := b["requests"].(map[string]any)
+	if reqs == nil {
+		return nil
+	}
+	rs := &requestSet{has: []string{"ttft", "tpot", "e2el"}}
+	if d := m["duration"]; d > 0 {
+		rs.duration = d
+	}
+	for _, status := range []string{"successful", "errored"} {
+		l, _ := reqs[status].([]any)
+		for i, x := range l {
+			obj, _ := x.(map[string]any)
+			if status == "errored" {
+				rs.reqs = append(rs.reqs, slo.Request{Failed: true})
+				continue
+			}
+			q := slo.Request{Unit: 1}
+			for _, f := range []struct {
+				key   string
+				dst   *float64
+				scale float64
+			}{{"time_to_first_token_ms", &q.TTFT, 1}, {"inter_token_latency_ms", &q.TPOT, 1}, {"request_latency", &q.E2EL, 1e3}} {
+				v, ok := Num(obj[f.key])
+				if !ok || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+					if _, present := obj[f.key]; present && obj[f.key] != nil {
+						warn(fmt.Sprintf("its kept requests are left out (no request summary): requests.%s[%d].%s is %s, not a duration", status, i, f.key, docDescribe(obj[f.key])))
+						return nil
+					}
+					v = 0
+				}
+				*f.dst = v * f.scale
+			}
+			rs.reqs = append(rs.reqs, q)
+		}
+	}
+	if len(rs.reqs) == 0 {
+		return nil
+	}
+	if made := int(m["completed"] + m["failed"]); made > len(rs.reqs) {
+		rs.sampledFrom = made
+	}
+	return rs
 }
 
 // serveRequests reads the per-request arrays of a vLLM or SGLang serving

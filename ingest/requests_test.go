@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,4 +177,64 @@ func FuzzRequests(f *testing.F) {
 			}
 		}
 	})
+}
+
+// guidellmWithRequests returns testdata/guidellm/v0.2_sweep.json with n
+// successful requests kept in its first benchmark (of 46 made): request i
+// has TTFT 10+i ms, inter-token latency 5 ms and latency (i+1)/10 s.
+func guidellmWithRequests(t *testing.T, n int) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "guidellm", "v0.2_sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var ok []any
+	for i := range n {
+		ok = append(ok, map[string]any{"request_id": fmt.Sprint(i), "time_to_first_token_ms": 10.0 + float64(i),
+			"inter_token_latency_ms": 5.0, "request_latency": float64(i+1) / 10})
+	}
+	b := doc["benchmarks"].([]any)[0].(map[string]any)
+	b["requests"] = map[string]any{"successful": ok, "errored": []any{}, "incomplete": []any{map[string]any{"request_id": "cut"}}, "total": nil}
+	out, _ := json.Marshal(doc)
+	return string(out)
+}
+
+// TestGuidellmRequests: a guidellm benchmark that keeps every request
+// gets its summary and exact goodput; one that keeps a sample (guidellm's
+// --request-samples) gets a summary that says so, and no goodput.
+func TestGuidellmRequests(t *testing.T) {
+	o := slo.Objective{TTFTms: 40, E2ELms: 2000}
+	parse := func(doc string) Result {
+		r := NewReader(strings.NewReader(doc), "g.json", Options{SLO: &o})
+		var res []Result
+		for r.Scan() {
+			res = append(res, r.Result())
+		}
+		if r.Err() != nil || len(res) == 0 {
+			t.Fatalf("%d results, %v", len(res), r.Err())
+		}
+		return res[0]
+	}
+	all := parse(guidellmWithRequests(t, 46))
+	if all.Requests == nil || all.Requests.Requests != 46 || all.Requests.SampledFrom != 0 {
+		t.Fatalf("summary %+v", all.Requests)
+	}
+	// TTFT <= 40: requests 0..30; E2EL <= 2000 ms: requests 0..19.
+	wantMetric(t, all, "request_goodput", 20/29.9)
+	wantMetric(t, all, "slo_attainment_ttft", 100*31/46.0)
+	sample := parse(guidellmWithRequests(t, 20))
+	if sample.Requests == nil || sample.Requests.SampledFrom != 46 {
+		t.Fatalf("summary %+v", sample.Requests)
+	}
+	if _, ok := sample.Metrics["request_goodput"]; ok {
+		t.Error("goodput computed from a sample")
+	}
+	checkWarn(t, sample, "keeps 20 of its 46 requests")
+	if a := sample.Requests.Attain(o); a.Duration != 0 || len(a.Warnings) == 0 {
+		t.Errorf("attainment of a sample: %+v", a)
+	}
 }

@@ -116,6 +116,10 @@ func (s *Summary) Attain(o Objective) Attainment {
 			*x.c = x.h.meeting(x.ms)
 		}
 	}
+	if s.SampledFrom > 0 {
+		a.Duration = 0 // no goodput from a sample
+		a.Warnings = append(a.Warnings, fmt.Sprintf("the source kept %d of the run's %d requests: attainment describes that sample, and no goodput is computed from it", s.Requests+s.Failed, s.SampledFrom))
+	}
 	if s.E2ELDerived && (o.TPOTms != 0 || o.E2ELms != 0) {
 		a.Warnings = append(a.Warnings, "the source gave no end-to-end latency per request: it was taken as ttft + sum(itls), which omits the time after the last token, and tpot from it")
 	}

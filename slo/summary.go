@@ -216,6 +216,11 @@ type Summary struct {
 	// E2ELDerived says the source gave no end-to-end latency per request:
 	// it was derived (vLLM before 0.10: ttft + sum(itls)), and TPOT from it.
 	E2ELDerived bool `json:"e2el_derived,omitempty"`
+	// SampledFrom, when > 0, says the source kept only a sample of the
+	// requests the run made (guidellm's request samples): this many were
+	// made. Percentiles and attainment then describe the sample; goodput
+	// (a count of the run's requests) is not computed from it.
+	SampledFrom int `json:"sampled_from,omitempty"`
 }
 
 // Kinds are the latencies a Summary holds, in order.
