@@ -33,6 +33,10 @@ import (
 //     objective a warning says that they may then count differently from
 //     vLLM. Lists that are not one finite value >= 0 per request are left
 //     out with a warning (the result's statistics stand).
+//   - aiperf: profile_export.jsonl's records (aiperfrecords.go).
+//   - guidellm: the requests a benchmark keeps, often a sample
+//     (guidellmRequests).
+//   - genai-bench: individual_request_metrics (genaiBenchRequests).
 
 // requestSet holds a result's requests until the reader summarises them.
 type requestSet struct {
@@ -144,6 +148,45 @@ func guidellmRequests(b map[string]any, m map[string]float64, warn func(string))
 	}
 	if made := int(m["completed"] + m["failed"]); made > len(rs.reqs) {
 		rs.sampledFrom = made
+	}
+	return rs
+}
+
+// genaiBenchRequests reads genai-bench's individual_request_metrics; nil
+// when there are none.
+func genaiBenchRequests(obj map[string]any, duration float64, warn func(string)) *requestSet {
+	l, _ := obj["individual_request_metrics"].([]any)
+	if len(l) == 0 {
+		return nil
+	}
+	rs := &requestSet{has: []string{"ttft", "tpot", "e2el"}, duration: duration}
+	for i, x := range l {
+		rec, _ := x.(map[string]any)
+		if rec == nil {
+			warn(fmt.Sprintf("its per-request records are left out (no request summary): individual_request_metrics[%d] is %s, not an object", i, docDescribe(x)))
+			return nil
+		}
+		if e := rec["error_code"]; e != nil {
+			rs.reqs = append(rs.reqs, slo.Request{Failed: true})
+			continue
+		}
+		q := slo.Request{Unit: 1000}
+		for _, f := range []struct {
+			key string
+			dst *float64
+		}{{"ttft", &q.TTFT}, {"tpot", &q.TPOT}, {"e2e_latency", &q.E2EL}} {
+			v, present := rec[f.key]
+			if !present || v == nil {
+				continue
+			}
+			n, ok := Num(v)
+			if !ok || math.IsNaN(n) || math.IsInf(n, 0) || n < 0 {
+				warn(fmt.Sprintf("its per-request records are left out (no request summary): individual_request_metrics[%d].%s is %s, not a duration in seconds", i, f.key, docDescribe(v)))
+				return nil
+			}
+			*f.dst = n
+		}
+		rs.reqs = append(rs.reqs, q)
 	}
 	return rs
 }

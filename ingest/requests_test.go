@@ -238,3 +238,37 @@ func TestGuidellmRequests(t *testing.T) {
 		t.Errorf("attainment of a sample: %+v", a)
 	}
 }
+
+// TestGenAIBenchRequests: genai-bench's individual_request_metrics give
+// the run's request summary, and attainment for --slo.
+func TestGenAIBenchRequests(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "genai-bench", "mock_run_data.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Agg  map[string]any   `json:"aggregated_metrics"`
+		Reqs []map[string]any `json:"individual_request_metrics"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	good, failed := 0, 0
+	for _, r := range doc.Reqs {
+		if r["error_code"] != nil {
+			failed++
+			continue
+		}
+		if r["ttft"].(float64) <= 0.7 {
+			good++
+		}
+	}
+	o := slo.Objective{TTFTms: 700}
+	res := parseWith(t, filepath.Join("..", "genai-bench", "mock_run_data.json"), Options{SLO: &o})[0]
+	if res.Requests == nil || res.Requests.Requests+res.Requests.Failed != len(doc.Reqs) || res.Requests.Failed != failed {
+		t.Fatalf("summary %+v of %d requests", res.Requests, len(doc.Reqs))
+	}
+	wantMetric(t, res, "slo_attainment_ttft", 100*float64(good)/float64(len(doc.Reqs)))
+	// The mock has no run_duration: no goodput, and a warning says why.
+	checkWarn(t, res, "gives no duration")
+}
