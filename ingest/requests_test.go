@@ -272,3 +272,23 @@ func TestGenAIBenchRequests(t *testing.T) {
 	// The mock has no run_duration: no goodput, and a warning says why.
 	checkWarn(t, res, "gives no duration")
 }
+
+// TestSGLangDetails: SGLang bench_serving --output-details writes the
+// per-request lists beside its statistics, as vLLM does (no e2els: e2el
+// is ttft + sum(itls)).
+func TestSGLangDetails(t *testing.T) {
+	line := `{"backend": "sglang", "dataset_name": "random", "request_rate": 4.0, "max_concurrency": 8, "duration": 2.0, "completed": 3, "total_input_tokens": 300, "total_output_tokens": 9, "request_throughput": 1.5, "mean_e2e_latency_ms": 60.0, "mean_ttft_ms": 20.0, "input_lens": [100, 100, 100], "output_lens": [3, 3, 3], "ttfts": [0.01, 0.02, 0.03], "itls": [[0.01, 0.01], [0.02, 0.02], [0.03, 0.03]], "generated_texts": ["a", "b", "c"], "errors": ["", "", ""]}` + "\n"
+	o := slo.Objective{TTFTms: 25, E2ELms: 70}
+	r := NewReader(strings.NewReader(line), "sglang.jsonl", Options{SLO: &o})
+	var res []Result
+	for r.Scan() {
+		res = append(res, r.Result())
+	}
+	if r.Err() != nil || len(res) != 1 || res[0].Format != "sglang-jsonl" || res[0].Requests == nil {
+		t.Fatalf("%+v, %v", res, r.Err())
+	}
+	// e2el 30, 60, 90 ms; ttft 10, 20, 30: requests 1 and 2 meet both.
+	wantMetric(t, res[0], "request_goodput", 1)
+	wantMetric(t, res[0], "mean_e2el_ms", 60)
+	checkWarn(t, res[0], `no per-request "e2els"`)
+}

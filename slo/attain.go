@@ -1,6 +1,7 @@
 package slo
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -305,4 +306,21 @@ func binomialCDF(n int, f float64) func(int) float64 {
 		}
 		return cum[k]
 	}
+}
+
+// ErrNoRequests is returned for a run that stored no request summary.
+var ErrNoRequests = errors.New("the run stored no per-request measurements (its file had none)")
+
+// AttainStored computes how a stored run's requests met an SLO, from its
+// request summary (store.Run.Requests): the gate's entry point. A run
+// without a summary gives ErrNoRequests.
+func AttainStored(requests []byte, o Objective) (Attainment, error) {
+	if len(requests) == 0 {
+		return Attainment{}, ErrNoRequests
+	}
+	s, err := Unmarshal(requests)
+	if err != nil {
+		return Attainment{}, err
+	}
+	return s.Attain(o), nil
 }

@@ -161,3 +161,25 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestAttainStored(t *testing.T) {
+	reqs := synth(500, 11)
+	o := Objective{TTFTms: 80, TPOTms: 16}
+	a, err := AttainStored(build(reqs, nil).Summary().Marshal(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := exactCount(reqs, o)
+	if a.Good.Lo > want || a.Good.Hi < want {
+		t.Errorf("good %+v, exact %d", a.Good, want)
+	}
+	if lo, hi, ok := a.Goodput(); !ok || lo > float64(want)/100 || hi < float64(want)/100 {
+		t.Errorf("goodput [%v, %v], exact %v", lo, hi, float64(want)/100)
+	}
+	if _, err := AttainStored(nil, o); err != ErrNoRequests {
+		t.Errorf("no summary: %v", err)
+	}
+	if _, err := AttainStored([]byte(`{"v":2}`), o); err == nil {
+		t.Error("version 2 accepted")
+	}
+}
