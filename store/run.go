@@ -60,7 +60,9 @@ type Run struct {
 	// percentiles for any SLO are computed without the benchmark file;
 	// nil when the file carried no per-request measurements. The store
 	// keeps it as given (a compact JSON object of at most MaxRequestsLen
-	// bytes) and does not interpret it.
+	// bytes) and does not interpret it. It is not part of the run's
+	// identity (ContentID): the same file stored before perfgate kept
+	// summaries is the same run.
 	Requests []byte
 }
 
@@ -172,10 +174,10 @@ func identity(r *Run, b []byte) []byte {
 		}
 		str(r.Tree)
 	}
-	if len(r.Requests) > 0 {
-		b = append(b, "requests-v1"...)
-		str(string(r.Requests))
-	}
+	// The request summary is not part of the identity: it derives from
+	// the same file as the metrics, and a file ingested before perfgate
+	// kept summaries must, ingested again, be the same run (a no-op), not
+	// a second repetition.
 	return b
 }
 
