@@ -133,6 +133,14 @@
 // tool's own verdict that the run is invalid (Result.Invalid: MLPerf's
 // "Result is : INVALID").
 //
+// # Per-request measurements
+//
+// A result whose file carries each request's latencies (vLLM and SGLang
+// per-request lists, AIPerf's profile_export.jsonl records, guidellm's
+// kept requests, genai-bench's individual_request_metrics) gets a bounded
+// summary of them (Result.Requests, package slo), and with Options.SLO
+// exact request_goodput and slo_attainment metrics (requests.go).
+//
 // Absent values (N/A, /, -, None, not set, null) are left out of Metrics,
 // never stored as zero. Non-finite values are dropped with a warning. A
 // result that completed no request (completed is 0) has no latency: its
