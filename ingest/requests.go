@@ -3,6 +3,7 @@ package ingest
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/perfgate/perfgate/slo"
@@ -78,6 +79,14 @@ func summarise(res *Result, o *slo.Objective) {
 	if rs.sampledFrom > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the file keeps %d of its %d requests (guidellm's --request-samples): no request_goodput or slo_attainment for --slo %s is computed from a sample; keep every request (--request-samples -1) for them", len(rs.reqs), rs.sampledFrom, o))
 		return
+	}
+	for _, x := range []struct {
+		name string
+		ms   float64
+	}{{"ttft", o.TTFTms}, {"tpot", o.TPOTms}, {"e2el", o.E2ELms}} {
+		if x.ms != 0 && !slices.Contains(rs.has, x.name) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("--slo sets %s_ms=%g but the file gives no %s per request: that objective is taken as met by every request", x.name, x.ms, x.name))
+		}
 	}
 	if rs.derived && (o.TPOTms != 0 || o.E2ELms != 0) {
 		res.Warnings = append(res.Warnings, "the file has no per-request \"e2els\" (vLLM before 0.10): each request's e2el is taken as ttft + sum(itls), which omits the time after its last token, and its tpot from that; a request near the tpot or e2el objective may count differently from vLLM's own goodput")

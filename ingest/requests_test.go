@@ -292,3 +292,12 @@ func TestSGLangDetails(t *testing.T) {
 	wantMetric(t, res[0], "mean_e2el_ms", 60)
 	checkWarn(t, res[0], `no per-request "e2els"`)
 }
+
+// TestSLOOnUnmeasuredLatency: an objective on a latency the file does not
+// give per request is taken as met, and a warning says so.
+func TestSLOOnUnmeasuredLatency(t *testing.T) {
+	o := slo.Objective{TTFTms: 80, E2ELms: 1000}
+	res := parseWith(t, "vllm_llm-k8s_qps16_goodput_ttft80.json", Options{SLO: &o})[0]
+	checkWarn(t, res, "--slo sets e2el_ms=1000 but the file gives no e2el per request")
+	wantMetric(t, res, "request_goodput", res.Metrics["slo_attainment_ttft"]/100*200/res.Metrics["duration"])
+}

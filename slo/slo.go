@@ -46,6 +46,7 @@ package slo
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -101,8 +102,8 @@ func Parse(s string) (Objective, error) {
 		if !ok {
 			k, v, ok = strings.Cut(f, ":")
 		}
-		var x float64
-		if _, err := fmt.Sscanf(v, "%g", &x); !ok || err != nil {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !ok || err != nil {
 			return o, fmt.Errorf("slo %q: %q is not NAME=MILLISECONDS; write e.g. ttft_ms=200,tpot_ms=50,e2el_ms=4000", s, f)
 		}
 		switch strings.TrimSuffix(strings.ToLower(strings.TrimSpace(k)), "_ms") {

@@ -155,7 +155,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"", "ttft", "itl_ms=3", "ttft_ms=-1", "ttft_ms=0"} {
+	for _, in := range []string{"", "ttft", "itl_ms=3", "ttft_ms=-1", "ttft_ms=0", "ttft_ms=200ms", "ttft_ms=NaN", "ttft_ms=Inf"} {
 		if _, err := Parse(in); err == nil {
 			t.Errorf("Parse(%q) accepted", in)
 		}
