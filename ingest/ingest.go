@@ -137,7 +137,8 @@
 //
 // A result whose file carries each request's latencies (vLLM and SGLang
 // per-request lists, AIPerf's profile_export.jsonl records, guidellm's
-// kept requests, genai-bench's individual_request_metrics) gets a bounded
+// kept requests, genai-bench's individual_request_metrics, inference-perf's
+// per_request_lifecycle_metrics.json) gets a bounded
 // summary of them (Result.Requests, package slo), and with Options.SLO
 // exact request_goodput and slo_attainment metrics (requests.go).
 //
@@ -467,8 +468,10 @@ type Reader struct {
 	// the results returned so far (sections.go).
 	heads headingTracker
 	ids   map[string]sectionSeen
-	// records accumulates AIPerf's per-request records (aiperfrecords.go).
-	records *aiperfRecords
+	// records accumulates AIPerf's per-request records (aiperfrecords.go),
+	// ipRecords inference-perf's (inferenceperfrecords.go).
+	records   *aiperfRecords
+	ipRecords *ipRecords
 }
 
 // NewReader returns a Reader over r; file names the input in errors and

@@ -38,6 +38,8 @@ import (
 //   - guidellm: the requests a benchmark keeps, often a sample
 //     (guidellmRequests).
 //   - genai-bench: individual_request_metrics (genaiBenchRequests).
+//   - inference-perf: per_request_lifecycle_metrics.json
+//     (inferenceperfrecords.go).
 
 // requestSet holds a result's requests until the reader summarises them.
 type requestSet struct {

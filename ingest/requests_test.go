@@ -151,8 +151,10 @@ func FuzzRequests(f *testing.F) {
 	f.Add(`{"completed": 2, "duration": 1, "request_throughput": 2, "ttfts": [0.1, 0.2], "itls": [[0.01], []], "e2els": [0.3, 0.2], "output_lens": [2, 1], "errors": ["", ""]}`)
 	f.Add(`{"completed": 1, "failed": 1, "duration": 0, "request_throughput": 1, "ttfts": [0.1, 0], "itls": [[0.01, 0.02], []], "output_lens": [3, 0], "errors": ["", "Bad Request"]}`)
 	f.Add(`{"completed": 1, "request_throughput": 1, "ttfts": [1e308], "itls": [[1e-300]], "output_lens": [1e300]}`)
-	if data, err := os.ReadFile(filepath.Join("testdata", "aiperf", "profile_export.jsonl")); err == nil {
-		f.Add(string(data))
+	for _, p := range []string{"aiperf/profile_export.jsonl", "inference-perf/per_request_lifecycle_metrics.json"} {
+		if data, err := os.ReadFile(filepath.Join("testdata", p)); err == nil {
+			f.Add(string(data))
+		}
 	}
 	o := slo.Objective{TTFTms: 100, TPOTms: 20, E2ELms: 1000}
 	f.Fuzz(func(t *testing.T, data string) {
@@ -300,4 +302,30 @@ func TestSLOOnUnmeasuredLatency(t *testing.T) {
 	res := parseWith(t, "vllm_llm-k8s_qps16_goodput_ttft80.json", Options{SLO: &o})[0]
 	checkWarn(t, res, "--slo sets e2el_ms=1000 but the file gives no e2el per request")
 	wantMetric(t, res, "request_goodput", res.Metrics["slo_attainment_ttft"]/100*200/res.Metrics["duration"])
+}
+
+// TestInferencePerfRequests: inference-perf's per-request report is one
+// result whose goodput for an SLO is inference-perf's: over the completed
+// requests' span, with a request that streamed no tokens meeting no TTFT
+// or TPOT objective.
+func TestInferencePerfRequests(t *testing.T) {
+	o := slo.Objective{TTFTms: 200, TPOTms: 150}
+	res := parseWith(t, filepath.Join("..", "inference-perf", "per_request_lifecycle_metrics.json"), Options{SLO: &o})[0]
+	if res.Format != "inference-perf" || res.Requests == nil || res.Requests.Requests != 4 || res.Requests.Failed != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	start, end := 1000.0, 1001.2
+	wantMetric(t, res, "duration", end-start)
+	wantMetric(t, res, "mean_ttft_ms", 1e3*(0.1+0.3+0.05)/3)
+	wantMetric(t, res, "mean_e2el_ms", 600)
+	// Requests 1 and 3 meet both; 2 has TTFT 300 ms; 4 streamed nothing.
+	if got, want := res.Metrics["request_goodput"], 2/(end-start); got != want {
+		t.Errorf("request_goodput %v, inference-perf's %v", got, want)
+	}
+	wantMetric(t, res, "slo_attainment_ttft", 100*2/5.0)
+	checkWarn(t, res, "")
+	a := res.Requests.Attain(o)
+	if a.Good.Lo > 2 || a.Good.Hi < 2 {
+		t.Errorf("from the summary: %+v", a.Good)
+	}
 }

@@ -131,13 +131,26 @@ func Parse(s string) (Objective, error) {
 // seconds; 0 means 1). Keeping the source's unit lets the comparison with
 // an objective be the tool's own (vLLM compares value_s <= slo_ms/1000).
 // A latency the source did not measure is 0, which meets any objective,
-// as vLLM counts a one-token request's TPOT.
+// as vLLM counts a one-token request's TPOT, unless Unmeasured says the
+// source counts it as missing the objective (inference-perf: a request
+// that streamed no tokens has no TTFT and meets no TTFT objective); such
+// a latency is then left out of its histogram.
 type Request struct {
 	TTFT, TPOT, E2EL float64
 	ITL              []float64
 	Unit             float64
 	Failed           bool
+	Unmeasured       Latencies
 }
+
+// Latencies is a set of a request's latencies.
+type Latencies uint8
+
+const (
+	TTFT Latencies = 1 << iota
+	TPOT
+	E2EL
+)
 
 // meets reports whether value v (in unit u ms) meets objective ms (0: none).
 func meets(v, ms, u float64) bool {

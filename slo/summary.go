@@ -348,7 +348,13 @@ func (b *Builder) Add(r Request) {
 	}
 	b.s.Requests++
 	ms := [3]float64{r.TTFT * u, r.TPOT * u, r.E2EL * u}
+	var idx [3]int
 	for i, k := range [3]int{0, 1, 3} {
+		idx[i] = index(ms[i])
+		if r.Unmeasured&(1<<i) != 0 {
+			idx[i] = hiIdx // meets no objective, in the joint table too
+			continue
+		}
 		if b.has[k] {
 			b.hists[k].add(ms[i])
 		}
@@ -358,7 +364,7 @@ func (b *Builder) Add(r Request) {
 			b.hists[2].add(v * u)
 		}
 	}
-	c := cell{index(ms[0]) >> b.shift[0], index(ms[1]) >> b.shift[1], index(ms[2]) >> b.shift[2]}
+	c := cell{idx[0] >> b.shift[0], idx[1] >> b.shift[1], idx[2] >> b.shift[2]}
 	b.joint[c]++
 	if len(b.joint) > MaxCells {
 		b.coarsen()
@@ -366,7 +372,9 @@ func (b *Builder) Add(r Request) {
 	if b.hasObj {
 		a := &b.exact
 		a.Requests++
-		t, p, e := meets(r.TTFT, b.obj.TTFTms, u), meets(r.TPOT, b.obj.TPOTms, u), meets(r.E2EL, b.obj.E2ELms, u)
+		t := meets(r.TTFT, b.obj.TTFTms, u) && (b.obj.TTFTms == 0 || r.Unmeasured&TTFT == 0)
+		p := meets(r.TPOT, b.obj.TPOTms, u) && (b.obj.TPOTms == 0 || r.Unmeasured&TPOT == 0)
+		e := meets(r.E2EL, b.obj.E2ELms, u) && (b.obj.E2ELms == 0 || r.Unmeasured&E2EL == 0)
 		a.TTFT.add(t)
 		a.TPOT.add(p)
 		a.E2EL.add(e)
