@@ -78,7 +78,10 @@ func summarise(res *Result, o *slo.Objective) {
 	if !ok {
 		return
 	}
+	used := *o
+	res.Requests.SLO = &used
 	if rs.sampledFrom > 0 {
+		res.Requests.SLO = nil
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the file keeps %d of its %d requests (guidellm's --request-samples): no request_goodput or slo_attainment for --slo %s is computed from a sample; keep every request (--request-samples -1) for them", len(rs.reqs), rs.sampledFrom, o))
 		return
 	}

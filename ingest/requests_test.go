@@ -53,6 +53,9 @@ func TestGoodputEqualsTools(t *testing.T) {
 			}
 			o := tc.slo
 			res := parseWith(t, tc.file, Options{SLO: &o})[0]
+			if res.Requests.SLO == nil || *res.Requests.SLO != o {
+				t.Errorf("the summary records SLO %v, want %v", res.Requests.SLO, o)
+			}
 			if got := res.Metrics["request_goodput"]; got != tool {
 				t.Errorf("perfgate's request_goodput %v, the tool's %v", got, tool)
 			}

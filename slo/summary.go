@@ -221,6 +221,10 @@ type Summary struct {
 	// made. Percentiles and attainment then describe the sample; goodput
 	// (a count of the run's requests) is not computed from it.
 	SampledFrom int `json:"sampled_from,omitempty"`
+	// SLO is the objective the run's request_goodput and slo_attainment
+	// metrics were computed for at ingest (--slo), nil when none: metrics
+	// computed under another SLO do not compare.
+	SLO *Objective `json:"slo,omitempty"`
 }
 
 // Kinds are the latencies a Summary holds, in order.
