@@ -40,7 +40,8 @@ func (e *inputError) Is(target error) bool { return target == store.ErrBadInput 
 // stores them: a result without a name of its own needs Spec.Name; labels
 // of the spec override the result's; a result where more than 5% of the
 // requests failed is marked invalid; every run records the spec's
-// testbed, environment and working-tree hash.
+// testbed, environment and working-tree hash, and the result's request
+// summary when its file carried per-request measurements.
 func ToRuns(results []ingest.Result, spec Spec) ([]store.Run, error) {
 	runs := make([]store.Run, 0, len(results))
 	for i, r := range results {
@@ -54,6 +55,10 @@ func ToRuns(results []ingest.Result, spec Spec) ([]store.Run, error) {
 		}
 		for k, v := range spec.Labels {
 			labels[k] = v
+		}
+		var reqs []byte
+		if r.Requests != nil {
+			reqs = r.Requests.Marshal()
 		}
 		runs = append(runs, store.Run{
 			Commit:    spec.Commit,
@@ -70,6 +75,7 @@ func ToRuns(results []ingest.Result, spec Spec) ([]store.Run, error) {
 			Testbed:  spec.Testbed,
 			Env:      spec.Env,
 			Tree:     spec.Tree,
+			Requests: reqs,
 		})
 	}
 	return runs, nil

@@ -64,6 +64,7 @@ var conformanceCases = []struct {
 	{"ConcurrentWriters", confConcurrentWriters},
 	{"ReadOnly", confReadOnly},
 	{"FirstMeasured", confFirstMeasured},
+	{"Requests", confRequests},
 }
 
 func TestConformance(t *testing.T) {

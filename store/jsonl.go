@@ -371,6 +371,7 @@ type jsonRun struct {
 	Testbed  string            `json:"testbed"`
 	Env      map[string]string `json:"env"`
 	Tree     string            `json:"tree"`
+	Requests json.RawMessage   `json:"requests"`
 }
 
 // lineDecoder decodes lines, reusing its reader.
@@ -430,6 +431,13 @@ func (d *lineDecoder) finish(line []byte, dec *json.Decoder, j *jsonRun, err err
 		Invalid:   j.Invalid,
 		Testbed:   j.Testbed,
 		Tree:      j.Tree,
+	}
+	if len(j.Requests) > 0 && string(j.Requests) != "null" {
+		var c bytes.Buffer
+		if err := json.Compact(&c, j.Requests); err != nil {
+			return Run{}, badf("the request summary is not JSON: %v", err)
+		}
+		r.Requests = c.Bytes()
 	}
 	if len(j.Env) > 0 {
 		r.Env = j.Env
@@ -546,6 +554,10 @@ func AppendJSON(b []byte, r *Run) []byte {
 	if r.Tree != "" {
 		b = append(b, `,"tree":`...)
 		b = jsontext.AppendString(b, r.Tree)
+	}
+	if len(r.Requests) > 0 {
+		b = append(b, `,"requests":`...)
+		b = append(b, r.Requests...)
 	}
 	return append(b, '}')
 }

@@ -16,7 +16,7 @@ import (
 // runColumns are perfgate_runs' columns of a run, in the order of
 // runValues and scanRun.
 var runColumns = []string{"repository", "commit", "id", "benchmark", "time_ns", "metrics", "labels",
-	"source_format", "source_file", "source_line", "command", "exit_code", "dirty", "invalid", "testbed", "env", "tree"}
+	"source_format", "source_file", "source_line", "command", "exit_code", "dirty", "invalid", "testbed", "env", "tree", "requests"}
 
 // selectRun selects a run's seq and columns (without the repository).
 var selectRun = "SELECT seq, " + strings.Join(runColumns[1:], ", ") + " FROM perfgate_runs"
@@ -28,8 +28,20 @@ func runValues(repo string, r *Run) []any {
 	if r.Env != nil {
 		env = appendStringsJSON(nil, r.Env)
 	}
+	var reqs *string
+	if len(r.Requests) > 0 {
+		s := string(r.Requests)
+		reqs = &s
+	}
 	return []any{repo, r.Commit, r.ID, r.Benchmark, r.Time.UnixNano(), appendMetricsJSON(nil, r.Metrics), appendStringsJSON(nil, r.Labels),
-		r.Source.Format, r.Source.File, r.Source.Line, r.Command, r.ExitCode, r.Dirty, r.Invalid, r.Testbed, env, r.Tree}
+		r.Source.Format, r.Source.File, r.Source.Line, r.Command, r.ExitCode, r.Dirty, r.Invalid, r.Testbed, env, r.Tree, reqs}
+}
+
+// setRequests sets a run's request summary from its column (NULL: none).
+func setRequests(r *Run, col *string) {
+	if col != nil {
+		r.Requests = []byte(*col)
+	}
 }
 
 // scanRun reads a row of selectRun. names, when not nil, keeps one copy
@@ -40,12 +52,14 @@ func scanRun(row pgx.Row, names map[string]string) (uint64, Run, error) {
 		r                    Run
 		seq, ns              int64
 		metrics, labels, env []byte
+		reqs                 *string
 	)
 	err := row.Scan(&seq, &r.Commit, &r.ID, &r.Benchmark, &ns, &metrics, &labels,
-		&r.Source.Format, &r.Source.File, &r.Source.Line, &r.Command, &r.ExitCode, &r.Dirty, &r.Invalid, &r.Testbed, &env, &r.Tree)
+		&r.Source.Format, &r.Source.File, &r.Source.Line, &r.Command, &r.ExitCode, &r.Dirty, &r.Invalid, &r.Testbed, &env, &r.Tree, &reqs)
 	if err != nil {
 		return 0, Run{}, err
 	}
+	setRequests(&r, reqs)
 	if err := fillRun(&r, ns, metrics, labels, env, names); err != nil {
 		return 0, Run{}, corruptf("run %s: %v", r.ID, err)
 	}
@@ -602,11 +616,14 @@ WHERE (`+strings.Join(icols, ", ")+`) IS DISTINCT FROM (`+strings.Join(rcols, ",
 			a, b                   Run
 			seqA, seqB, nsA, nsB   int64
 			mA, lA, eA, mB, lB, eB []byte
+			rA, rB                 *string
 		)
-		if err := rows.Scan(&line, &seqA, &a.Commit, &a.ID, &a.Benchmark, &nsA, &mA, &lA, &a.Source.Format, &a.Source.File, &a.Source.Line, &a.Command, &a.ExitCode, &a.Dirty, &a.Invalid, &a.Testbed, &eA, &a.Tree,
-			&seqB, &b.Commit, &b.ID, &b.Benchmark, &nsB, &mB, &lB, &b.Source.Format, &b.Source.File, &b.Source.Line, &b.Command, &b.ExitCode, &b.Dirty, &b.Invalid, &b.Testbed, &eB, &b.Tree); err != nil {
+		if err := rows.Scan(&line, &seqA, &a.Commit, &a.ID, &a.Benchmark, &nsA, &mA, &lA, &a.Source.Format, &a.Source.File, &a.Source.Line, &a.Command, &a.ExitCode, &a.Dirty, &a.Invalid, &a.Testbed, &eA, &a.Tree, &rA,
+			&seqB, &b.Commit, &b.ID, &b.Benchmark, &nsB, &mB, &lB, &b.Source.Format, &b.Source.File, &b.Source.Line, &b.Command, &b.ExitCode, &b.Dirty, &b.Invalid, &b.Testbed, &eB, &b.Tree, &rB); err != nil {
 			return err
 		}
+		setRequests(&a, rA)
+		setRequests(&b, rB)
 		if err := fillRun(&a, nsA, mA, lA, eA, nil); err != nil {
 			return err
 		}

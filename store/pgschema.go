@@ -12,7 +12,7 @@ import (
 // PostgresSchemaVersion is the version of the PostgreSQL schema this
 // package reads and writes (table perfgate_schema holds the applied
 // versions).
-const PostgresSchemaVersion = 2
+const PostgresSchemaVersion = 3
 
 // pgMigrations[i] upgrades the schema from version i to i+1. They are
 // applied in one transaction under an advisory lock, so the first
@@ -72,6 +72,9 @@ GRANT SELECT ON perfgate_writers TO PUBLIC;
 ALTER TABLE perfgate_writers ENABLE ROW LEVEL SECURITY;
 CREATE POLICY perfgate_read ON perfgate_writers FOR SELECT USING (true);
 ` + scopeWrites("perfgate_runs") + scopeWrites("perfgate_records") + scopeWrites("perfgate_marks"),
+	// v3: a run's request summary (Run.Requests), NULL when none. text,
+	// not jsonb, which would reorder its keys.
+	`ALTER TABLE perfgate_runs ADD COLUMN requests text;`,
 }
 
 // pgWritable is the array of the repositories the current role may write

@@ -141,7 +141,7 @@ func TestPostgresWritersScoped(t *testing.T) {
 }
 
 // TestPostgresMigrateV1ScopesWriters: a database of schema v1 with runs
-// and a writer upgrades to v2 keeping its runs; the writer, unscoped, is
+// and a writer upgrades to v2 (and v3) keeping its runs; the writer, unscoped, is
 // listed, refused until granted, and stores after db grant.
 func TestPostgresMigrateV1ScopesWriters(t *testing.T) {
 	owner := pgtest.URL(t)
@@ -152,13 +152,13 @@ func TestPostgresMigrateV1ScopesWriters(t *testing.T) {
 	for _, tb := range []string{"perfgate_runs", "perfgate_records", "perfgate_marks"} {
 		pgExec(t, owner, "DROP POLICY perfgate_read ON "+tb, "DROP POLICY perfgate_write ON "+tb, "ALTER TABLE "+tb+" DISABLE ROW LEVEL SECURITY")
 	}
-	pgExec(t, owner, `DROP TABLE perfgate_writers`, `DELETE FROM perfgate_schema WHERE version = 2`)
+	pgExec(t, owner, `DROP TABLE perfgate_writers`, `ALTER TABLE perfgate_runs DROP COLUMN requests`, `DELETE FROM perfgate_schema WHERE version >= 2`)
 	w := pgtest.Role(t, owner, writerGrants(t, owner)...)
 	if _, err := Open(w, Options{Repository: "r"}); !errors.Is(err, ErrNeedsMigration) {
 		t.Fatalf("writer opening v1: %v, want ErrNeedsMigration", err)
 	}
-	if from, to, err := Migrate(owner, Options{}); err != nil || from != 1 || to != 2 {
-		t.Fatalf("Migrate = %d, %d, %v; want 1, 2", from, to, err)
+	if from, to, err := Migrate(owner, Options{}); err != nil || from != 1 || to != 3 {
+		t.Fatalf("Migrate = %d, %d, %v; want 1, 3", from, to, err)
 	}
 	if got, err := UnscopedWriters(owner, Options{}); err != nil || !slices.Equal(got, []string{roleOf(t, w)}) {
 		t.Errorf("UnscopedWriters = %v, %v; want the writer", got, err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/perfgate/perfgate/ingest"
 	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/slo"
 )
 
 func init() { commandSet = append(commandSet, parseCommand) }
@@ -33,6 +34,7 @@ func parseCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format of the files (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			maxDocFlag(),
 			sectionLabelFlag(),
+			sloFlag(),
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -77,6 +79,12 @@ func sectionLabelFlag() cli.Flag {
 	return &cli.StringFlag{Name: "section-label", Usage: "store the nearest markdown heading above each result block as label `NAME` (e.g. section), so that the sections of one document (an optimisation log: one section per change) are series of their own; compare them with perfgate compare --a-label NAME=A --b-label NAME=B"}
 }
 
+// sloFlag sets the SLO whose goodput and attainment are computed from
+// the per-request measurements of the files that carry them.
+func sloFlag() cli.Flag {
+	return &cli.StringFlag{Name: "slo", Usage: "service-level objective `OBJ` such as ttft_ms=200,tpot_ms=50,e2el_ms=4000 (vLLM's --goodput form ttft:200,tpot:50 too): from the files that carry each request's latencies (vllm --save-detailed, SGLang details), compute request_goodput and slo_attainment, slo_attainment_ttft/_tpot/_e2el (percent of all requests) exactly, as the tool would for the same SLO"}
+}
+
 // sectionLabelRE is what --section-label accepts: a label key as the
 // parsers write them.
 var sectionLabelRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
@@ -91,7 +99,15 @@ func readOptions(c *cli.Context) (ingest.Options, error) {
 	if c.IsSet("section-label") && !sectionLabelRE.MatchString(section) {
 		return ingest.Options{}, usageErrorf("--section-label %q is not a label name; use letters, digits and _ . - (starting with a letter or _), e.g. --section-label section", section)
 	}
-	return ingest.Options{Format: c.String("format"), MaxDocBytes: n, SectionLabel: section}, nil
+	opts := ingest.Options{Format: c.String("format"), MaxDocBytes: n, SectionLabel: section}
+	if c.IsSet("slo") {
+		o, err := slo.Parse(c.String("slo"))
+		if err != nil {
+			return ingest.Options{}, usageErrorf("--slo: %v", err)
+		}
+		opts.SLO = &o
+	}
+	return opts, nil
 }
 
 // parseSize reads a byte count: digits with an optional unit B, KiB, MiB,
@@ -191,6 +207,9 @@ func writeResultsText(w io.Writer, results []ingest.Result) {
 		}
 		if r.Invalid != "" {
 			fmt.Fprintln(w, "  invalid: "+r.Invalid)
+		}
+		if s := r.Requests; s != nil {
+			fmt.Fprintf(w, "  requests: %d completed, %d failed; their latencies are summarised for goodput at any SLO (--slo)\n", s.Requests, s.Failed)
 		}
 		names := sortedMetricNames(r.Metrics)
 		lw, vw := 0, 0

@@ -105,7 +105,7 @@ func TestPostgresMigrateCLI(t *testing.T) {
 		t.Errorf("runs on an empty database: exit %d, %s", code, stderr)
 	}
 	stdout, stderr, code := runCLI(t, "", "--db", db, "db", "migrate")
-	if code != 0 || !strings.Contains(stdout, "schema v0 -> v2") {
+	if code != 0 || !strings.Contains(stdout, "schema v0 -> v3") {
 		t.Errorf("db migrate: exit %d, %q %s", code, stdout, stderr)
 	}
 	stdout, _, code = runCLI(t, "", "--db", db, "db", "migrate", "-o", "json")
