@@ -109,7 +109,7 @@ func TestPostgresMigrateCLI(t *testing.T) {
 		t.Errorf("db migrate: exit %d, %q %s", code, stdout, stderr)
 	}
 	stdout, _, code = runCLI(t, "", "--db", db, "db", "migrate", "-o", "json")
-	if code != 0 || !strings.Contains(stdout, `"from": 2`) {
+	if code != 0 || !strings.Contains(stdout, `"from": 3`) {
 		t.Errorf("db migrate again: exit %d, %q", code, stdout)
 	}
 	if _, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "runs"); code != 0 {
