@@ -1,0 +1,111 @@
+package journeys
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// history is a history to backfill: the result files of main's commits,
+// oldest first, and the file the pull request's head measured unchanged.
+type history struct {
+	main []string
+	head string
+}
+
+// sectionsHistory is an optimisation log's sections as commits, as the
+// README's demo makes them: all but the last on main, the last the head.
+func sectionsHistory(t *testing.T, log string) history {
+	files := seedSections(t, log, t.TempDir())
+	return history{main: files[:len(files)-1], head: files[len(files)-1]}
+}
+
+// sameFileHistory is one real tool output measured at three commits of
+// main, and again at the head.
+func sameFileHistory(file string) history {
+	return history{main: []string{file, file, file}, head: file}
+}
+
+// backfills are the real files of the journeys on a laptop: the
+// optimisation log committed in testdata, the seeds and real tool outputs
+// of ../shared (skipped when absent).
+var backfills = []struct {
+	name string
+	make func(t *testing.T) history
+}{
+	{"optimisation log, five commits", func(t *testing.T) history { return sectionsHistory(t, logFile()) }},
+	{"seed vllm-ascend log", func(t *testing.T) history {
+		return sectionsHistory(t, shared(t, "seeds/vllm-ascend-multimodal-optimizations.md"))
+	}},
+	{"seed MindIE log", func(t *testing.T) history { return sameFileHistory(shared(t, "seeds/mindie-tuning-qwq32b.md")) }},
+	{"vllm serve text v0.11", func(t *testing.T) history {
+		return sameFileHistory(shared(t, "fixtures/vllm_serve_text/vllm-ascend_issue4110_v0.11_serve.txt"))
+	}},
+	{"vllm serve text v0.7", func(t *testing.T) history {
+		return sameFileHistory(shared(t, "fixtures/vllm_serve_text/vllm_issue12845_v0.7_serve.txt"))
+	}},
+	{"benchmark_serving console log, four rates", func(t *testing.T) history {
+		return sameFileHistory(shared(t, "fixtures/vllm_serve_text/llm-k8s_tp8_pp1_benchmark-script-run.log"))
+	}},
+	{"vllm serve JSON", func(t *testing.T) history {
+		return sameFileHistory(shared(t, "fixtures/vllm_serve_json/llm-k8s_serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_04.json"))
+	}},
+}
+
+// TestJourneyBackfillThenLocalCheck: on a laptop (CI unset), a user
+// backfills a history from their files with the README's flags only
+// (perfgate ingest --name NAME FILE per commit, no --testbed), then checks
+// a pull request branch locally (perfgate check --rule 'Mean TTFT:3%'):
+// its Mean TTFT 10% worse fails naming Mean TTFT; the head unchanged
+// passes.
+func TestJourneyBackfillThenLocalCheck(t *testing.T) {
+	for _, bf := range backfills {
+		t.Run(bf.name, func(t *testing.T) {
+			t.Parallel()
+			h := bf.make(t)
+			m := laptop(t)
+			repo := backfill(t, m, h, nil)
+			for _, head := range heads(t, m, h) {
+				t.Run(head.name, func(t *testing.T) {
+					m.git(repo, "checkout", "-q", "-b", "pr-"+head.name, "main")
+					m.commit(repo, "the change", map[string]string{"change.txt": head.name})
+					m.must(repo, "ingest", "--name", "serving", head.file)
+					r := m.perfgate(repo, "check", "--rule", "Mean TTFT:3%")
+					head.want(t, r)
+				})
+			}
+		})
+	}
+}
+
+// backfill makes a repository whose main has one commit per file of h,
+// each file ingested at its commit as the README says, with extra flags
+// (a --db) after the command.
+func backfill(t *testing.T, m *machine, h history, extra []string) string {
+	t.Helper()
+	repo := m.repo()
+	for i, f := range h.main {
+		m.commit(repo, "change "+filepath.Base(f), map[string]string{"change.txt": strings.Repeat("x", i+1)})
+		r := m.must(repo, append(append([]string{"ingest"}, extra...), "--name", "serving", f)...)
+		if !strings.Contains(r.stdout+r.stderr, `testbed "unknown"`) {
+			t.Errorf("a file ingested outside CI without --testbed is not on testbed unknown: %s", r)
+		}
+	}
+	return repo
+}
+
+// head is a pull request's head: its file and what its check must say.
+type head struct {
+	name string
+	file string
+	want func(*testing.T, result)
+}
+
+// heads are the regression (Mean TTFT 10% worse, must fail) and the
+// unchanged head (must pass) of h.
+func heads(t *testing.T, m *machine, h history) []head {
+	return []head{
+		{"regression", regressed(t, m, h.head, t.TempDir()), wantFail},
+		{"unchanged", h.head, wantPass},
+	}
+}
