@@ -93,7 +93,7 @@ func firstBlock(t *testing.T, log string) string {
 	if end < 0 {
 		t.Fatalf("%s: the block at byte %d does not end", log, i)
 	}
-	return text[i : i+1+end+len("\n==================================================")] + "\n"
+	return text[i:i+1+end+len("\n==================================================")] + "\n"
 }
 
 // quote quotes s for sh.
@@ -122,7 +122,9 @@ func newServing(t *testing.T) serving {
 }
 
 // logFile is the optimisation log committed in testdata.
-func logFile() string { return filepath.Join(repoRoot, "testdata", "vllm-ascend-multimodal-optimizations.md") }
+func logFile() string {
+	return filepath.Join(repoRoot, "testdata", "vllm-ascend-multimodal-optimizations.md")
+}
 
 // readyURL is the engine's health check.
 const readyURL = "http://127.0.0.1:$PERFGATE_PORT/health"

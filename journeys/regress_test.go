@@ -137,4 +137,3 @@ func tempFile(t *testing.T, name, body string) string {
 	t.Helper()
 	return writeFile(t, filepath.Join(t.TempDir(), name), body)
 }
-
