@@ -26,13 +26,16 @@ func sameFileHistory(file string) history {
 	return history{main: []string{file, file, file}, head: file}
 }
 
+// backfillCase is a named history.
+type backfillCase struct {
+	name string
+	make func(t *testing.T) history
+}
+
 // backfills are the real files of the journeys on a laptop: the
 // optimisation log committed in testdata, the seeds and real tool outputs
 // of ../shared (skipped when absent).
-var backfills = []struct {
-	name string
-	make func(t *testing.T) history
-}{
+var backfills = []backfillCase{
 	{"optimisation log, five commits", func(t *testing.T) history { return sectionsHistory(t, logFile()) }},
 	{"seed vllm-ascend log", func(t *testing.T) history {
 		return sectionsHistory(t, shared(t, "seeds/vllm-ascend-multimodal-optimizations.md"))
@@ -59,18 +62,24 @@ var backfills = []struct {
 // its Mean TTFT 10% worse fails naming Mean TTFT; the head unchanged
 // passes.
 func TestJourneyBackfillThenLocalCheck(t *testing.T) {
-	for _, bf := range backfills {
+	backfillJourney(t, backfills, nil)
+}
+
+// backfillJourney is TestJourneyBackfillThenLocalCheck on cases, with
+// global flags (a --db) before each command.
+func backfillJourney(t *testing.T, cases []backfillCase, extra []string) {
+	for _, bf := range cases {
 		t.Run(bf.name, func(t *testing.T) {
 			t.Parallel()
 			h := bf.make(t)
 			m := laptop(t)
-			repo := backfill(t, m, h, nil)
+			repo := backfill(t, m, h, extra)
 			for _, head := range heads(t, m, h) {
 				t.Run(head.name, func(t *testing.T) {
 					m.git(repo, "checkout", "-q", "-b", "pr-"+head.name, "main")
 					m.commit(repo, "the change", map[string]string{"change.txt": head.name})
-					m.must(repo, "ingest", "--name", "serving", head.file)
-					r := m.perfgate(repo, "check", "--rule", "Mean TTFT:3%")
+					m.must(repo, append(extra[:len(extra):len(extra)], "ingest", "--name", "serving", head.file)...)
+					r := m.perfgate(repo, append(extra[:len(extra):len(extra)], "check", "--rule", "Mean TTFT:3%")...)
 					head.want(t, r)
 				})
 			}
@@ -79,14 +88,14 @@ func TestJourneyBackfillThenLocalCheck(t *testing.T) {
 }
 
 // backfill makes a repository whose main has one commit per file of h,
-// each file ingested at its commit as the README says, with extra flags
-// (a --db) after the command.
+// each file ingested at its commit as the README says, with global flags
+// (a --db) before the command.
 func backfill(t *testing.T, m *machine, h history, extra []string) string {
 	t.Helper()
 	repo := m.repo()
 	for i, f := range h.main {
 		m.commit(repo, "change "+filepath.Base(f), map[string]string{"change.txt": strings.Repeat("x", i+1)})
-		r := m.must(repo, append(append([]string{"ingest"}, extra...), "--name", "serving", f)...)
+		r := m.must(repo, append(extra[:len(extra):len(extra)], "ingest", "--name", "serving", f)...)
 		if !strings.Contains(r.stdout+r.stderr, `testbed "unknown"`) {
 			t.Errorf("a file ingested outside CI without --testbed is not on testbed unknown: %s", r)
 		}

@@ -23,8 +23,9 @@ func servingMachine(t *testing.T) *machine {
 
 // servingRun is the serving benchmark of the README: the engine started
 // once, ready when its health check answers, the client run three times.
+// extra are global flags put first.
 func servingRun(s serving, extra ...string) []string {
-	return append(append([]string{"run"}, extra...), "--name", "serving", "--repeat", "3",
+	return append(append(extra[:len(extra):len(extra)], "run"), "--name", "serving", "--repeat", "3",
 		"--server", s.server, "--ready", readyURL, "--run", s.client)
 }
 
@@ -38,8 +39,8 @@ func TestJourneyServingRun(t *testing.T) {
 	servingJourney(t, nil)
 }
 
-// servingJourney is TestJourneyServingRun with extra flags (a --db) after
-// each command.
+// servingJourney is TestJourneyServingRun with global flags (a --db)
+// before each command.
 func servingJourney(t *testing.T, extra []string) {
 	m := servingMachine(t)
 	s := newServing(t)
@@ -62,7 +63,7 @@ func servingJourney(t *testing.T, extra []string) {
 			if !strings.Contains(r.stderr, "server ready in") {
 				t.Errorf("the runs were not served by the engine: %s", r)
 			}
-			tt.want(t, m.perfgate(repo, append(append([]string{"check"}, extra...), "--rule", "Mean TTFT:3%")...))
+			tt.want(t, m.perfgate(repo, append(extra[:len(extra):len(extra)], "check", "--rule", "Mean TTFT:3%")...))
 		})
 	}
 }
