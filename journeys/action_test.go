@@ -18,6 +18,7 @@ const token = "ghs_journeys0123456789abcdef_never_printed"
 // the bash a workflow that uses the Action runs.
 func actionStep(t *testing.T) string {
 	t.Helper()
+	need(t, "bash")
 	var action struct {
 		Runs struct {
 			Steps []struct {
@@ -182,27 +183,40 @@ func (g *github) pullRequest(name string) (work, sha string) {
 // and a comment naming Mean TTFT; the head unchanged passes with a
 // success status.
 func TestJourneyAction(t *testing.T) {
-	g := newGitHub(t)
-	h := sectionsHistory(t, logFile())
-	g.record(h.main)
-	for _, hd := range heads(t, g.m, h) {
-		t.Run(hd.name, func(t *testing.T) {
-			work, sha := g.pullRequest("pr-" + hd.name)
-			verdict, state := "fail", "failure"
-			if hd.name == "unchanged" {
-				verdict, state = "pass", "success"
-			}
-			g.expectComment(func(t testing.TB, body string) {
-				if !strings.Contains(body, "perfgate: "+verdict) || !strings.Contains(body, "Mean TTFT") {
-					t.Errorf("the comment does not say %s on Mean TTFT:\n%s", verdict, body)
-				}
-			})
-			g.expectStatus(sha, state, nil)
-			log, out, code := g.run(work, "pull_request", sha, map[string]string{"INGEST": hd.file, "NAME": "serving"})
-			if out["verdict"] != verdict || (verdict == "fail") != (code == 1) || (verdict == "pass") != (code == 0) {
-				t.Errorf("pull request %s: exit %d, verdict %q, want %s\n%s", hd.name, code, out["verdict"], verdict, log)
+	for _, bf := range backfills {
+		if bf.name != "optimisation log, five commits" && bf.name != "vllm serve JSON" {
+			continue
+		}
+		t.Run(bf.name, func(t *testing.T) {
+			t.Parallel()
+			h := bf.make(t)
+			g := newGitHub(t)
+			g.record(h.main)
+			for _, hd := range heads(t, g.m, h) {
+				t.Run(hd.name, func(t *testing.T) { g.gate(t, hd) })
 			}
 		})
+	}
+}
+
+// gate runs the Action on a pull request whose head measured hd: a
+// failure status and a comment naming Mean TTFT for the regression, a
+// success for the unchanged head.
+func (g *github) gate(t *testing.T, hd head) {
+	work, sha := g.pullRequest("pr-" + hd.name)
+	verdict, state, code := "fail", "failure", 1
+	if hd.name == "unchanged" {
+		verdict, state, code = "pass", "success", 0
+	}
+	g.expectComment(func(t testing.TB, body string) {
+		if !strings.Contains(body, "perfgate: "+verdict) || !strings.Contains(body, "Mean TTFT") {
+			t.Errorf("the comment does not say %s on Mean TTFT:\n%s", verdict, body)
+		}
+	})
+	g.expectStatus(sha, state, nil)
+	log, out, got := g.run(work, "pull_request", sha, map[string]string{"INGEST": hd.file, "NAME": "serving"})
+	if out["verdict"] != verdict || got != code {
+		t.Errorf("pull request %s: exit %d, verdict %q, want %d and %s\n%s", hd.name, got, out["verdict"], code, verdict, log)
 	}
 }
 
@@ -249,15 +263,5 @@ func TestJourneyHandBuiltHistoryThenAction(t *testing.T) {
 	// The remedy: the record job runs on main; from its first run on, a
 	// regression fails.
 	g.record(h.main[len(h.main)-1:])
-	hd := heads(t, g.m, h)[0]
-	work, sha := g.pullRequest("pr-after-remedy")
-	g.expectComment(func(t testing.TB, body string) {
-		if !strings.Contains(body, "perfgate: fail") || !strings.Contains(body, "Mean TTFT") {
-			t.Errorf("after the record job ran on main, the comment does not fail Mean TTFT:\n%s", body)
-		}
-	})
-	g.expectStatus(sha, "failure", nil)
-	if log, out, code := g.run(work, "pull_request", sha, map[string]string{"INGEST": hd.file, "NAME": "serving"}); code != 1 || out["verdict"] != "fail" {
-		t.Errorf("after the record job ran on main: exit %d, verdict %q, want 1 and fail\n%s", code, out["verdict"], log)
-	}
+	g.gate(t, heads(t, g.m, h)[0])
 }

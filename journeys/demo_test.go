@@ -27,6 +27,7 @@ func readmeCommand(t *testing.T, marker string) string {
 // (ignored by git) and ends with the check failing on purpose, FAIL and
 // "perfgate check exit code: 1".
 func TestJourneyReadmeDemo(t *testing.T) {
+	need(t, "bash", "go")
 	cmd := readmeCommand(t, "<!-- ci:try -->")
 	if !strings.Contains(cmd, "scripts/demo.sh") {
 		t.Fatalf("the README's try command %q does not run the demo", cmd)

@@ -100,6 +100,7 @@ type machine struct {
 // laptop is a developer's machine: no CI variable, no perfgate setting.
 func laptop(t *testing.T) *machine {
 	t.Helper()
+	need(t, "git")
 	home := t.TempDir()
 	var env []string
 	for _, kv := range os.Environ() {
@@ -252,4 +253,14 @@ func failsOn(report, metric string) bool {
 		}
 	}
 	return false
+}
+
+// need skips the journey where a tool it runs is missing.
+func need(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s", tool)
+		}
+	}
 }

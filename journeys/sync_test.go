@@ -23,6 +23,7 @@ func TestJourneyCIHistoryOnLaptop(t *testing.T) {
 	dev.git(t.TempDir(), "init", "-q", "--bare", "-b", "main", origin)
 	runner := filepath.Join(t.TempDir(), "runner")
 	ci.git(t.TempDir(), "clone", "-q", "file://"+origin, runner)
+	ci.git(runner, "symbolic-ref", "HEAD", "refs/heads/main")
 	h := sectionsHistory(t, logFile())
 	for i, f := range h.main {
 		ci.commit(runner, "change "+filepath.Base(f), map[string]string{"change.txt": strings.Repeat("x", i+1)})
