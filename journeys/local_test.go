@@ -58,9 +58,9 @@ var backfills = []backfillCase{
 // TestJourneyBackfillThenLocalCheck: on a laptop (CI unset), a user
 // backfills a history from their files with the README's flags only
 // (perfgate ingest --name NAME FILE per commit, no --testbed), then checks
-// a pull request branch locally (perfgate check --rule 'Mean TTFT:3%'):
-// its Mean TTFT 10% worse fails naming Mean TTFT; the head unchanged
-// passes.
+// a change locally (perfgate check --rule 'Mean TTFT:3%'), committed on a
+// branch or still uncommitted: its Mean TTFT 10% worse fails naming Mean
+// TTFT; the head unchanged passes.
 func TestJourneyBackfillThenLocalCheck(t *testing.T) {
 	backfillJourney(t, backfills, nil)
 }
@@ -75,12 +75,24 @@ func backfillJourney(t *testing.T, cases []backfillCase, extra []string) {
 			m := laptop(t)
 			repo := backfill(t, m, h, extra)
 			for _, head := range heads(t, m, h) {
-				t.Run(head.name, func(t *testing.T) {
+				t.Run(head.name+" on a branch", func(t *testing.T) {
 					m.git(repo, "checkout", "-q", "-b", "pr-"+head.name, "main")
 					m.commit(repo, "the change", map[string]string{"change.txt": head.name})
 					m.must(repo, append(extra[:len(extra):len(extra)], "ingest", "--name", "serving", head.file)...)
+					head.want(t, m.perfgate(repo, append(extra[:len(extra):len(extra)], "check", "--rule", "Mean TTFT:3%")...))
+				})
+				// The README's local pre-merge check: the change not
+				// committed yet, measured, then checked.
+				t.Run(head.name+" uncommitted", func(t *testing.T) {
+					m.git(repo, "checkout", "-q", "main")
+					writeFile(t, filepath.Join(repo, "change.txt"), "uncommitted "+head.name)
+					defer m.git(repo, "checkout", "-q", "--", "change.txt")
+					m.must(repo, append(extra[:len(extra):len(extra)], "ingest", "--name", "serving", head.file)...)
 					r := m.perfgate(repo, append(extra[:len(extra):len(extra)], "check", "--rule", "Mean TTFT:3%")...)
 					head.want(t, r)
+					if !strings.Contains(r.stdout, "uncommitted changes") {
+						t.Errorf("the check does not say it gated the working tree: %s", r)
+					}
 				})
 			}
 		})
