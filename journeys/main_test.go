@@ -1,6 +1,7 @@
 package journeys
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,9 +32,14 @@ var repoRoot = func() string {
 // TestMain plays the stand-in engine and benchmark client when a journey
 // starts this binary as one (fakeserve's server, the client of client.go),
 // else builds perfgate once, runs the journeys and removes the build.
+// With -short nothing is built and the journeys skip.
 func TestMain(m *testing.M) {
 	fakeserve.Main()
 	clientMain()
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "perfgate-journeys")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -100,6 +106,9 @@ type machine struct {
 // laptop is a developer's machine: no CI variable, no perfgate setting.
 func laptop(t *testing.T) *machine {
 	t.Helper()
+	if perfgateBin == "" {
+		t.Skip("-short: perfgate is not built")
+	}
 	need(t, "git")
 	home := t.TempDir()
 	var env []string

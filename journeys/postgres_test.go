@@ -12,6 +12,7 @@ import (
 // unless PERFGATE_REQUIRE_POSTGRES=1): the regression fails naming Mean
 // TTFT, the unchanged head passes.
 func TestJourneyPostgres(t *testing.T) {
+	laptop(t) // skips with -short
 	t.Run("backfill then local check", func(t *testing.T) {
 		backfillJourney(t, backfills[:1], []string{"--db", pgtest.URL(t)})
 	})
