@@ -67,6 +67,9 @@ func servingJourney(t *testing.T, extra []string) {
 			if !strings.Contains(r.stderr, "server ready in") {
 				t.Errorf("the runs were not served by the engine: %s", r)
 			}
+			if n := strings.Count(m.must(repo, append(extra[:len(extra):len(extra)], "runs", "--commit", "HEAD", "-o", "json")...).stdout, `"id"`); n != 3 {
+				t.Errorf("%d runs stored at the head, want 3 (--repeat 3)", n)
+			}
 			tt.want(t, m.perfgate(repo, append(extra[:len(extra):len(extra)], "check", "--rule", "Mean TTFT:3%")...))
 		})
 	}
