@@ -200,9 +200,10 @@ func actionJourney(t *testing.T, db func(*testing.T) string) {
 		}
 		t.Run(bf.name, func(t *testing.T) {
 			t.Parallel()
+			url := db(t)
 			h := bf.make(t)
 			g := newGitHub(t)
-			g.db = db(t)
+			g.db = url
 			g.record(h.main)
 			for _, hd := range heads(t, g.m, h) {
 				t.Run(hd.name, func(t *testing.T) { g.gate(t, hd) })
