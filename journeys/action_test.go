@@ -238,8 +238,8 @@ func (g *github) gate(t *testing.T, hd head) {
 // shares it (perfgate sync), then turns the Action on: the pull request's
 // runs are the CI runner's, nothing of main's compares with them, and the
 // check is inconclusive, with the remedy in the comment and a status that
-// says inconclusive, never a green pass, whether the head regressed or
-// not. Once the record job has run on main (the remedy), the regression
+// says inconclusive (a neutral check run with --check-run), never a green
+// pass, whether the head regressed or not. Once the record job has run on main (the remedy), the regression
 // fails.
 func TestJourneyHandBuiltHistoryThenAction(t *testing.T) {
 	g := newGitHub(t)
@@ -273,6 +273,29 @@ func TestJourneyHandBuiltHistoryThenAction(t *testing.T) {
 			}
 		})
 	}
+	// With --check-run, the status is a check run, whose conclusion can
+	// be neutral.
+	t.Run("check run", func(t *testing.T) {
+		hd := heads(t, g.m, h)[0]
+		work, sha := g.pullRequest("pr-check-run")
+		g.expectComment(func(t testing.TB, body string) {
+			if !strings.Contains(body, "inconclusive") || !strings.Contains(body, "measure the base branch on") {
+				t.Errorf("the comment does not say inconclusive and what to do:\n%s", body)
+			}
+		})
+		g.api.Expect(githubtest.Call{Method: "POST", Path: "/repos/o/r/check-runs",
+			Body: map[string]any{"id": 3, "html_url": "https://github.example/o/r/runs/3"},
+			Check: func(t testing.TB, _ *http.Request, body []byte) {
+				m := githubtest.DecodeBody(t, body)
+				if m["conclusion"] != "neutral" || m["head_sha"] != sha {
+					t.Errorf("check run %v, want conclusion neutral on %s", m, sha)
+				}
+			}})
+		log, out, code := g.run(work, "pull_request", sha, map[string]string{"INGEST": hd.file, "NAME": "serving", "ARGS": "--check-run"})
+		if code != 0 || out["verdict"] != "inconclusive" {
+			t.Errorf("exit %d, verdict %q, want 0 and inconclusive\n%s", code, out["verdict"], log)
+		}
+	})
 	// The remedy: the record job runs on main; from its first run on, a
 	// regression fails.
 	g.record(h.main[len(h.main)-1:])
