@@ -78,8 +78,8 @@ func backfillJourney(t *testing.T, cases []backfillCase, extra []string) {
 				t.Run(head.name+" on a branch", func(t *testing.T) {
 					m.git(repo, "checkout", "-q", "-b", "pr-"+head.name, "main")
 					m.commit(repo, "the change", map[string]string{"change.txt": head.name})
-					m.must(repo, append(extra[:len(extra):len(extra)], "ingest", "--name", "serving", head.file)...)
-					head.want(t, m.perfgate(repo, append(extra[:len(extra):len(extra)], "check", "--rule", "Mean TTFT:3%")...))
+					m.must(repo, cmdline(extra, "ingest", "--name", "serving", head.file)...)
+					head.want(t, m.perfgate(repo, cmdline(extra, "check", "--rule", "Mean TTFT:3%")...))
 				})
 				// The README's local pre-merge check: the change not
 				// committed yet, measured, then checked.
@@ -87,8 +87,8 @@ func backfillJourney(t *testing.T, cases []backfillCase, extra []string) {
 					m.git(repo, "checkout", "-q", "main")
 					writeFile(t, filepath.Join(repo, "change.txt"), "uncommitted "+head.name)
 					defer m.git(repo, "checkout", "-q", "--", "change.txt")
-					m.must(repo, append(extra[:len(extra):len(extra)], "ingest", "--name", "serving", head.file)...)
-					r := m.perfgate(repo, append(extra[:len(extra):len(extra)], "check", "--rule", "Mean TTFT:3%")...)
+					m.must(repo, cmdline(extra, "ingest", "--name", "serving", head.file)...)
+					r := m.perfgate(repo, cmdline(extra, "check", "--rule", "Mean TTFT:3%")...)
 					head.want(t, r)
 					if !strings.Contains(r.stdout, "uncommitted changes") {
 						t.Errorf("the check does not say it gated the working tree: %s", r)
@@ -107,7 +107,7 @@ func backfill(t *testing.T, m *machine, h history, extra []string) string {
 	repo := m.repo()
 	for i, f := range h.main {
 		m.commit(repo, "change "+filepath.Base(f), map[string]string{"change.txt": strings.Repeat("x", i+1)})
-		r := m.must(repo, append(extra[:len(extra):len(extra)], "ingest", "--name", "serving", f)...)
+		r := m.must(repo, cmdline(extra, "ingest", "--name", "serving", f)...)
 		if !strings.Contains(r.stdout+r.stderr, `testbed "unknown"`) {
 			t.Errorf("a file ingested outside CI without --testbed is not on testbed unknown: %s", r)
 		}

@@ -273,3 +273,8 @@ func need(t *testing.T, tools ...string) {
 		}
 	}
 }
+
+// cmdline is a perfgate command line: global flags (a --db), then args.
+func cmdline(global []string, args ...string) []string {
+	return append(append([]string(nil), global...), args...)
+}

@@ -29,7 +29,7 @@ func servingMachine(t *testing.T) *machine {
 // once, ready when its health check answers, the client run three times.
 // extra are global flags put first.
 func servingRun(s serving, extra ...string) []string {
-	return append(append(extra[:len(extra):len(extra)], "run"), "--name", "serving", "--repeat", "3",
+	return cmdline(extra, "run", "--name", "serving", "--repeat", "3",
 		"--server", s.server, "--ready", readyURL, "--run", s.client)
 }
 
@@ -67,10 +67,10 @@ func servingJourney(t *testing.T, extra []string) {
 			if !strings.Contains(r.stderr, "server ready in") {
 				t.Errorf("the runs were not served by the engine: %s", r)
 			}
-			if n := strings.Count(m.must(repo, append(extra[:len(extra):len(extra)], "runs", "--commit", "HEAD", "-o", "json")...).stdout, `"id"`); n != 3 {
+			if n := strings.Count(m.must(repo, cmdline(extra, "runs", "--commit", "HEAD", "-o", "json")...).stdout, `"id"`); n != 3 {
 				t.Errorf("%d runs stored at the head, want 3 (--repeat 3)", n)
 			}
-			tt.want(t, m.perfgate(repo, append(extra[:len(extra):len(extra)], "check", "--rule", "Mean TTFT:3%")...))
+			tt.want(t, m.perfgate(repo, cmdline(extra, "check", "--rule", "Mean TTFT:3%")...))
 		})
 	}
 }
