@@ -62,13 +62,13 @@ func build(dir string) int {
 		fmt.Fprintf(os.Stderr, "journeys: go build ./cmd/perfgate: %v\n%s", err, out)
 		return 3
 	}
-	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH", "GOENV").Output()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "journeys: go env: %v\n", err)
 		return 3
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+	for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOENV"} {
 		if i < len(lines) && lines[i] != "" {
 			goVars = append(goVars, k+"="+lines[i])
 		}
@@ -84,7 +84,7 @@ func dropped(kv string) bool {
 	k, _, _ := strings.Cut(kv, "=")
 	switch k {
 	case "CI", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD", "TEAMCITY_VERSION", "HOME", "XDG_CONFIG_HOME",
-		"GOCACHE", "GOMODCACHE", "GOPATH":
+		"GOCACHE", "GOMODCACHE", "GOPATH", "GOENV":
 		return true
 	}
 	for _, p := range []string{"PERFGATE_", "GITHUB_", "RUNNER_", "GIT_", "PG", "FAKESERVE_", "JOURNEYS_"} {
