@@ -97,6 +97,10 @@ type checker struct {
 	// checkCurve names each check's load curve (see curveIdent).
 	loadWarnings []string
 	checkCurve   []string
+
+	// uncomparedWarn are the warnings of series the base branch measured
+	// under other labels or only invalidly (notComparable), once each.
+	uncomparedWarn []string
 }
 
 // Check gates a commit: for every series of the head results and every
@@ -316,11 +320,16 @@ func (c *checker) evaluateAll(all []*series, byKey map[string]*series, primary i
 	rep.Checks = make([]CheckResult, 0, len(all)*len(c.rules))
 	for _, sr := range all {
 		checks := c.evaluate(sr)
+		said := false // the warning of an uncompared series says it all
 		if sr.baseIdx < 0 {
-			c.notComparable(checks, sr, c.mismatch(sr))
+			m := c.mismatch(sr)
+			said = c.notComparable(checks, sr, m)
+			if m != nil && !said {
+				c.noteMismatch(sr, m)
+			}
 		}
 		rep.Checks = append(rep.Checks, checks...)
-		if len(sr.dropped) > 0 {
+		if len(sr.dropped) > 0 && !said {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: invalid earlier results not used as baseline: %s", seriesName(sr.bench, sr.labels), strings.Join(sr.dropped, "; ")))
 		}
 	}
@@ -829,31 +838,21 @@ func (c *checker) mismatch(sr *series) *Mismatch {
 			bl := c.id.labels(k.s.Labels)
 			mm := Mismatch{Benchmark: sr.bench, HeadLabels: sr.labels, BaselineLabels: bl, Commit: sha, Diff: labelDiff(sr.labels, bl)}
 			c.rep.Mismatches = append(c.rep.Mismatches, mm)
-			c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s: not compared with %s, measured under other labels (%s)",
-				sr.bench, shortSHA(sha), mm.Diff))
 			return &c.rep.Mismatches[len(c.rep.Mismatches)-1]
 		}
 	}
 	return nil
 }
 
-// uncomparedWarnings says, once per series, why the checks the base
-// branch measured under other labels, or only invalidly, compared nothing
-// (testbedWarnings says it for testbeds).
-func uncomparedWarnings(checks []CheckResult) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, cr := range checks {
-		if cr.Uncompared == "" || cr.Uncompared == UncomparedTestbed {
-			continue
-		}
-		w := seriesName(cr.Benchmark, cr.Labels) + " " + cr.Reason
-		if !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
+// noteMismatch notes a series left without a baseline by a mismatch
+// whose checks stayed as they were (an absolute bound decides without a
+// baseline), so the report still says what was not compared.
+func (c *checker) noteMismatch(sr *series, m *Mismatch) {
+	what := "under other labels"
+	if m.HeadTestbed != "" {
+		what = "on another testbed"
 	}
-	return out
+	c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s: not compared with %s, measured %s (%s)", seriesName(sr.bench, sr.labels), shortSHA(m.Commit), what, m.Diff))
 }
 
 // NotComparable values of CheckResult.Uncompared: why a check whose
@@ -869,30 +868,43 @@ const (
 // not be compared (m: measured on another testbed or under other labels;
 // or every nearby result invalid): a gate that compared nothing has not
 // passed anything. New stays for series the base branch never measured.
-func (c *checker) notComparable(checks []CheckResult, sr *series, m *Mismatch) {
-	kind, why := "", ""
+// Each check's reason says why in a line; the remedy is said once, in a
+// warning (testbedWarnings for testbeds, c.uncomparedWarn otherwise). It
+// reports whether a check was made inconclusive.
+func (c *checker) notComparable(checks []CheckResult, sr *series, m *Mismatch) bool {
+	name := seriesName(sr.bench, sr.labels)
+	var kind, short, full string
 	switch {
 	case m != nil && m.HeadTestbed != "":
-		kind, why = UncomparedTestbed, testbedRemedy(*m)
+		kind = UncomparedTestbed
+		short = fmt.Sprintf("the base branch measured this series on testbed %q, head on %q", m.BaselineTestbed, m.HeadTestbed)
 	case m != nil:
 		kind = UncomparedLabels
-		why = fmt.Sprintf("the base branch measured %s at %s under other identity labels (%s), which are never compared; if head's labels are right, measure the base branch with them (the first such result becomes the baseline), or list the label in ignore_labels if it must not separate series",
-			sr.bench, shortSHA(m.Commit), m.Diff)
+		short = fmt.Sprintf("the base branch measured %s under other identity labels (%s)", sr.bench, m.Diff)
+		full = fmt.Sprintf("%s not compared: the base branch measured %s at %s under other identity labels (%s), which are never compared; if head's labels are right, measure the base branch with them (the first such result becomes the baseline), or list the label in ignore_labels if it must not separate series",
+			name, sr.bench, shortSHA(m.Commit), m.Diff)
 	case len(sr.dropped) > 0:
 		kind = UncomparedInvalid
-		why = fmt.Sprintf("every result of this series on the base branch within %d commits is invalid (%s); measure the base branch again, then check",
-			c.cfg.Baseline.MaxDistance, strings.Join(sr.dropped, "; "))
+		short = "every result of this series on the base branch nearby is invalid"
+		full = fmt.Sprintf("%s not compared: every result of this series on the base branch within %d commits is invalid (%s); measure the base branch again, then check",
+			name, c.cfg.Baseline.MaxDistance, strings.Join(sr.dropped, "; "))
 	default:
-		return
+		return false
 	}
+	converted := false
 	for i := range checks {
 		cr := &checks[i]
 		if cr.Verdict != New || cr.BaselineCommit != "" {
 			continue
 		}
 		cr.Verdict, cr.Uncompared = Inconclusive, kind
-		cr.Reason = "not compared: " + why
+		cr.Reason = "not compared: " + short + "; the warning says what to do"
+		converted = true
 	}
+	if converted && full != "" {
+		c.uncomparedWarn = append(c.uncomparedWarn, full)
+	}
+	return converted
 }
 
 // warnings collects the statistical caveats of a report, each a sentence
@@ -940,7 +952,7 @@ func (c *checker) warnings() []string {
 		out = append(out, fmt.Sprintf("%s compared with the base branch's level since a change point, not with its whole window: the base branch itself moved",
 			plural(cut, "check was", "checks were")))
 	}
-	out = append(out, uncomparedWarnings(rep.Checks)...)
+	out = append(out, c.uncomparedWarn...)
 	if rep.Dirty {
 		out = append(out, "head's results were measured on a working tree with uncommitted changes, not on a commit")
 	}
