@@ -3,10 +3,12 @@ package journeys
 import (
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/perfgate/perfgate/internal/fakeserve"
@@ -103,12 +105,37 @@ type machine struct {
 	env  []string
 }
 
+// trackSources opens, once per test binary, every Go file perfgate is
+// built from: go test caches a package's result by what the test binary
+// imports and the files it opens, and the journeys import none of
+// perfgate, so without this a change to perfgate would leave a cached
+// pass standing.
+var trackSources sync.Once
+
+func openSources() {
+	filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "journeys") && path != repoRoot {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") || d.Name() == "go.mod" || d.Name() == "go.sum") {
+			if f, err := os.Open(path); err == nil {
+				f.Close()
+			}
+		}
+		return nil
+	})
+}
+
 // laptop is a developer's machine: no CI variable, no perfgate setting.
 func laptop(t *testing.T) *machine {
 	t.Helper()
 	if perfgateBin == "" {
 		t.Skip("-short: perfgate is not built")
 	}
+	trackSources.Do(openSources)
 	need(t, "git")
 	home := t.TempDir()
 	var env []string
