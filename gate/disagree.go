@@ -47,22 +47,32 @@ func (c *checker) noteDisagreement(sr *series, name string, baseRuns []*Sample, 
 	}
 	var vals []float64
 	var runs []*Sample
+	var far []string
+	nonPositive := 0
 	for _, s := range baseRuns {
-		if v, ok := s.Metrics[name]; ok && finite(v) {
-			if v <= 0 {
-				return
-			}
-			vals, runs = append(vals, v), append(runs, s)
+		v, ok := s.Metrics[name]
+		if !ok || !finite(v) {
+			continue
 		}
+		if v <= 0 {
+			// A ratio has no meaning here: such a run is left out of the
+			// comparison and named, so that it cannot silence the check.
+			far = append(far, fmt.Sprintf("%s %s (not positive)", runName(s), fmtNum(v)))
+			nonPositive++
+			continue
+		}
+		vals, runs = append(vals, v), append(runs, s)
 	}
-	if len(vals) < 2 {
+	if len(vals) == 0 || len(vals)+nonPositive < 2 {
 		return
 	}
 	limit := c.disagreeLimit(sr, name)
 	mid := robust.Median(vals)
-	var far []string
 	for i, v := range vals {
 		ref := mid
+		if len(vals) == 1 {
+			break
+		}
 		if len(vals) == 2 {
 			// A pair has no majority: each is measured against the other.
 			ref = vals[1-i]
@@ -84,7 +94,7 @@ func (c *checker) noteDisagreement(sr *series, name string, baseRuns []*Sample, 
 	if _, seen := c.disagree[key]; seen {
 		return
 	}
-	c.disagree[key] = fmt.Sprintf("%s at %s: %s against the median %s of its %d runs", key, shortSHA(baseSHA), strings.Join(far, ", "), fmtNum(mid), len(vals))
+	c.disagree[key] = fmt.Sprintf("%s at %s: %s against the median %s of its %d runs", key, shortSHA(baseSHA), strings.Join(far, ", "), fmtNum(mid), len(vals)+nonPositive)
 	c.disagreeOrder = append(c.disagreeOrder, key)
 }
 

@@ -21,6 +21,9 @@ func TestCheckBaselineRunsDisagree(t *testing.T) {
 		{"runs within the noise", []float64{100, 103, 98}, true, ""},
 		{"a pair within a factor of two, no window", []float64{100, 150}, false, ""},
 		{"one run", []float64{5000}, true, ""},
+		{"a zero run does not silence a forged one", []float64{100, 101, 0, 5000}, true, "run 00000003 5000 against"},
+		{"a zero run is named", []float64{100, 101, 0}, true, "run 00000002 0 (not positive)"},
+		{"every run zero", []float64{0, 0}, true, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
