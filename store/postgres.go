@@ -66,7 +66,10 @@ func pgConfig(rawURL string, timeout time.Duration) (*pgxpool.Config, string, st
 	secret := urlPassword(rawURL)
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		msg := scrub(err.Error(), secret)
+		msg := err.Error()
+		for _, s := range urlSecrets(rawURL) {
+			msg = scrub(msg, s)
+		}
 		return nil, redactURL(rawURL), secret, &inputError{msg: fmt.Sprintf("history database URL %s is not valid (%s): pass --db (or PERFGATE_DB) as postgres://USER@HOST:PORT/DATABASE, the password in PGPASSWORD or ~/.pgpass", redactURL(rawURL), msg)}
 	}
 	if cfg.ConnConfig.Password != "" {
@@ -114,13 +117,33 @@ func urlPassword(raw string) string {
 	return pw
 }
 
-// redactURL returns a URL with its password replaced.
-func redactURL(raw string) string {
-	pw := urlPassword(raw)
-	if pw == "" {
-		return raw
+// urlSecrets returns the passwords a URL carries: the login's and the
+// client key's (sslpassword=).
+func urlSecrets(raw string) []string {
+	var out []string
+	if pw := urlPassword(raw); pw != "" {
+		out = append(out, pw)
 	}
-	return scrub(raw, pw)
+	for _, kv := range strings.FieldsFunc(raw, func(r rune) bool { return r == '?' || r == '&' || r == ' ' }) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" || !strings.EqualFold(strings.TrimSpace(k), "sslpassword") {
+			continue
+		}
+		if u, err := url.QueryUnescape(v); err == nil {
+			v = u
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// redactURL returns a URL with its passwords (the login's and the client
+// key's) replaced.
+func redactURL(raw string) string {
+	for _, s := range urlSecrets(raw) {
+		raw = scrub(raw, s)
+	}
+	return raw
 }
 
 // scrub removes the password (as given and URL-escaped) from a message

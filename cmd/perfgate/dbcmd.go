@@ -89,8 +89,9 @@ func redactDB(path string) string {
 		u.User = url.User(u.User.Username())
 	}
 	q := u.Query()
-	if q.Has("password") {
+	if q.Has("password") || q.Has("sslpassword") {
 		q.Del("password")
+		q.Del("sslpassword")
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
