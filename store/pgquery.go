@@ -225,6 +225,29 @@ func (s *pgStore) ByCommit(commit string) ([]Run, error) {
 	return runs, err
 }
 
+// commitSeqs returns the sequence number of every run of a commit, by
+// run id.
+func (s *pgStore) commitSeqs(commit string) (map[string]uint64, error) {
+	if err := checkCommits([]string{commit}); err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	rows, err := s.pool.Query(context.Background(), `SELECT id, seq FROM perfgate_runs WHERE repository = $1 AND commit = $2`, s.repo, commit)
+	if err != nil {
+		return nil, s.fail("read runs", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return nil, s.fail("read runs", err)
+		}
+		out[id] = uint64(seq)
+	}
+	return out, s.fail("read runs", rows.Err())
+}
+
 // ByCommits returns the runs of each commit that has any, in time order.
 func (s *pgStore) ByCommits(commits []string) (map[string][]Run, error) {
 	if err := checkCommits(commits); err != nil {
