@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -47,9 +49,52 @@ func scanRun(row pgx.Row, names map[string]string) (uint64, Run, error) {
 		return 0, Run{}, err
 	}
 	if err := fillRun(&r, ns, metrics, labels, env, names); err != nil {
-		return 0, Run{}, corruptf("run %s: %v", r.ID, err)
+		return uint64(seq), Run{}, &badRowError{seq: seq, id: r.ID, err: err}
+	}
+	// A row is read as a line of the history branch is: validated, so
+	// that a run no perfgate would have stored (an empty commit, a
+	// control character in a name) never reaches a report.
+	if !isRunID(r.ID) {
+		return uint64(seq), Run{}, &badRowError{seq: seq, id: r.ID, err: fmt.Errorf("id %q is not a perfgate run id", r.ID)}
+	}
+	if err := validate(&r); err != nil {
+		return uint64(seq), Run{}, &badRowError{seq: seq, id: r.ID, err: err}
 	}
 	return uint64(seq), r, nil
+}
+
+// badRowError is a row of perfgate_runs that is no valid run.
+type badRowError struct {
+	seq int64
+	id  string
+	err error
+}
+
+func (e *badRowError) Error() string {
+	return fmt.Sprintf("row seq %d (id %q) of perfgate_runs is no valid run, left out: %v", e.seq, e.id, e.err)
+}
+
+// badRows says once each which rows were left out.
+type badRows struct {
+	warn func(string)
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (b *badRows) note(msg string) {
+	if b == nil || b.warn == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.seen[msg] {
+		return
+	}
+	if b.seen == nil {
+		b.seen = map[string]bool{}
+	}
+	b.seen[msg] = true
+	b.warn(msg)
 }
 
 // query calls fn with each run a query selects (selectRun + where).
@@ -63,6 +108,11 @@ func (s *pgStore) query(op, where string, args []any, fn func(seq uint64, r Run)
 	names := map[string]string{}
 	for rows.Next() {
 		seq, r, err := scanRun(rows, names)
+		var bad *badRowError
+		if errors.As(err, &bad) {
+			s.bad.note(fmt.Sprintf("history database %s, repository %q: %s", s.display, s.repo, scrub(bad.Error(), s.secret)))
+			continue
+		}
 		if err != nil {
 			return s.fail(op, err)
 		}
@@ -151,6 +201,10 @@ func (s *pgStore) putTx(ctx context.Context, tx pgx.Tx, runs []Run, conflict fun
 	}
 	for rows.Next() {
 		_, r, err := scanRun(rows, nil)
+		var bad *badRowError
+		if errors.As(err, &bad) {
+			err = corruptf("%v", bad)
+		}
 		if err != nil {
 			rows.Close()
 			return 0, err
@@ -532,7 +586,8 @@ func (s *pgStore) Records() ([]Record, error) {
 	_, err = pgx.ForEachRow(rows, []any{&id, &line}, func() error {
 		r, err := ParseRecord([]byte(line))
 		if err != nil {
-			return corruptf("record %s of history database %s: %v", id, s.display, err)
+			s.bad.note(fmt.Sprintf("history database %s, repository %q: row %q of perfgate_records is no valid record, left out: %v", s.display, s.repo, id, scrub(err.Error(), s.secret)))
+			return nil
 		}
 		out = append(out, r)
 		return nil

@@ -56,6 +56,7 @@ type pgStore struct {
 	repo     string
 	readOnly bool
 	view     bool // a Scope of another pgStore: Close leaves the pool open
+	bad      *badRows
 	now      func() time.Time
 }
 
@@ -188,7 +189,7 @@ func openPool(cfg *pgxpool.Config, display, secret string, opts Options) (*pgSto
 		pool.Close()
 		return nil, connectError(display, secret, err)
 	}
-	return &pgStore{pool: pool, display: display, secret: secret, repo: opts.Repository, readOnly: opts.ReadOnly, now: time.Now}, nil
+	return &pgStore{pool: pool, display: display, secret: secret, repo: opts.Repository, readOnly: opts.ReadOnly, now: time.Now, bad: &badRows{warn: opts.Warn}}, nil
 }
 
 // connectError explains a failed connection: a refused login, a missing

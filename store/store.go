@@ -129,6 +129,11 @@ type Options struct {
 	// NoMigrate makes a PostgreSQL open fail (ErrNeedsMigration) rather
 	// than create or upgrade the schema: see Migrate.
 	NoMigrate bool
+	// Warn receives, once each, the rows of a PostgreSQL history that
+	// are left out because they are no valid run or record (a database
+	// is written by more hands than perfgate's); nil: they are left out
+	// silently.
+	Warn func(msg string)
 }
 
 // boltStore is an open bbolt history. Its methods are safe for concurrent use.

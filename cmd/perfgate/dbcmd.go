@@ -205,7 +205,8 @@ func openPostgres(c *cli.Context, repo *gitrepo.Repo, url string, readOnly bool)
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Open(url, store.Options{ReadOnly: readOnly, Timeout: timeout, Repository: repositoryName(c, repo)})
+	warn := func(msg string) { fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: %s\n", msg) }
+	s, err := store.Open(url, store.Options{ReadOnly: readOnly, Timeout: timeout, Repository: repositoryName(c, repo), Warn: warn})
 	if err != nil {
 		return nil, storeError(err)
 	}
