@@ -668,7 +668,8 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		if len(bv) > 0 {
 			cr.Baseline = num(robust.Median(bv))
 		}
-		c.noteDisagreement(sr, r.Metric, baseRuns, baseSHA)
+		c.noteDisagreement(sr, r.Metric, baseRuns, baseSHA, sideBaseline)
+		c.noteDisagreement(sr, r.Metric, pointers(sr.head), c.headSHA, sideHead)
 		if len(hv) == 0 {
 			cr.Verdict = Missing
 			cr.Reason = fmt.Sprintf("%s was measured at the baseline %s but is absent from head", r.Metric, shortSHA(baseSHA))
@@ -945,9 +946,7 @@ func (c *checker) warnings() []string {
 	if w := c.onRecordWarning(); w != "" {
 		out = append(out, w)
 	}
-	if w := c.disagreeWarning(); w != "" {
-		out = append(out, w)
-	}
+	out = append(out, c.disagreeWarnings()...)
 	if cut > 0 {
 		out = append(out, fmt.Sprintf("%s compared with the base branch's level since a change point, not with its whole window: the base branch itself moved",
 			plural(cut, "check was", "checks were")))
@@ -1028,4 +1027,13 @@ func (c *checker) onRecordWarning() string {
 	}
 	return fmt.Sprintf("%s of the base branch %s invalidated on record and not used as a baseline or in a window, which changes this verdict if they were sound: %s",
 		plural(len(runs), "run", "runs"), map[bool]string{true: "was", false: "were"}[len(runs) == 1], strings.Join(runs, "; "))
+}
+
+// pointers returns pointers to the elements of ss.
+func pointers(ss []Sample) []*Sample {
+	out := make([]*Sample, len(ss))
+	for i := range ss {
+		out[i] = &ss[i]
+	}
+	return out
 }

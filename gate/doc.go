@@ -132,7 +132,8 @@
 // leave the others out (AcceptanceApplies, InvalidationApplies) and list
 // them in the report. Runs at the baseline commit that disagree with each
 // other by more than a factor of two are a warning too (noteDisagreement):
-// the trace a forged or misplaced run leaves.
+// the trace a forged or misplaced run leaves; a zero or negative run
+// there is named too, not a reason to skip the comparison.
 //
 // # Statistics
 //

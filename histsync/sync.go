@@ -261,12 +261,15 @@ func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState,
 		// interrupted pull reads the same files again and finds them
 		// stored): a pull killed halfway pushes none of them back.
 		pulled := func() error {
-			if !hasBase {
-				return nil // no mark to extend: the next sync compares ids
-			}
 			now, err := st.LastSeq()
 			if err != nil {
 				return err
+			}
+			if err := s.notePulled(st, last+1, now); err != nil {
+				return err
+			}
+			if !hasBase {
+				return nil // no mark to extend: the next sync compares ids
 			}
 			m.addRange(last+1, now)
 			if err := s.saveMark(st, m); err != nil {
@@ -285,6 +288,9 @@ func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState,
 		now, err := st.LastSeq()
 		if err != nil {
 			return nil, fmt.Errorf("reading the history: %w", err)
+		}
+		if err := s.notePulled(st, last+1, now); err != nil {
+			return nil, err
 		}
 		m.addRange(last+1, now)
 		m.Tip, last = tip.String(), now

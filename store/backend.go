@@ -39,7 +39,13 @@ type backend interface {
 	hasRuns() (bool, error)
 	scope(repository string) (backend, error)
 	firstMeasured(limit int) ([]CommitTime, error)
+	commitSeqs(commit string) (map[string]uint64, error)
 }
+
+// CommitSeqs returns the sequence number of each run of a commit, by run
+// id: the order in which this history stored them (histsync tells by it
+// which runs a sync brought from the history branch).
+func (s *Store) CommitSeqs(commit string) (map[string]uint64, error) { return s.commitSeqs(commit) }
 
 // Store is an open history, in a bbolt file or in PostgreSQL (see Open).
 // Its methods are safe for concurrent use.

@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -61,9 +63,52 @@ func scanRun(row pgx.Row, names map[string]string) (uint64, Run, error) {
 	}
 	setRequests(&r, reqs)
 	if err := fillRun(&r, ns, metrics, labels, env, names); err != nil {
-		return 0, Run{}, corruptf("run %s: %v", r.ID, err)
+		return uint64(seq), Run{}, &badRowError{seq: seq, id: r.ID, err: err}
+	}
+	// A row is read as a line of the history branch is: validated, so
+	// that a run no perfgate would have stored (an empty commit, a
+	// control character in a name) never reaches a report.
+	if !isRunID(r.ID) {
+		return uint64(seq), Run{}, &badRowError{seq: seq, id: r.ID, err: fmt.Errorf("id %q is not a perfgate run id", r.ID)}
+	}
+	if err := validate(&r); err != nil {
+		return uint64(seq), Run{}, &badRowError{seq: seq, id: r.ID, err: err}
 	}
 	return uint64(seq), r, nil
+}
+
+// badRowError is a row of perfgate_runs that is no valid run.
+type badRowError struct {
+	seq int64
+	id  string
+	err error
+}
+
+func (e *badRowError) Error() string {
+	return fmt.Sprintf("row seq %d (id %q) of perfgate_runs is no valid run, left out: %v", e.seq, e.id, e.err)
+}
+
+// badRows says once each which rows were left out.
+type badRows struct {
+	warn func(string)
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (b *badRows) note(msg string) {
+	if b == nil || b.warn == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.seen[msg] {
+		return
+	}
+	if b.seen == nil {
+		b.seen = map[string]bool{}
+	}
+	b.seen[msg] = true
+	b.warn(msg)
 }
 
 // query calls fn with each run a query selects (selectRun + where).
@@ -77,6 +122,11 @@ func (s *pgStore) query(op, where string, args []any, fn func(seq uint64, r Run)
 	names := map[string]string{}
 	for rows.Next() {
 		seq, r, err := scanRun(rows, names)
+		var bad *badRowError
+		if errors.As(err, &bad) {
+			s.bad.note(fmt.Sprintf("history database %s, repository %q: %s", s.display, s.repo, scrub(bad.Error(), s.secret)))
+			continue
+		}
 		if err != nil {
 			return s.fail(op, err)
 		}
@@ -165,6 +215,10 @@ func (s *pgStore) putTx(ctx context.Context, tx pgx.Tx, runs []Run, conflict fun
 	}
 	for rows.Next() {
 		_, r, err := scanRun(rows, nil)
+		var bad *badRowError
+		if errors.As(err, &bad) {
+			err = corruptf("%v", bad)
+		}
 		if err != nil {
 			rows.Close()
 			return 0, err
@@ -237,6 +291,29 @@ func (s *pgStore) ByCommit(commit string) ([]Run, error) {
 	err := s.query("read runs", `WHERE repository = $1 AND commit = $2 ORDER BY time_ns, id COLLATE "C"`, []any{s.repo, commit},
 		func(_ uint64, r Run) error { runs = append(runs, r); return nil })
 	return runs, err
+}
+
+// commitSeqs returns the sequence number of every run of a commit, by
+// run id.
+func (s *pgStore) commitSeqs(commit string) (map[string]uint64, error) {
+	if err := checkCommits([]string{commit}); err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	rows, err := s.pool.Query(context.Background(), `SELECT id, seq FROM perfgate_runs WHERE repository = $1 AND commit = $2`, s.repo, commit)
+	if err != nil {
+		return nil, s.fail("read runs", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return nil, s.fail("read runs", err)
+		}
+		out[id] = uint64(seq)
+	}
+	return out, s.fail("read runs", rows.Err())
 }
 
 // ByCommits returns the runs of each commit that has any, in time order.
@@ -523,7 +600,8 @@ func (s *pgStore) Records() ([]Record, error) {
 	_, err = pgx.ForEachRow(rows, []any{&id, &line}, func() error {
 		r, err := ParseRecord([]byte(line))
 		if err != nil {
-			return corruptf("record %s of history database %s: %v", id, s.display, err)
+			s.bad.note(fmt.Sprintf("history database %s, repository %q: row %q of perfgate_records is no valid record, left out: %v", s.display, s.repo, id, scrub(err.Error(), s.secret)))
+			return nil
 		}
 		out = append(out, r)
 		return nil

@@ -68,6 +68,22 @@ func TestPostgresBadURL(t *testing.T) {
 	}
 }
 
+// The client key's password (sslpassword=) is a secret too: an invalid
+// URL's message names the database without it (issue 34).
+func TestPostgresBadURLKeyPassword(t *testing.T) {
+	for _, raw := range []string{
+		"postgres://alice@127.0.0.1:notaport/db?sslpassword=" + testPassword,
+		"postgres://alice@127.0.0.1:notaport/db?sslmode=require&sslpassword=" + url.QueryEscape(testPassword+" &x"),
+		"postgres://alice:" + testPassword + "x@127.0.0.1:notaport/db?sslpassword=" + testPassword,
+	} {
+		_, err := Open(raw, Options{})
+		if !errors.Is(err, ErrBadInput) {
+			t.Fatalf("Open of %q: %v, want ErrBadInput", raw, err)
+		}
+		assertNoSecret(t, "the error", err.Error(), testPassword)
+	}
+}
+
 func TestPostgresBadLogin(t *testing.T) {
 	u, err := url.Parse(pgtest.URL(t))
 	if err != nil {

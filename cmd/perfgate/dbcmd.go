@@ -202,8 +202,9 @@ func redactDB(path string) string {
 		u.User = url.User(u.User.Username())
 	}
 	q := u.Query()
-	if q.Has("password") {
+	if q.Has("password") || q.Has("sslpassword") {
 		q.Del("password")
+		q.Del("sslpassword")
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
@@ -339,7 +340,8 @@ func openPostgres(c *cli.Context, repo *gitrepo.Repo, url string, readOnly bool)
 		return nil, err
 	}
 	name, source := repositoryIdentity(c, repo)
-	s, err := store.Open(url, store.Options{ReadOnly: readOnly, Timeout: timeout, Repository: name, NoEnvCredentials: fromUntrustedRules(c, repo)})
+	warn := func(msg string) { fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: %s\n", msg) }
+	s, err := store.Open(url, store.Options{ReadOnly: readOnly, Timeout: timeout, Repository: name, NoEnvCredentials: fromUntrustedRules(c, repo), Warn: warn})
 	if err != nil {
 		return nil, storeError(err)
 	}

@@ -63,6 +63,7 @@ type history struct {
 	acceptedRecord []string             // the record id of each of accepted
 	arrived        map[string]time.Time // record id -> when it arrived on the history branch
 	accepted       []gate.Acceptance
+	leaveOut       map[string]bool // run ids not used (runs at head from the branch, see headRunsFromBranch)
 }
 
 func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
@@ -78,9 +79,14 @@ func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
 		if len(rs) == 0 {
 			continue
 		}
-		ss := make([]gate.Sample, len(rs))
-		for i, r := range rs {
-			ss[i] = h.toSample(r)
+		ss := make([]gate.Sample, 0, len(rs))
+		for _, r := range rs {
+			if !h.leaveOut[r.ID] {
+				ss = append(ss, h.toSample(r))
+			}
+		}
+		if len(ss) == 0 {
+			continue
 		}
 		out[c] = ss
 	}
@@ -488,6 +494,7 @@ func checkCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "rules-from", Value: "worktree", EnvVars: []string{"PERFGATE_RULES_FROM"}, Usage: "where the rules file is read: `worktree` (as checked out, the default) or base (as committed at the merge-base with the base branch, so a pull request cannot widen its own gate)"},
 			&cli.StringFlag{Name: "accept-label", Usage: "pull request `LABEL` that accepts its performance changes: when the pull request carries it (in Actions read from the pull request event, and nothing is accepted on other events; outside Actions, giving it is enough), failing checks show \"accepted by ...\" and do not fail"},
 			&cli.StringFlag{Name: "site-url", EnvVars: []string{"PERFGATE_SITE_URL"}, Usage: "`URL` where perfgate site publishes the history: the markdown report links each check that did not pass to its chart (site_url in the rules file)"},
+			headRunsFlag(),
 		}, append(reportFlags(), githubFlags()...)...),
 		Action: func(c *cli.Context) error {
 			repo, cfg, err := openRepoConfig(c)
@@ -538,7 +545,12 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 	if cfg, err = rulesFrom(c, repo, cfg, head, base); err != nil {
 		return nil, err
 	}
+	mode, err := headRunsMode(c, e)
+	if err != nil {
+		return nil, err
+	}
 	var rep *gate.Report
+	var fromBranch string // the warning about head's runs from the branch
 	err = withHistory(c, repo, func(h history) error {
 		if err := h.flagLate(base, shortRef(ref, baseName)); err != nil {
 			return err
@@ -551,6 +563,11 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		}
 		untrusted := append(mismatch, h.applyTrust(cfg.Trust, prLabels(e))...)
 		h.showVia = true
+		if w, err := headRunsFromBranch(mode, repo, &h, head); err != nil {
+			return err
+		} else if w != "" {
+			untrusted, fromBranch = append(untrusted, w), w
+		}
 		opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg, Accepted: h.accepted}
 		if la, err := labelAcceptance(c, e, repo, head); err != nil {
 			return err
@@ -578,6 +595,9 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 	if errors.Is(err, gate.ErrNoResults) {
 		// The commit checked has no results in the history (measure it,
 		// or sync): the environment's state, not a mistake typed (3).
+		if fromBranch != "" {
+			err = fmt.Errorf("%w; %s", err, fromBranch)
+		}
 		return nil, envError(err)
 	}
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfgate/perfgate/ingest"
+	"github.com/perfgate/perfgate/internal/inert"
 	"github.com/perfgate/perfgate/metric"
 	"github.com/perfgate/perfgate/slo"
 )
@@ -188,9 +189,9 @@ func writeResultsText(w io.Writer, results []ingest.Result) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		title := fmt.Sprintf("%s:%d  %s", r.File, r.Line, r.Format)
+		title := fmt.Sprintf("%s:%d  %s", shown(r.File), r.Line, r.Format)
 		if r.Name != "" {
-			title += "  " + r.Name
+			title += "  " + shown(r.Name)
 		}
 		fmt.Fprintln(w, title)
 		if len(r.Labels) > 0 {
@@ -201,12 +202,12 @@ func writeResultsText(w io.Writer, results []ingest.Result) {
 			sort.Strings(keys)
 			parts := make([]string, len(keys))
 			for j, k := range keys {
-				parts[j] = k + "=" + r.Labels[k]
+				parts[j] = shown(k) + "=" + shown(r.Labels[k])
 			}
 			fmt.Fprintln(w, "  labels: "+strings.Join(parts, " "))
 		}
 		if r.Invalid != "" {
-			fmt.Fprintln(w, "  invalid: "+r.Invalid)
+			fmt.Fprintln(w, "  invalid: "+shown(r.Invalid))
 		}
 		if s := r.Requests; s != nil {
 			fmt.Fprintf(w, "  requests: %d completed, %d failed; their latencies are summarised for goodput at any SLO (--slo)\n", s.Requests, s.Failed)
@@ -220,9 +221,16 @@ func writeResultsText(w io.Writer, results []ingest.Result) {
 			vw = max(vw, len(vals[j]))
 		}
 		for j, name := range names {
-			fmt.Fprintf(w, "  %-*s  %*s  %s\n", lw, metric.Get(name).Label, vw, vals[j], name)
+			fmt.Fprintf(w, "  %-*s  %*s  %s\n", lw, shown(metric.Get(name).Label), vw, vals[j], shown(name))
 		}
 	}
+}
+
+// shown is a value read from a benchmark file as one line of inert text:
+// a name or label holding an escape sequence or a newline and
+// "::error::" is printed, not acted on by a terminal or a CI log.
+func shown(s string) string {
+	return inert.Line(s, 4096)
 }
 
 // sortedMetricNames orders metrics the way vLLM prints them: counts and
