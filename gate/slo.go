@@ -90,6 +90,10 @@ func sloFor(slos []SLO, bench string) (SLO, bool) {
 	return SLO{}, false
 }
 
+// SLOFor is sloFor for the commands that compute goodput at ingest from
+// the rules file's slo: (ingest without --slo).
+func SLOFor(slos []SLO, bench string) (SLO, bool) { return sloFor(slos, bench) }
+
 var (
 	sloKeys      = []string{"ttft_ms", "tpot_ms", "itl_ms", "e2el_ms", "percentile", "attainment", "benchmarks"}
 	sloBenchKeys = []string{"ttft_ms", "tpot_ms", "itl_ms", "e2el_ms", "percentile", "attainment"}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/ingest"
 	"github.com/perfgate/perfgate/internal/inert"
 	"github.com/perfgate/perfgate/metric"
@@ -107,8 +108,42 @@ func readOptions(c *cli.Context) (ingest.Options, error) {
 			return ingest.Options{}, usageErrorf("--slo: %v", err)
 		}
 		opts.SLO = &o
+		return opts, nil
 	}
+	o, err := rulesObjective(c)
+	if err != nil {
+		return ingest.Options{}, err
+	}
+	opts.SLO = o
 	return opts, nil
+}
+
+// rulesObjective is the objective of the rules file's slo: that applies
+// to --name (its per-benchmark entry, else the global one), so that
+// ingest computes goodput and attainment for the SLO the gate uses
+// without --slo; nil when there is none, or outside a checkout.
+func rulesObjective(c *cli.Context) (*slo.Objective, error) {
+	if !hasFlag(c, "name") {
+		return nil, nil // parse: only --slo
+	}
+	repo, err := openRepo(c)
+	if err != nil {
+		return nil, nil // not a checkout: ingest says so itself
+	}
+	defer repo.Close()
+	cfg, err := loadConfig(c, repo)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := gate.SLOFor(cfg.SLOs, c.String("name"))
+	if !ok {
+		return nil, nil
+	}
+	o := slo.Objective{TTFTms: s.TTFTMs, TPOTms: s.TPOTMs, E2ELms: s.E2ELMs}
+	if o.IsZero() {
+		return nil, nil
+	}
+	return &o, nil
 }
 
 // parseSize reads a byte count: digits with an optional unit B, KiB, MiB,
