@@ -366,6 +366,9 @@
 // inconclusive at z about 2.75-3.4 because a 2-sigma residual of the
 // window fed the tail model; 84.9% after a 15% step on main), and 0.4%
 // are blamed for a 15% step on main six commits before the merge-base.
+// With five runs on every main commit and five at head, 0.0% of unchanged
+// PRs fail and 92.3% of 10% regressions are caught (0.5% and 88.2% by
+// the shift test against the baseline commit's five runs before).
 // A gate that knew the noise was normal would catch about 99% at 2%
 // false alarms; what binds is the one-run ceiling on real histories,
 // whose heavy tails often look normal in 20 values: failing one run at z
