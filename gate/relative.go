@@ -279,7 +279,7 @@ func (c *checker) bandCheck(rc *relCheck) {
 	// A window measured several times a commit also shows its single
 	// runs: a slow mode a commit's median hides (a minority of its runs)
 	// may hold most of head's runs. Their tail is weighed as well.
-	runTail := func(float64) float64 { return 0 }
+	var runTail *tailModel
 	if len(rc.hv) >= minRepeats && repeatedWindow(rc.ks, len(rc.hv)) {
 		rr := runResiduals(lx[lead:], rc.runs[lead:], shiftStarts(longSegments(starts, len(lx)), lead))
 		ru := math.Max(pooledScale([][]float64{rr}), q)
@@ -289,7 +289,7 @@ func (c *checker) bandCheck(rc *relCheck) {
 		}
 		rt := newTailModel(rc, rr, ru, re)
 		rt.runs, rt.session = len(rc.hv), rho
-		runTail = rt.p
+		runTail = &rt
 	}
 
 	lh := math.Log(rc.cur)
@@ -307,11 +307,14 @@ func (c *checker) bandCheck(rc *relCheck) {
 		worse, better := rc.beyond(rc.cur / ref.raw)
 		o := outcome{z: z, ref: ref}
 		switch {
-		case worse && z > failZ(len(rc.hv), light) && tm.p(d) < tailAlpha && runTail(d) < tailAlpha:
+		case worse && z > failZ(len(rc.hv), light) && tm.p(d) < tailAlpha && (runTail == nil || runTail.p(d) < tailAlpha):
 			o.v = Fail
 		case worse && z > zCritical:
 			o.v = Inconclusive
 			o.reason = tm.reason(d, len(rc.hv))
+			if runTail != nil && tm.p(d) < tailAlpha && runTail.p(d) >= tailAlpha {
+				o.reason = runTail.reason(d, len(rc.hv)) // the single runs held it back
+			}
 			if len(rc.hv) < minRepeats {
 				cr.RunsToDecide = minRepeats
 			}
