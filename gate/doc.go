@@ -233,10 +233,11 @@
 //     1.42%-1.79% weighed per series): their tails show as single
 //     residuals of 2.5-3.5 units that a normal window has too.
 //     With repeated runs on every commit of the window, the window's
-//     single runs (their deviations from their segment's level) are
-//     weighed by a second tail model in the same way, with head's runs
-//     and the session share: a slow mode that a commit's median hides
-//     (django's runners) may hold most of head's five runs.
+//     single runs (their deviations from their segment's level) go
+//     through the tail test too, and when they fail it they are weighed
+//     by a second tail model in the same way, with head's runs and the
+//     session share: a slow mode that a commit's median hides (django's
+//     runners) may hold most of head's five runs.
 //     Several runs at head (against a baseline measured once) are one
 //     session: their median shrinks their own spread w, never the
 //     sessions' tau that the window's noise holds beyond it (sigma^2 =
@@ -314,11 +315,11 @@
 //	  caught, one-level   80.1% / 88.0% (91%)         83.8% / 89.7% (93%)
 //	  caught, two-level   30.4% /  7.4% (408%)        59.9% / 11.1% (538%)
 //	five runs a side, five a main commit
-//	  false alarms        0.30% / 1.12%               0.49% / 0.57%
-//	    one-level         0.42% / 0.79%               0.66% / 0.33%
+//	  false alarms        0.33% / 1.12%               0.57% / 0.57%
+//	    one-level         0.48% / 0.79%               0.76% / 0.33%
 //	    two-level         0.17% / 1.47%               0.00% / 1.31%
-//	  caught, one-level   76.3% / 84.0% (91%)         80.0% / 85.8% (93%)
-//	  caught, two-level   35.7% / 11.1% (324%)        66.3% /  8.3% (796%)
+//	  caught, one-level   76.9% / 84.0% (92%)         80.4% / 85.8% (94%)
+//	  caught, two-level   35.8% / 11.1% (324%)        66.3% /  8.3% (796%)
 //
 // Five runs a main commit were judged by the shift test against the
 // baseline commit's five runs before: 3.03% and 1.64% false alarms (4.23%
@@ -326,8 +327,9 @@
 // on one-level ones. Against the window's level (case 2) the false alarms
 // left were two-level heads whose five runs all fell in a slow block the
 // window's medians hid (1.16-1.31% one-level, 1.96-3.39% two-level);
-// weighing the window's single runs brings them to 0.3-0.5% for 91-93% of
-// the oracle's catch, the frontier at the 1% ceiling here.
+// weighing the window's single runs when they show a heavy tail brings
+// them to 0.3-0.6% for 92-94% of the oracle's catch (weighing them always:
+// 0.3-0.5% for 91-93%).
 //
 // Costs in runs: one run per PR is the rows above; --repeat 5 five;
 // --repeat auto 2.9 per unchanged PR and 4.0 per 10% regression, with the
@@ -366,8 +368,8 @@
 // inconclusive at z about 2.75-3.4 because a 2-sigma residual of the
 // window fed the tail model; 84.9% after a 15% step on main), and 0.4%
 // are blamed for a 15% step on main six commits before the merge-base.
-// With five runs on every main commit and five at head, 0.0% of unchanged
-// PRs fail and 92.3% of 10% regressions are caught (0.5% and 88.2% by
+// With five runs on every main commit and five at head, 0.1% of unchanged
+// PRs fail and 94.8% of 10% regressions are caught (0.5% and 88.2% by
 // the shift test against the baseline commit's five runs before).
 // A gate that knew the noise was normal would catch about 99% at 2%
 // false alarms; what binds is the one-run ceiling on real histories,

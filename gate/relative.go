@@ -283,13 +283,11 @@ func (c *checker) bandCheck(rc *relCheck) {
 	if len(rc.hv) >= minRepeats && repeatedWindow(rc.ks, len(rc.hv)) {
 		rr := runResiduals(lx[lead:], rc.runs[lead:], shiftStarts(longSegments(starts, len(lx)), lead))
 		ru := math.Max(pooledScale([][]float64{rr}), q)
-		re := tailEdge
-		if lightTailed(rr, ru) {
-			re = lightEdge
+		if !lightTailed(rr, ru) {
+			rt := newTailModel(rc, rr, ru, tailEdge)
+			rt.runs, rt.session = len(rc.hv), rho
+			runTail = &rt
 		}
-		rt := newTailModel(rc, rr, ru, re)
-		rt.runs, rt.session = len(rc.hv), rho
-		runTail = &rt
 	}
 
 	lh := math.Log(rc.cur)
