@@ -278,7 +278,8 @@ func (c *checker) bandCheck(rc *relCheck) {
 	tm.runs, tm.session = len(rc.hv), rho
 	// A window measured several times a commit also shows its single
 	// runs: a slow mode a commit's median hides (a minority of its runs)
-	// may hold most of head's runs. Their tail is weighed as well.
+	// may hold most of head's runs. When they fail the tail test
+	// themselves, their tail is weighed as well.
 	var runTail *tailModel
 	if len(rc.hv) >= minRepeats && repeatedWindow(rc.ks, len(rc.hv)) {
 		rr := runResiduals(lx[lead:], rc.runs[lead:], shiftStarts(longSegments(starts, len(lx)), lead))
