@@ -69,7 +69,7 @@ func TestRealNoiseDisagreeRate(t *testing.T) {
 	series := loadRealNoise(t)
 	trials, warned := 0, 0
 	for _, s := range series {
-		for _, pos := range s.pick(perStretch, 3) {
+		for _, pos := range s.pick(perStretch, rnMode{3, 1}) {
 			k, start := pos[0], pos[1]
 			lo := max(start, k-3-20)
 			repo := newFakeRepo()
