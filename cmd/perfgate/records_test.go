@@ -278,3 +278,28 @@ func TestRunsGolden(t *testing.T) {
 		golden(t, "runs."+o, stdout) // git's fixed dates and identity make the commit ids stable
 	}
 }
+
+// TestAcceptSeveralMetrics: every --metric given is accepted (not only
+// the last), and --all-metrics accepts each metric of the benchmark at
+// the commit.
+func TestAcceptSeveralMetrics(t *testing.T) {
+	repo := gitRepo(t)
+	setUser(t, repo)
+	mainHistory(t, repo, 2)
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "accept", "--benchmark", "serving", "--metric", "mean_ttft_ms", "--metric", "output_throughput", "--reason", "new default")
+	if code != 0 || !strings.Contains(stdout, "accepted mean_ttft_ms of serving") || !strings.Contains(stdout, "accepted output_throughput of serving") {
+		t.Fatalf("accept two metrics: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "accept", "--benchmark", "serving", "--all-metrics", "--commit", "HEAD~1", "--reason", "new default", "-o", "json")
+	if code != 0 || strings.Count(stdout, `"kind":"accept"`) != 4 {
+		t.Fatalf("accept --all-metrics: exit %d, want 4 records\n%s%s", code, stdout, stderr)
+	}
+	for _, m := range []string{"mean_ttft_ms", "output_throughput", "completed", "failed"} {
+		if !strings.Contains(stdout, `"metric":"`+m+`"`) {
+			t.Errorf("accept --all-metrics did not accept %s:\n%s", m, stdout)
+		}
+	}
+	if _, stderr, code = runCLI(t, "", "--repo", repo, "accept", "--benchmark", "serving", "--all-metrics", "--metric", "mean_ttft_ms", "--reason", "x"); code != 2 || !strings.Contains(stderr, "--all-metrics") {
+		t.Errorf("--metric with --all-metrics: exit %d\n%s", code, stderr)
+	}
+}

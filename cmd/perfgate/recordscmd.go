@@ -237,7 +237,8 @@ func acceptCommand(e *env) *cli.Command {
 			"its issue. Who: $GITHUB_ACTOR in GitHub Actions, else git's user.name and user.email.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "benchmark", Aliases: []string{"name"}, Usage: "benchmark `NAME` (as stored; perfgate runs lists them)"},
-			&cli.StringFlag{Name: "metric", Usage: "`METRIC`, by canonical name or label (e.g. mean_ttft_ms, \"Mean TTFT\")"},
+			&cli.StringSliceFlag{Name: "metric", Usage: "`METRIC`, by canonical name or label (e.g. mean_ttft_ms, \"Mean TTFT\"); repeat it to accept several"},
+			&cli.BoolFlag{Name: "all-metrics", Usage: "accept every metric the benchmark's runs at the commit report (all metrics of one change, as watch lists them)"},
 			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit whose change is accepted (any `REV`)"},
 			reasonFlag("the change is intended"),
 			outputFlag("text", "json"),
@@ -254,8 +255,12 @@ func acceptCommand(e *env) *cli.Command {
 			if bench == "" {
 				return usageErrorf("accept: --benchmark is required, e.g. --benchmark serving (perfgate runs lists the benchmarks)")
 			}
-			if c.String("metric") == "" {
-				return usageErrorf("accept: --metric is required, e.g. --metric mean_ttft_ms")
+			metrics, all := c.StringSlice("metric"), c.Bool("all-metrics")
+			switch {
+			case len(metrics) == 0 && !all:
+				return usageErrorf("accept: --metric is required, e.g. --metric mean_ttft_ms (repeat it for several, or --all-metrics for every metric of the benchmark at the commit)")
+			case len(metrics) > 0 && all:
+				return usageErrorf("accept: --metric and --all-metrics together: give one (--all-metrics accepts every metric of the benchmark at the commit)")
 			}
 			reason, err := checkReason(c, "trade TTFT for throughput (#123)")
 			if err != nil {
@@ -293,20 +298,37 @@ func acceptCommand(e *env) *cli.Command {
 				}
 				return usageErrorf("--benchmark %q: no such benchmark in the history %s; %s", bench, displayPath(st.Path()), hint)
 			}
-			name, err := acceptedMetric(st, bench, c.String("metric"))
-			if err != nil {
-				return err
+			var names []string
+			if all {
+				if names, err = metricsAt(st, bench, commit); err != nil {
+					return err
+				}
+				if len(names) == 0 {
+					return usageErrorf("--all-metrics: benchmark %s has no run at %s: name the commit watch reports the change at with --commit (perfgate runs --benchmark %s lists its commits)", bench, repo.Short(commit), bench)
+				}
 			}
-			rec := store.Record{Kind: store.RecordAccept, Commit: commit, Benchmark: bench, Metric: name, Reason: reason, By: by}
-			recs := []store.Record{rec}
+			for _, m := range metrics {
+				name, err := acceptedMetric(st, bench, m)
+				if err != nil {
+					return err
+				}
+				if !slices.Contains(names, name) {
+					names = append(names, name)
+				}
+			}
+			recs := make([]store.Record, len(names))
+			for i, name := range names {
+				recs[i] = store.Record{Kind: store.RecordAccept, Commit: commit, Benchmark: bench, Metric: name, Reason: reason, By: by}
+			}
 			if _, err := st.PutRecords(recs); err != nil {
 				return storeError(err)
 			}
-			rec = recs[0]
 			if out == "json" {
-				return writeRecordJSON(e, rec)
+				return writeRecordJSON(e, recs...)
 			}
-			fmt.Fprintf(e.stdout, "accepted %s of %s at %s, by %s: %s\n", name, bench, repo.Short(commit), by, reason)
+			for _, name := range names {
+				fmt.Fprintf(e.stdout, "accepted %s of %s at %s, by %s: %s\n", name, bench, repo.Short(commit), by, reason)
+			}
 			fmt.Fprintln(e.stderr, "perfgate: recorded in the history; perfgate sync shares it")
 			return nil
 		},
@@ -341,6 +363,30 @@ func acceptedMetric(st *store.Store, bench, m string) (string, error) {
 }
 
 var errStop = fmt.Errorf("stop")
+
+// metricsAt lists, sorted, the metrics the benchmark's valid runs at the
+// commit report: what accept --all-metrics accepts.
+func metricsAt(st *store.Store, bench, commit string) ([]string, error) {
+	runs, err := st.ByCommit(commit)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if r.Benchmark != bench {
+			continue
+		}
+		for m := range r.Metrics {
+			seen[m] = true
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for m := range seen {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	return names, nil
+}
 
 func writeRecordJSON(e *env, recs ...store.Record) error {
 	var b []byte
