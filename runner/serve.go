@@ -445,7 +445,7 @@ func (srv *Server) Warm(ctx context.Context, client Command) error {
 			return err
 		}
 		if out.ExitCode != 0 {
-			return &WarmupError{Program: client.Argv[0], Rep: i, N: s.Warmup, Where: srv.where, Output: out}
+			return &WarmupError{Program: ProgramName(client.Argv), Rep: i, N: s.Warmup, Where: srv.where, Output: out}
 		}
 	}
 	return nil
