@@ -320,3 +320,27 @@ func TestIncompleteNotRun(t *testing.T) {
 		t.Errorf("Incomplete = %q, want %q", inc.Error(), want)
 	}
 }
+
+// TestServeReadyNotFound: a ready URL the server answers with 404 on
+// every probe ends the wait once the grace passes, saying the path is
+// probably wrong, instead of waiting out --ready-timeout.
+func TestServeReadyNotFound(t *testing.T) {
+	f := newFake(t, "1ms")
+	s := f.serve(t, "")
+	s.Ready = "http://127.0.0.1:$PERFGATE_PORT/no-such-path"
+	s.NotFoundGrace = 300 * time.Millisecond
+	srv, err := s.Begin(context.Background(), f.dir, nil, f.client(t), "")
+	srv.Stop()
+	var se *ServerError
+	if !errors.As(err, &se) {
+		t.Fatalf("Begin = %T %v, want a *ServerError", err, err)
+	}
+	for _, w := range []string{"HTTP 404", `the path of --ready "http://127.0.0.1:$PERFGATE_PORT/no-such-path" is probably wrong`} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not say %q:\n%v", w, err)
+		}
+	}
+	if strings.Contains(err.Error(), "raise --ready-timeout") {
+		t.Errorf("a wrong path advised raising the timeout:\n%v", err)
+	}
+}
