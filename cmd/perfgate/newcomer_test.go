@@ -59,6 +59,20 @@ func TestMeasuredThenCommitted(t *testing.T) {
 			if _, stderr, code = runCLI(t, "", "--repo", repo, "compare", "main", "HEAD"); code != 0 {
 				t.Errorf("compare: exit %d\n%s", code, stderr)
 			}
+			// runs --commit HEAD lists the runs check counts, marked.
+			head := git(t, repo, "rev-parse", "HEAD")
+			rj := listRuns(t, repo, "--commit", "HEAD")
+			if len(rj.Runs) != 3 {
+				t.Fatalf("runs --commit HEAD: %d runs, want the 3 measured before the commit: %+v", len(rj.Runs), rj.Runs)
+			}
+			for _, r := range rj.Runs {
+				if r.Commit != parent || r.ForCommit != head || strings.Join(r.Flags, ",") != "dirty,before-commit" {
+					t.Errorf("runs --commit HEAD: %+v, want commit %s for %s flagged dirty,before-commit", r, parent, head)
+				}
+			}
+			if stdout, _, _ := runCLI(t, "", "--repo", repo, "runs", "--commit", "HEAD"); !strings.Contains(stdout, "dirty,before-commit (of "+head[:12]+")") {
+				t.Errorf("runs --commit HEAD text:\n%s", stdout)
+			}
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 type runsJSON struct {
 	Runs []struct {
 		ID, Commit, Benchmark, Testbed, Time, Invalid string
+		ForCommit                                     string `json:"for_commit"`
 		Flags                                         []string
 	} `json:"runs"`
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/perfgate/perfgate/internal/inert"
 	"github.com/perfgate/perfgate/internal/suggest"
 	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -499,6 +500,27 @@ type runRow struct {
 	Labels    map[string]string `json:"labels,omitempty"`
 	Flags     []string          `json:"flags"`
 	Invalid   string            `json:"invalid,omitempty"`
+	// ForCommit is the commit a run flagged before-commit measured: a
+	// dirty run at its parent on a working tree that held exactly the
+	// commit's files, which check counts as the commit's.
+	ForCommit string `json:"for_commit,omitempty"`
+}
+
+// measuredBefore returns the dirty runs at commit's first parent that
+// measured its files before it was made (runner.MeasuredBefore), oldest
+// first; none when the commit cannot be read.
+func measuredBefore(s *store.Store, repo *gitrepo.Repo, commit string) ([]store.Run, error) {
+	parent, states, err := repo.CommitStates(commit)
+	if err != nil || parent == "" || len(states) == 0 {
+		return nil, nil
+	}
+	prs, err := s.ByCommit(parent)
+	if err != nil {
+		return nil, err
+	}
+	out := runner.MeasuredBefore(prs, states)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out, nil
 }
 
 func runsCommand(e *env) *cli.Command {
@@ -506,6 +528,8 @@ func runsCommand(e *env) *cli.Command {
 		Name:  "runs",
 		Usage: "list the stored runs: id, commit, benchmark, testbed, labels, time, flags (dirty, invalid)",
 		Description: "Oldest first. FLAGS: dirty (measured on uncommitted changes, never pushed nor a baseline),\n" +
+			"before-commit (with --commit: a dirty run at its parent on a tree holding exactly the commit's files,\n" +
+			"which check counts as the commit's; listed after the commit's own runs),\n" +
 			"invalid (its own results were invalid, or perfgate invalidate marked it; never a baseline).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "benchmark", Aliases: []string{"name"}, Usage: "only benchmarks matching `GLOB`, e.g. 'serving-*'"},
@@ -568,7 +592,7 @@ func runsCommand(e *env) *cli.Command {
 				if h.s == nil {
 					return nil
 				}
-				return h.s.Each(f, func(r store.Run) error {
+				add := func(r store.Run, forCommit string) error {
 					if glob != "" {
 						if ok, _ := path.Match(glob, r.Benchmark); !ok {
 							return nil
@@ -579,9 +603,12 @@ func runsCommand(e *env) *cli.Command {
 							return nil
 						}
 					}
-					row := runRow{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Testbed: r.Testbed, Time: r.Time.UTC(), Labels: r.Labels, Flags: []string{}}
+					row := runRow{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Testbed: r.Testbed, Time: r.Time.UTC(), Labels: r.Labels, Flags: []string{}, ForCommit: forCommit}
 					if r.Dirty {
 						row.Flags = append(row.Flags, "dirty")
+					}
+					if forCommit != "" {
+						row.Flags = append(row.Flags, "before-commit")
 					}
 					if s := h.toSample(r); s.Invalid != "" {
 						row.Flags = append(row.Flags, "invalid")
@@ -589,7 +616,20 @@ func runsCommand(e *env) *cli.Command {
 					}
 					rows = append(rows, row)
 					return nil
-				})
+				}
+				if err := h.s.Each(f, func(r store.Run) error { return add(r, "") }); err != nil {
+					return err
+				}
+				if f.Commit == "" {
+					return nil
+				}
+				before, err := measuredBefore(h.s, repo, f.Commit)
+				for _, r := range before {
+					if (f.Since.IsZero() || !r.Time.Before(f.Since)) && (f.Until.IsZero() || r.Time.Before(f.Until)) {
+						add(r, f.Commit)
+					}
+				}
+				return err
 			})
 			if err != nil {
 				return storeError(err)
@@ -613,6 +653,9 @@ func runsCommand(e *env) *cli.Command {
 				flags := strings.Join(r.Flags, ",")
 				if flags == "" {
 					flags = "-"
+				}
+				if r.ForCommit != "" {
+					flags += " (of " + r.ForCommit[:12] + ")"
 				}
 				if r.Invalid != "" {
 					flags += " (" + r.Invalid + ")"
