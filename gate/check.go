@@ -558,7 +558,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		baseSHA = c.w.commits[sr.baseIdx].SHA
 	}
 	mk := func(r Rule, name string) CheckResult {
-		cr := CheckResult{Benchmark: sr.bench, Labels: sr.labels, Metric: name, Label: metric.Get(name).Label, Rule: r.String(), Origin: r.Origin}
+		cr := CheckResult{Benchmark: sr.bench, Labels: sr.labels, Testbed: sr.testbed, Metric: name, Label: metric.Get(name).Label, Rule: r.String(), Origin: r.Origin}
 		if baseSHA != "" {
 			d := sr.baseIdx
 			cr.BaselineCommit, cr.Distance = baseSHA, &d
@@ -776,7 +776,7 @@ func (c *checker) missing(primary int, byKey map[string]*series) {
 		runs := groups[key]
 		s0 := runs[0]
 		labels := c.id.labels(s0.Labels)
-		cr := CheckResult{Benchmark: s0.Benchmark, Labels: labels, Verdict: Missing, BaselineCommit: sha, Distance: &primary,
+		cr := CheckResult{Benchmark: s0.Benchmark, Labels: labels, Testbed: c.id.testbed(s0), Verdict: Missing, BaselineCommit: sha, Distance: &primary,
 			Rule: "benchmark present", Origin: "coverage", Samples: SampleCounts{Baseline: len(runs)}}
 		var gated []string
 		for ri, r := range c.rules {

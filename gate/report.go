@@ -104,8 +104,11 @@ type Summary struct {
 type CheckResult struct {
 	Benchmark string            `json:"benchmark"`
 	Labels    map[string]string `json:"labels,omitempty"` // identity labels of the series
-	Metric    string            `json:"metric"`
-	Label     string            `json:"label"` // the metric's display label
+	// Testbed is the series' testbed ("" when not recorded); the tables
+	// show it in a column when the report's checks have more than one.
+	Testbed string `json:"testbed,omitempty"`
+	Metric  string `json:"metric"`
+	Label   string `json:"label"` // the metric's display label
 	Rule      string            `json:"rule"`
 	Origin    string            `json:"origin,omitempty"` // where the rule came from
 	Verdict   Verdict           `json:"verdict"`
