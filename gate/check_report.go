@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"sort"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/mdtext"

@@ -104,11 +104,8 @@ type Summary struct {
 type CheckResult struct {
 	Benchmark string            `json:"benchmark"`
 	Labels    map[string]string `json:"labels,omitempty"` // identity labels of the series
-	// Testbed is the series' testbed ("" when not recorded); the tables
-	// show it in a column when the report's checks have more than one.
-	Testbed string `json:"testbed,omitempty"`
-	Metric  string `json:"metric"`
-	Label   string `json:"label"` // the metric's display label
+	Metric    string            `json:"metric"`
+	Label     string            `json:"label"` // the metric's display label
 	Rule      string            `json:"rule"`
 	Origin    string            `json:"origin,omitempty"` // where the rule came from
 	Verdict   Verdict           `json:"verdict"`
@@ -139,6 +136,9 @@ type CheckResult struct {
 	// Resolution is the smallest regression the check can see with the
 	// noise it measured (relative rules decided on a noise estimate).
 	Resolution *Resolution `json:"resolution,omitempty"`
+	// Testbed is the series' testbed ("" when not recorded); the tables
+	// show it in a column when the report's checks have more than one.
+	Testbed string `json:"testbed,omitempty"`
 
 	limit  float64
 	worse  bool // beyond the threshold in the bad direction
