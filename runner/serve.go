@@ -45,6 +45,8 @@ const (
 	FactServer     = "serve_server"        // the --server command line
 	FactReady      = "serve_ready_seconds" // the server's time to ready
 	FactServerExit = "serve_server_exit"   // how the server ended, when it died during the run
+	FactReadyURL   = "serve_ready"         // the --ready URL, as given ($PERFGATE_PORT unexpanded)
+	FactReadyLog   = "serve_ready_log"     // the --ready-log pattern
 )
 
 // Serve is the setup and server steps around a benchmark command. A nil
@@ -524,6 +526,12 @@ func (s *Serve) Facts(srv *Server) map[string]string {
 	}
 	if s.Server != "" {
 		f[FactServer] = factText(s.Server)
+	}
+	if s.Ready != "" {
+		f[FactReadyURL] = factText(s.Ready)
+	}
+	if s.ReadyLog != nil {
+		f[FactReadyLog] = factText(s.ReadyLog.String())
 	}
 	if srv != nil {
 		f[FactReady] = strconv.FormatFloat(srv.ReadyIn.Seconds(), 'f', 1, 64)

@@ -17,6 +17,7 @@ import (
 	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
+	"github.com/perfgate/perfgate/testbed"
 )
 
 func init() { commandSet = append(commandSet, checkCommand, compareCommand, historyCommand) }
@@ -758,6 +759,15 @@ func historyCommand(e *env) *cli.Command {
 	}
 }
 
+// hereTestbed is the testbed perfgate run takes on this machine without
+// --testbed: PERFGATE_TESTBED, else the name derived from the machine.
+func hereTestbed(c *cli.Context, e *env) string {
+	if name := strings.TrimSpace(e.getenv("PERFGATE_TESTBED")); name != "" {
+		return name
+	}
+	return testbed.Detect(c.Context, testbed.Options{Getenv: e.getenv}).Name()
+}
+
 // workingTreeSamples returns the results of the local pre-merge flow:
 // when the working tree has changes (untracked files count), the dirty
 // runs stored at HEAD whose working-tree hash is the tree's as it is now,
@@ -797,11 +807,11 @@ func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, h
 		}
 		if clean == 0 {
 			return nil, "", &exitError{code: exitBad, err: fmt.Errorf("no results of the working tree as it is now: the %d working-tree run(s) stored at %s measured other changes (files were edited, added or removed since), and they are not used; measure this tree first (%s), or commit and check the commit",
-				other, repo.Short(head), runner.MeasureCommand(runs))}
+				other, repo.Short(head), runner.MeasureCommand(runs, hereTestbed(c, e)))}
 		}
 		fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: no results of the working tree as it is now (%d working-tree run(s) at %s measured other changes and are not used); checking %s's committed results\n", other, repo.Short(head), repo.Short(head))
 		return nil, fmt.Sprintf("the tree's changes (%s) were not measured, its %d run(s) measured earlier edits; measure it with %s",
-			changeList(wt.Changed), other, runner.MeasureCommand(runs)), nil
+			changeList(wt.Changed), other, runner.MeasureCommand(runs, hereTestbed(c, e))), nil
 	}
 	out := make([]gate.Sample, len(match))
 	for i, r := range match {
