@@ -36,8 +36,9 @@ type CheckOptions struct {
 	Accepted []Acceptance
 	// Unmeasured, when set, says that the working tree has changes no run
 	// measured (its runs measured earlier edits), and how to measure it:
-	// head's committed results are checked, and a pass is inconclusive,
-	// since it is about another tree.
+	// head's committed results are checked, and the verdict is
+	// inconclusive whether they pass or fail, since they are about another
+	// tree.
 	Unmeasured string
 }
 
@@ -139,10 +140,10 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	}
 	rep.settle(c.cfg)
 	if opts.Unmeasured != "" {
+		// The committed results are no verdict on the tree the user is
+		// looking at, failing or passing: inconclusive either way.
 		rep.Unmeasured = opts.Unmeasured
-		if rep.Verdict == Pass {
-			rep.Verdict = Inconclusive
-		}
+		rep.Verdict = Inconclusive
 	}
 	return rep, nil
 }

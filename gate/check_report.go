@@ -30,7 +30,7 @@ func (r *Report) headline() string {
 	}
 	var head string
 	switch {
-	case r.Verdict == Fail && s.Fail > 0:
+	case s.Fail > 0: // failed, or inconclusive as the committed results of an unmeasured tree
 		head = fmt.Sprintf("%d of %d %s failed", s.Fail, s.Checks, checks)
 		if s.Missing > 0 {
 			head += fmt.Sprintf(", %d missing", s.Missing)
