@@ -108,6 +108,14 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	if err != nil {
 		return nil, err
 	}
+	head, left := leaveOutOnRecord(head)
+	if len(head) == 0 {
+		return nil, noResultsf("commit %s has no valid results: %s; measure it again (perfgate run --name BENCH -- CMD, or perfgate ingest FILE), or withdraw an invalidation (perfgate invalidate --undo RUN_ID --reason TEXT)",
+			shortSHA(opts.Head), strings.Join(left, "; "))
+	}
+	if len(left) > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("left out at head, as in baselines (the other runs decide): %s", strings.Join(left, "; ")))
+	}
 	allDirty := rep.noteHead(head, opts.Head)
 	mb, err := g.MergeBase(opts.Head, opts.Base)
 	if err != nil {
@@ -170,6 +178,20 @@ func newChecker(opts CheckOptions) (*checker, *Report) {
 	rep.Rules.Count, rep.Rules.Flags = len(c.rules), flagRules(c.rules)
 	c.ruleUsed = make([]bool, len(c.rules))
 	return c, rep
+}
+
+// leaveOutOnRecord drops head's runs invalidated on record (perfgate
+// invalidate): they are left out at head as in baselines. It returns the
+// runs kept, and one line per run left out, with who and why.
+func leaveOutOnRecord(head []Sample) (kept []Sample, left []string) {
+	for _, s := range head {
+		if s.OnRecord {
+			left = append(left, fmt.Sprintf("run %s of %s (%s)", s.ID[:min(8, len(s.ID))], s.Benchmark, s.Invalid))
+			continue
+		}
+		kept = append(kept, s)
+	}
+	return kept, left
 }
 
 // headSamples returns head's results: those opts gives, else the stored

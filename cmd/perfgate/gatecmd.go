@@ -64,6 +64,9 @@ type history struct {
 	acceptedRecord []string             // the record id of each of accepted
 	arrived        map[string]time.Time // record id -> when it arrived on the history branch
 	accepted       []gate.Acceptance
+	// withdrawn: run id -> who withdrew its invalidation and why
+	// (perfgate invalidate --undo), when that is its newest record.
+	withdrawn map[string]string
 }
 
 func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
@@ -196,7 +199,8 @@ func (h history) toSample(r store.Run) gate.Sample {
 			invalid += " [" + via + "]"
 		}
 	}
-	return gate.Sample{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed}
+	return gate.Sample{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed,
+		OnRecord: r.Invalid == "" && invalid != ""}
 }
 
 // gateError maps gate failures: bad rules and missing results are bad
@@ -564,6 +568,7 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		if cerr == nil {
 			// What the trust section left out is shown where the verdict is.
 			rep.Warnings = append(rep.Warnings, untrusted...)
+			rep.Notes = append(rep.Notes, h.withdrawnNotes(rep)...)
 		}
 		return cerr
 	})
@@ -576,6 +581,34 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		return nil, gateError(err)
 	}
 	return rep, nil
+}
+
+// withdrawnNotes says, with who and why, which runs of head and of the
+// checks' baseline commits count again because their invalidation was
+// withdrawn on record (perfgate invalidate --undo).
+func (h history) withdrawnNotes(rep *gate.Report) []string {
+	if len(h.withdrawn) == 0 || h.s == nil {
+		return nil
+	}
+	commits := []string{rep.Head}
+	for _, c := range rep.Checks {
+		if c.BaselineCommit != "" && !slices.Contains(commits, c.BaselineCommit) {
+			commits = append(commits, c.BaselineCommit)
+		}
+	}
+	runs, err := h.s.ByCommits(commits)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range commits {
+		for _, r := range runs[c] {
+			if why, ok := h.withdrawn[r.ID]; ok {
+				out = append(out, fmt.Sprintf("run %s of %s at %s counts again: %s", r.ID[:8], r.Benchmark, shortCommit(c), why))
+			}
+		}
+	}
+	return out
 }
 
 // checkRuleBenchmarks refuses a rule whose benchmark glob matches no

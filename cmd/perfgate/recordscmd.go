@@ -32,7 +32,8 @@ perfgate accept --benchmark serving --metric mean_ttft_ms --commit 1a2b3c4 --rea
 perfgate accept --benchmark serving --metric "Mean TTFT" --reason "new default"   # HEAD, e.g. a pull request before merge`
 	examples["invalidate"] = `
 perfgate runs --commit HEAD                      # find the run's id
-perfgate invalidate 3fa2c1d0 --reason "runner was throttled"`
+perfgate invalidate 3fa2c1d0 --reason "runner was throttled"
+perfgate invalidate --undo 3fa2c1d0 --reason "the throttling was elsewhere"`
 	examples["runs"] = `
 perfgate runs --benchmark 'serving-*' --since 2026-01-01
 perfgate runs --commit HEAD -o json`
@@ -65,6 +66,16 @@ func readRecords(s *store.Store) (history, error) {
 			}
 			h.invalid[r.Run] = fmt.Sprintf("invalidated by %s: %s", r.By, r.Reason)
 			h.invalidSource[r.Run], h.invalidVia[r.Run], h.invalidRecord[r.Run] = source, via, r.ID
+			delete(h.withdrawn, r.Run)
+		case store.RecordRevalidate: // records are oldest first: the newest decides
+			if _, ok := h.invalid[r.Run]; !ok {
+				continue
+			}
+			delete(h.invalid, r.Run)
+			if h.withdrawn == nil {
+				h.withdrawn = map[string]string{}
+			}
+			h.withdrawn[r.Run] = fmt.Sprintf("invalidation withdrawn by %s: %s", r.By, r.Reason)
 		case store.RecordAccept:
 			h.accepted = append(h.accepted, gate.Acceptance{Commit: r.Commit, Benchmark: r.Benchmark, Metric: r.Metric, Reason: r.Reason, By: r.By, Time: r.Time, Source: source, Via: via})
 			h.acceptedRecord = append(h.acceptedRecord, r.ID)
@@ -405,9 +416,11 @@ func invalidateCommand(e *env) *cli.Command {
 		ArgsUsage: "RUN_ID...",
 		Description: "Each RUN_ID is a run's id as perfgate runs prints it (or a unique prefix of 4 or more hex digits).\n" +
 			"Nothing is deleted: the invalidation is a record of its own, with who and why, shared by perfgate sync.\n" +
+			"--undo withdraws an invalidation on record the same way (a revalidate record; the newest record of a run decides).\n" +
 			"Who: $GITHUB_ACTOR in GitHub Actions, else git's user.name and user.email.",
 		Flags: []cli.Flag{
-			reasonFlag("the runs are invalid"),
+			reasonFlag("the runs are invalid (with --undo: why the invalidation is withdrawn)"),
+			&cli.BoolFlag{Name: "undo", Usage: "withdraw the runs' invalidation on record: they count again (a record of its own, with who and why)"},
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -442,6 +455,7 @@ func invalidateCommand(e *env) *cli.Command {
 			if err != nil {
 				return storeError(err)
 			}
+			undo := c.Bool("undo")
 			// Every id is resolved before anything is written: all or none.
 			var recs []store.Record
 			seen := map[string]bool{}
@@ -465,6 +479,13 @@ func invalidateCommand(e *env) *cli.Command {
 					continue
 				}
 				seen[k.ID] = true
+				if undo {
+					if _, ok := h.invalid[k.ID]; !ok {
+						return usageErrorf("run %s is not invalidated on record, so there is nothing to withdraw (perfgate runs --commit %s shows its flags; a run whose own results are invalid stays so)", k.ID, k.Commit[:12])
+					}
+					recs = append(recs, store.Record{Kind: store.RecordRevalidate, Commit: k.Commit, Run: k.ID, Reason: reason, By: by})
+					continue
+				}
 				if why, ok := h.invalid[k.ID]; ok {
 					fmt.Fprintf(e.stderr, "perfgate: run %s is already invalid (%s); not recorded again\n", k.ID, why)
 					continue
@@ -480,7 +501,11 @@ func invalidateCommand(e *env) *cli.Command {
 				return writeRecordJSON(e, recs...)
 			}
 			for _, r := range recs {
-				fmt.Fprintf(e.stdout, "invalidated run %s (commit %s), by %s: %s\n", r.Run, r.Commit[:12], by, reason)
+				what := "invalidated"
+				if undo {
+					what = "withdrew the invalidation of"
+				}
+				fmt.Fprintf(e.stdout, "%s run %s (commit %s), by %s: %s\n", what, r.Run, r.Commit[:12], by, reason)
 			}
 			if len(recs) > 0 {
 				fmt.Fprintln(e.stderr, "perfgate: recorded in the history (the runs stay); perfgate sync shares it")
