@@ -36,8 +36,9 @@ type CheckOptions struct {
 	Accepted []Acceptance
 	// Unmeasured, when set, says that the working tree has changes no run
 	// measured (its runs measured earlier edits), and how to measure it:
-	// head's committed results are checked, and a pass is inconclusive,
-	// since it is about another tree.
+	// head's committed results are checked, and the verdict is
+	// inconclusive whether they pass or fail, since they are about another
+	// tree.
 	Unmeasured string
 }
 
@@ -117,6 +118,14 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	if err != nil {
 		return nil, err
 	}
+	head, left := leaveOutOnRecord(head)
+	if len(head) == 0 {
+		return nil, noResultsf("commit %s has no valid results: %s; measure it again (perfgate run --name BENCH -- CMD, or perfgate ingest FILE), or withdraw an invalidation (perfgate invalidate --undo RUN_ID --reason TEXT)",
+			shortSHA(opts.Head), strings.Join(left, "; "))
+	}
+	if len(left) > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("left out at head, as in baselines (the other runs decide): %s", strings.Join(left, "; ")))
+	}
 	if opts.HeadSamples != nil {
 		// Stored heads come through h, which derives their capacity.
 		head = append(head[:len(head):len(head)], deriveCapacity(head, c.cfg.SLOs, c.id)...)
@@ -161,10 +170,10 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	}
 	rep.settle(c.cfg)
 	if opts.Unmeasured != "" {
+		// The committed results are no verdict on the tree the user is
+		// looking at, failing or passing: inconclusive either way.
 		rep.Unmeasured = opts.Unmeasured
-		if rep.Verdict == Pass {
-			rep.Verdict = Inconclusive
-		}
+		rep.Verdict = Inconclusive
 	}
 	return rep, nil
 }
@@ -191,6 +200,20 @@ func newChecker(opts CheckOptions) (*checker, *Report) {
 	rep.Rules.Count, rep.Rules.Flags = len(c.rules), flagRules(c.rules)
 	c.ruleUsed = make([]bool, len(c.rules))
 	return c, rep
+}
+
+// leaveOutOnRecord drops head's runs invalidated on record (perfgate
+// invalidate): they are left out at head as in baselines. It returns the
+// runs kept, and one line per run left out, with who and why.
+func leaveOutOnRecord(head []Sample) (kept []Sample, left []string) {
+	for _, s := range head {
+		if s.OnRecord {
+			left = append(left, fmt.Sprintf("run %s of %s (%s)", s.ID[:min(8, len(s.ID))], s.Benchmark, s.Invalid))
+			continue
+		}
+		kept = append(kept, s)
+	}
+	return kept, left
 }
 
 // headSamples returns head's results: those opts gives, else the stored
@@ -586,7 +609,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		baseSHA = c.w.commits[sr.baseIdx].SHA
 	}
 	mk := func(r Rule, name string) CheckResult {
-		cr := CheckResult{Benchmark: sr.bench, Labels: sr.labels, Metric: name, Label: metric.Get(name).Label, Rule: r.String(), Origin: r.Origin}
+		cr := CheckResult{Benchmark: sr.bench, Labels: sr.labels, Testbed: sr.testbed, Metric: name, Label: metric.Get(name).Label, Rule: r.String(), Origin: r.Origin}
 		if baseSHA != "" {
 			d := sr.baseIdx
 			cr.BaselineCommit, cr.Distance = baseSHA, &d
@@ -805,7 +828,7 @@ func (c *checker) missing(primary int, byKey map[string]*series) {
 		runs := groups[key]
 		s0 := runs[0]
 		labels := c.id.labels(s0.Labels)
-		cr := CheckResult{Benchmark: s0.Benchmark, Labels: labels, Verdict: Missing, BaselineCommit: sha, Distance: &primary,
+		cr := CheckResult{Benchmark: s0.Benchmark, Labels: labels, Testbed: c.id.testbed(s0), Verdict: Missing, BaselineCommit: sha, Distance: &primary,
 			Rule: "benchmark present", Origin: "coverage", Samples: SampleCounts{Baseline: len(runs)}}
 		var gated []string
 		for ri, r := range c.rules {

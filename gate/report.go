@@ -150,6 +150,9 @@ type CheckResult struct {
 	// "Load curves").
 	LoadNote string `json:"load_note,omitempty"`
 	TradeOff bool   `json:"trade_off,omitempty"`
+	// Testbed is the series' testbed ("" when not recorded); the tables
+	// show it in a column when the report's checks have more than one.
+	Testbed string `json:"testbed,omitempty"`
 
 	limit  float64
 	worse  bool // beyond the threshold in the bad direction

@@ -80,7 +80,7 @@ func (s *Store) ExportRecords(w io.Writer, f Filter) (n, records int, err error)
 	}
 	invalidated := map[string]bool{} // run ids with a record, until exported
 	for _, r := range recs {
-		if r.Kind == RecordInvalidate {
+		if r.Kind == RecordInvalidate || r.Kind == RecordRevalidate {
 			invalidated[r.Run] = false
 		}
 	}
@@ -104,7 +104,7 @@ func (s *Store) ExportRecords(w io.Writer, f Filter) (n, records int, err error)
 	for i := range recs {
 		r := &recs[i]
 		switch r.Kind {
-		case RecordInvalidate:
+		case RecordInvalidate, RecordRevalidate:
 			if !invalidated[r.Run] {
 				continue
 			}

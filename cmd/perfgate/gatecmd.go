@@ -17,6 +17,7 @@ import (
 	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
+	"github.com/perfgate/perfgate/testbed"
 )
 
 func init() { commandSet = append(commandSet, checkCommand, compareCommand, historyCommand) }
@@ -64,6 +65,9 @@ type history struct {
 	arrived        map[string]time.Time // record id -> when it arrived on the history branch
 	accepted       []gate.Acceptance
 	leaveOut       map[string]bool // run ids not used (runs at head from the branch, see headRunsFromBranch)
+	// withdrawn: run id -> who withdrew its invalidation and why
+	// (perfgate invalidate --undo), when that is its newest record.
+	withdrawn map[string]string
 }
 
 func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
@@ -201,7 +205,8 @@ func (h history) toSample(r store.Run) gate.Sample {
 			invalid += " [" + via + "]"
 		}
 	}
-	return gate.Sample{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed}
+	return gate.Sample{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed,
+		OnRecord: r.Invalid == "" && invalid != ""}
 }
 
 // gateError maps gate failures: bad rules and missing results are bad
@@ -589,6 +594,7 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		if cerr == nil {
 			// What the trust section left out is shown where the verdict is.
 			rep.Warnings = append(rep.Warnings, untrusted...)
+			rep.Notes = append(rep.Notes, h.withdrawnNotes(rep)...)
 		}
 		return cerr
 	})
@@ -604,6 +610,34 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		return nil, gateError(err)
 	}
 	return rep, nil
+}
+
+// withdrawnNotes says, with who and why, which runs of head and of the
+// checks' baseline commits count again because their invalidation was
+// withdrawn on record (perfgate invalidate --undo).
+func (h history) withdrawnNotes(rep *gate.Report) []string {
+	if len(h.withdrawn) == 0 || h.s == nil {
+		return nil
+	}
+	commits := []string{rep.Head}
+	for _, c := range rep.Checks {
+		if c.BaselineCommit != "" && !slices.Contains(commits, c.BaselineCommit) {
+			commits = append(commits, c.BaselineCommit)
+		}
+	}
+	runs, err := h.s.ByCommits(commits)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range commits {
+		for _, r := range runs[c] {
+			if why, ok := h.withdrawn[r.ID]; ok {
+				out = append(out, fmt.Sprintf("run %s of %s at %s counts again: %s", r.ID[:8], r.Benchmark, shortCommit(c), why))
+			}
+		}
+	}
+	return out
 }
 
 // checkRuleBenchmarks refuses a rule whose benchmark glob matches no
@@ -789,6 +823,15 @@ func historyCommand(e *env) *cli.Command {
 	}
 }
 
+// hereTestbed is the testbed perfgate run takes on this machine without
+// --testbed: PERFGATE_TESTBED, else the name derived from the machine.
+func hereTestbed(c *cli.Context, e *env) string {
+	if name := strings.TrimSpace(e.getenv("PERFGATE_TESTBED")); name != "" {
+		return name
+	}
+	return testbed.Detect(c.Context, testbed.Options{Getenv: e.getenv}).Name()
+}
+
 // workingTreeSamples returns the results of the local pre-merge flow:
 // when the working tree has changes (untracked files count), the dirty
 // runs stored at HEAD whose working-tree hash is the tree's as it is now,
@@ -828,11 +871,11 @@ func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, h
 		}
 		if clean == 0 {
 			return nil, "", &exitError{code: exitBad, err: fmt.Errorf("no results of the working tree as it is now: the %d working-tree run(s) stored at %s measured other changes (files were edited, added or removed since), and they are not used; measure this tree first (%s), or commit and check the commit",
-				other, repo.Short(head), runner.MeasureCommand(runs))}
+				other, repo.Short(head), runner.MeasureCommand(runs, hereTestbed(c, e)))}
 		}
 		fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: no results of the working tree as it is now (%d working-tree run(s) at %s measured other changes and are not used); checking %s's committed results\n", other, repo.Short(head), repo.Short(head))
 		return nil, fmt.Sprintf("the tree's changes (%s) were not measured, its %d run(s) measured earlier edits; measure it with %s",
-			changeList(wt.Changed), other, runner.MeasureCommand(runs)), nil
+			changeList(wt.Changed), other, runner.MeasureCommand(runs, hereTestbed(c, e))), nil
 	}
 	out := make([]gate.Sample, len(match))
 	for i, r := range match {
