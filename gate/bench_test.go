@@ -73,3 +73,55 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// loadWorld is a history of 1,000 first-parent commits, each measured at
+// six loads (max_concurrency 1 to 32), and a PR head measured the same way.
+func loadWorld(b *testing.B) (*fakeRepo, string, string) {
+	rng := rand.New(rand.NewPCG(35, 6))
+	repo := newFakeRepo()
+	chain := repo.chain(repo.commit("", "root"), 1000, "main")
+	sweep := func(c string) {
+		for _, conc := range []int{1, 2, 4, 8, 16, 32} {
+			n := func(v float64) float64 { return v * math.Exp(0.02*rng.NormFloat64()) }
+			tpot := n(10 + 0.5*float64(conc))
+			rate := float64(conc) / (tpot / 10)
+			repo.add(c, "serve", map[string]string{"model": "m", "max_concurrency": fmt.Sprint(conc), "num_prompts": fmt.Sprint(20 * conc)}, map[string]float64{
+				"completed": float64(20 * conc), "failed": 0, "request_throughput": rate, "output_throughput": 100 * rate,
+				"mean_ttft_ms": n(50), "p99_ttft_ms": n(80), "mean_tpot_ms": tpot, "p99_tpot_ms": tpot * 1.1,
+			})
+		}
+	}
+	for _, c := range chain {
+		sweep(c)
+	}
+	mb := chain[len(chain)-1]
+	head := repo.commit(mb, "pr")
+	sweep(head)
+	return repo, head, mb
+}
+
+// BenchmarkCheckLoadCurve checks a head of six loads against a history of
+// 1,000 commits measured at six loads each: with the default rules (what
+// check did before SLOs), and with an SLO and rules on capacity and
+// mean TPOT (capacity derived for every commit read, the curves compared).
+func BenchmarkCheckLoadCurve(b *testing.B) {
+	for _, c := range []struct{ name, rules string }{
+		{"default-rules", ""},
+		{"slo-capacity", "slo: {tpot_ms: 20, ttft_ms: 200}\nrules:\n  - metric: capacity\n    max_regression: 5%\n  - metric: mean_tpot_ms\n    max_regression: 3%\n"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg, err := ParseRules("rules.yml", []byte(c.rules))
+			if err != nil {
+				b.Skip(err) // a version of perfgate without SLOs
+			}
+			repo, head, mb := loadWorld(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := Check(context.Background(), repo, repo, CheckOptions{Head: head, Base: mb, BaseRef: "main", Config: cfg}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

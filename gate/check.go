@@ -36,8 +36,9 @@ type CheckOptions struct {
 	Accepted []Acceptance
 	// Unmeasured, when set, says that the working tree has changes no run
 	// measured (its runs measured earlier edits), and how to measure it:
-	// head's committed results are checked, and a pass is inconclusive,
-	// since it is about another tree.
+	// head's committed results are checked, and the verdict is
+	// inconclusive whether they pass or fail, since they are about another
+	// tree.
 	Unmeasured string
 }
 
@@ -92,6 +93,15 @@ type checker struct {
 	// (see noteDisagreement), by series and metric, in report order.
 	disagree      map[string]string
 	disagreeOrder []string
+
+	// loadWarnings are the load curves' caveats (see loadCurves);
+	// checkCurve names each check's load curve (see curveIdent).
+	loadWarnings []string
+	checkCurve   []string
+
+	// uncomparedWarn are the warnings of series the base branch measured
+	// under other labels or only invalidly (notComparable), once each.
+	uncomparedWarn []string
 }
 
 // Check gates a commit: for every series of the head results and every
@@ -103,9 +113,22 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		return nil, fmt.Errorf("gate.Check needs the resolved commit ids of head and base (got %q and %q)", opts.Head, opts.Base)
 	}
 	c, rep := newChecker(opts)
+	h = WithCapacity(h, c.cfg.SLOs, c.cfg.IgnoreLabels)
 	head, err := headSamples(h, opts)
 	if err != nil {
 		return nil, err
+	}
+	head, left := leaveOutOnRecord(head)
+	if len(head) == 0 {
+		return nil, noResultsf("commit %s has no valid results: %s; measure it again (perfgate run --name BENCH -- CMD, or perfgate ingest FILE), or withdraw an invalidation (perfgate invalidate --undo RUN_ID --reason TEXT)",
+			shortSHA(opts.Head), strings.Join(left, "; "))
+	}
+	if len(left) > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("left out at head, as in baselines (the other runs decide): %s", strings.Join(left, "; ")))
+	}
+	if opts.HeadSamples != nil {
+		// Stored heads come through h, which derives their capacity.
+		head = append(head[:len(head):len(head)], deriveCapacity(head, c.cfg.SLOs, c.id)...)
 	}
 	allDirty := rep.noteHead(head, opts.Head)
 	mb, err := g.MergeBase(opts.Head, opts.Base)
@@ -128,10 +151,18 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		rep.Notes = append(rep.Notes, fmt.Sprintf("head %s is on %s: compared with its first-parent ancestors", shortSHA(opts.Head), baseName(opts)))
 	}
 	c.evaluateAll(all, byKey, primary)
+	c.loadCurves(head)
+	if n := c.sloNote(); n != "" {
+		rep.Notes = append(rep.Notes, n)
+	}
 	globWarnings := c.ruleWarnings(all)
 	c.all = all
 	tbFirst, tbWarnings := c.testbedWarnings(all) // before warnings(): it may replace noBaseline
 	rep.Warnings = append(append(append(tbFirst, c.warnings()...), tbWarnings...), globWarnings...)
+	if w := c.capacityWarning(); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+	}
+	rep.Warnings = append(rep.Warnings, c.loadWarnings...)
 	if noRule := noRuleWarning(rep, head); noRule != "" {
 		// A warning, not a note: a gate that checks nothing passes
 		// every change, and a CI log should say so where it is seen.
@@ -139,10 +170,10 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 	}
 	rep.settle(c.cfg)
 	if opts.Unmeasured != "" {
+		// The committed results are no verdict on the tree the user is
+		// looking at, failing or passing: inconclusive either way.
 		rep.Unmeasured = opts.Unmeasured
-		if rep.Verdict == Pass {
-			rep.Verdict = Inconclusive
-		}
+		rep.Verdict = Inconclusive
 	}
 	return rep, nil
 }
@@ -169,6 +200,20 @@ func newChecker(opts CheckOptions) (*checker, *Report) {
 	rep.Rules.Count, rep.Rules.Flags = len(c.rules), flagRules(c.rules)
 	c.ruleUsed = make([]bool, len(c.rules))
 	return c, rep
+}
+
+// leaveOutOnRecord drops head's runs invalidated on record (perfgate
+// invalidate): they are left out at head as in baselines. It returns the
+// runs kept, and one line per run left out, with who and why.
+func leaveOutOnRecord(head []Sample) (kept []Sample, left []string) {
+	for _, s := range head {
+		if s.OnRecord {
+			left = append(left, fmt.Sprintf("run %s of %s (%s)", s.ID[:min(8, len(s.ID))], s.Benchmark, s.Invalid))
+			continue
+		}
+		kept = append(kept, s)
+	}
+	return kept, left
 }
 
 // headSamples returns head's results: those opts gives, else the stored
@@ -298,11 +343,16 @@ func (c *checker) evaluateAll(all []*series, byKey map[string]*series, primary i
 	rep.Checks = make([]CheckResult, 0, len(all)*len(c.rules))
 	for _, sr := range all {
 		checks := c.evaluate(sr)
+		said := false // the warning of an uncompared series says it all
 		if sr.baseIdx < 0 {
-			c.notComparable(checks, sr, c.mismatch(sr))
+			m := c.mismatch(sr)
+			said = c.notComparable(checks, sr, m)
+			if m != nil && !said {
+				c.noteMismatch(sr, m)
+			}
 		}
 		rep.Checks = append(rep.Checks, checks...)
-		if len(sr.dropped) > 0 {
+		if len(sr.dropped) > 0 && !said {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: invalid earlier results not used as baseline: %s", seriesName(sr.bench, sr.labels), strings.Join(sr.dropped, "; ")))
 		}
 	}
@@ -559,7 +609,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		baseSHA = c.w.commits[sr.baseIdx].SHA
 	}
 	mk := func(r Rule, name string) CheckResult {
-		cr := CheckResult{Benchmark: sr.bench, Labels: sr.labels, Metric: name, Label: metric.Get(name).Label, Rule: r.String(), Origin: r.Origin}
+		cr := CheckResult{Benchmark: sr.bench, Labels: sr.labels, Testbed: sr.testbed, Metric: name, Label: metric.Get(name).Label, Rule: r.String(), Origin: r.Origin}
 		if baseSHA != "" {
 			d := sr.baseIdx
 			cr.BaselineCommit, cr.Distance = baseSHA, &d
@@ -641,7 +691,8 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		if len(bv) > 0 {
 			cr.Baseline = num(robust.Median(bv))
 		}
-		c.noteDisagreement(sr, r.Metric, baseRuns, baseSHA)
+		c.noteDisagreement(sr, r.Metric, baseRuns, baseSHA, sideBaseline)
+		c.noteDisagreement(sr, r.Metric, pointers(sr.head), c.headSHA, sideHead)
 		if len(hv) == 0 {
 			cr.Verdict = Missing
 			cr.Reason = fmt.Sprintf("%s was measured at the baseline %s but is absent from head", r.Metric, shortSHA(baseSHA))
@@ -777,7 +828,7 @@ func (c *checker) missing(primary int, byKey map[string]*series) {
 		runs := groups[key]
 		s0 := runs[0]
 		labels := c.id.labels(s0.Labels)
-		cr := CheckResult{Benchmark: s0.Benchmark, Labels: labels, Verdict: Missing, BaselineCommit: sha, Distance: &primary,
+		cr := CheckResult{Benchmark: s0.Benchmark, Labels: labels, Testbed: c.id.testbed(s0), Verdict: Missing, BaselineCommit: sha, Distance: &primary,
 			Rule: "benchmark present", Origin: "coverage", Samples: SampleCounts{Baseline: len(runs)}}
 		var gated []string
 		for ri, r := range c.rules {
@@ -811,31 +862,21 @@ func (c *checker) mismatch(sr *series) *Mismatch {
 			bl := c.id.labels(k.s.Labels)
 			mm := Mismatch{Benchmark: sr.bench, HeadLabels: sr.labels, BaselineLabels: bl, Commit: sha, Diff: labelDiff(sr.labels, bl)}
 			c.rep.Mismatches = append(c.rep.Mismatches, mm)
-			c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s: not compared with %s, measured under other labels (%s)",
-				sr.bench, shortSHA(sha), mm.Diff))
 			return &c.rep.Mismatches[len(c.rep.Mismatches)-1]
 		}
 	}
 	return nil
 }
 
-// uncomparedWarnings says, once per series, why the checks the base
-// branch measured under other labels, or only invalidly, compared nothing
-// (testbedWarnings says it for testbeds).
-func uncomparedWarnings(checks []CheckResult) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, cr := range checks {
-		if cr.Uncompared == "" || cr.Uncompared == UncomparedTestbed {
-			continue
-		}
-		w := seriesName(cr.Benchmark, cr.Labels) + " " + cr.Reason
-		if !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
+// noteMismatch notes a series left without a baseline by a mismatch
+// whose checks stayed as they were (an absolute bound decides without a
+// baseline), so the report still says what was not compared.
+func (c *checker) noteMismatch(sr *series, m *Mismatch) {
+	what := "under other labels"
+	if m.HeadTestbed != "" {
+		what = "on another testbed"
 	}
-	return out
+	c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s: not compared with %s, measured %s (%s)", seriesName(sr.bench, sr.labels), shortSHA(m.Commit), what, m.Diff))
 }
 
 // NotComparable values of CheckResult.Uncompared: why a check whose
@@ -851,30 +892,43 @@ const (
 // not be compared (m: measured on another testbed or under other labels;
 // or every nearby result invalid): a gate that compared nothing has not
 // passed anything. New stays for series the base branch never measured.
-func (c *checker) notComparable(checks []CheckResult, sr *series, m *Mismatch) {
-	kind, why := "", ""
+// Each check's reason says why in a line; the remedy is said once, in a
+// warning (testbedWarnings for testbeds, c.uncomparedWarn otherwise). It
+// reports whether a check was made inconclusive.
+func (c *checker) notComparable(checks []CheckResult, sr *series, m *Mismatch) bool {
+	name := seriesName(sr.bench, sr.labels)
+	var kind, short, full string
 	switch {
 	case m != nil && m.HeadTestbed != "":
-		kind, why = UncomparedTestbed, testbedRemedy(*m)
+		kind = UncomparedTestbed
+		short = fmt.Sprintf("the base branch measured this series on testbed %q, head on %q", m.BaselineTestbed, m.HeadTestbed)
 	case m != nil:
 		kind = UncomparedLabels
-		why = fmt.Sprintf("the base branch measured %s at %s under other identity labels (%s), which are never compared; if head's labels are right, measure the base branch with them (the first such result becomes the baseline), or list the label in ignore_labels if it must not separate series",
-			sr.bench, shortSHA(m.Commit), m.Diff)
+		short = fmt.Sprintf("the base branch measured %s under other identity labels (%s)", sr.bench, m.Diff)
+		full = fmt.Sprintf("%s not compared: the base branch measured %s at %s under other identity labels (%s), which are never compared; if head's labels are right, measure the base branch with them (the first such result becomes the baseline), or list the label in ignore_labels if it must not separate series",
+			name, sr.bench, shortSHA(m.Commit), m.Diff)
 	case len(sr.dropped) > 0:
 		kind = UncomparedInvalid
-		why = fmt.Sprintf("every result of this series on the base branch within %d commits is invalid (%s); measure the base branch again, then check",
-			c.cfg.Baseline.MaxDistance, strings.Join(sr.dropped, "; "))
+		short = "every result of this series on the base branch nearby is invalid"
+		full = fmt.Sprintf("%s not compared: every result of this series on the base branch within %d commits is invalid (%s); measure the base branch again, then check",
+			name, c.cfg.Baseline.MaxDistance, strings.Join(sr.dropped, "; "))
 	default:
-		return
+		return false
 	}
+	converted := false
 	for i := range checks {
 		cr := &checks[i]
 		if cr.Verdict != New || cr.BaselineCommit != "" {
 			continue
 		}
 		cr.Verdict, cr.Uncompared = Inconclusive, kind
-		cr.Reason = "not compared: " + why
+		cr.Reason = "not compared: " + short + "; the warning says what to do"
+		converted = true
 	}
+	if converted && full != "" {
+		c.uncomparedWarn = append(c.uncomparedWarn, full)
+	}
+	return converted
 }
 
 // warnings collects the statistical caveats of a report, each a sentence
@@ -915,14 +969,12 @@ func (c *checker) warnings() []string {
 	if w := c.onRecordWarning(); w != "" {
 		out = append(out, w)
 	}
-	if w := c.disagreeWarning(); w != "" {
-		out = append(out, w)
-	}
+	out = append(out, c.disagreeWarnings()...)
 	if cut > 0 {
 		out = append(out, fmt.Sprintf("%s compared with the base branch's level since a change point, not with its whole window: the base branch itself moved",
 			plural(cut, "check was", "checks were")))
 	}
-	out = append(out, uncomparedWarnings(rep.Checks)...)
+	out = append(out, c.uncomparedWarn...)
 	if rep.Dirty {
 		out = append(out, "head's results were measured on a working tree with uncommitted changes, not on a commit")
 	}
@@ -998,4 +1050,13 @@ func (c *checker) onRecordWarning() string {
 	}
 	return fmt.Sprintf("%s of the base branch %s invalidated on record and not used as a baseline or in a window, which changes this verdict if they were sound: %s",
 		plural(len(runs), "run", "runs"), map[bool]string{true: "was", false: "were"}[len(runs) == 1], strings.Join(runs, "; "))
+}
+
+// pointers returns pointers to the elements of ss.
+func pointers(ss []Sample) []*Sample {
+	out := make([]*Sample, len(ss))
+	for i := range ss {
+		out[i] = &ss[i]
+	}
+	return out
 }

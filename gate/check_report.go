@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,7 +30,7 @@ func (r *Report) headline() string {
 	}
 	var head string
 	switch {
-	case r.Verdict == Fail && s.Fail > 0:
+	case s.Fail > 0: // failed, or inconclusive as the committed results of an unmeasured tree
 		head = fmt.Sprintf("%d of %d %s failed", s.Fail, s.Checks, checks)
 		if s.Missing > 0 {
 			head += fmt.Sprintf(", %d missing", s.Missing)
@@ -228,13 +229,24 @@ func (r *Report) reasons(names []string, esc func(string) string) []string {
 	var groups []*group
 	index := map[string]*group{}
 	for i, c := range r.Checks {
-		if c.Reason == "" || c.Verdict == Pass {
+		reason := c.Reason
+		if c.Verdict == Pass {
+			reason = ""
+		}
+		if c.LoadNote != "" {
+			reason = strings.TrimPrefix(reason+"; "+c.LoadNote, "; ")
+		}
+		if reason == "" {
 			continue
 		}
-		key := names[i] + "\x00" + string(c.Verdict) + "\x00" + c.Reason
+		v := c.Verdict
+		if c.TradeOff {
+			v = "trade-off"
+		}
+		key := names[i] + "\x00" + string(v) + "\x00" + reason
 		g := index[key]
 		if g == nil {
-			g = &group{name: names[i], reason: c.Reason, verdict: c.Verdict}
+			g = &group{name: names[i], reason: reason, verdict: v}
 			index[key] = g
 			groups = append(groups, g)
 		}
@@ -270,6 +282,9 @@ func metricCell(c CheckResult) string {
 
 func verdictText(c CheckResult) string {
 	v := string(c.Verdict)
+	if c.TradeOff {
+		v = "trade-off"
+	}
 	if c.Unqualified {
 		v += "*"
 	}
@@ -318,8 +333,17 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		}
 		names := displayNames(r.Checks)
 		mf := r.missingFails()
+		tbs := r.testbedColumn()
+		if tbs {
+			t.header = slices.Insert(t.header, 1, "TESTBED")
+			t.right = slices.Insert(t.right, 1, false)
+		}
 		for i, c := range r.Checks {
-			t.add(verdictColor(c.Verdict, mf), names[i], metricCell(c), fmtPtr(c.Baseline), fmtPtr(c.Current), fmtChange(c.Change), c.Rule, samplesCell(c), verdictText(c))
+			cells := []string{names[i], metricCell(c), fmtPtr(c.Baseline), fmtPtr(c.Current), fmtChange(c.Change), c.Rule, samplesCell(c), verdictText(c)}
+			if tbs {
+				cells = slices.Insert(cells, 1, testbedCell(c.Testbed))
+			}
+			t.add(verdictColor(c.Verdict, mf), cells...)
 		}
 		if err := writeString(&b, t, color); err != nil {
 			return err
@@ -342,6 +366,7 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 			}
 		}
 	}
+	r.writeLoadText(&b, color)
 	if len(r.Notes) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", paint(color, ansiBold, "Notes"))
 		for _, n := range r.Notes {
@@ -388,6 +413,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	b.WriteString(r.siteLinks(names, notPass))
+	r.mdLoad(&b)
 	r.mdDetails(&b, names)
 	r.mdCharts(&b, names)
 	_, err := io.WriteString(w, b.String())
@@ -428,19 +454,30 @@ func (r *Report) mdHeader(b *strings.Builder) {
 // did not pass, then all of them folded) and returns the ones that did
 // not pass.
 func (r *Report) mdTable(b *strings.Builder, names []string) []int {
+	tbs := r.testbedColumn()
 	row := func(i int) string {
 		c := r.Checks[i]
 		v := mdVerdict[c.Verdict]
+		if c.TradeOff {
+			v = "↔️ trade-off"
+		}
 		if c.Unqualified {
 			v += " (unqualified)"
 		}
 		if c.Verdict == Missing && r.missingFails() {
 			v = "❌ missing"
 		}
-		return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)),
+		name := mdtext.Code(names[i])
+		if tbs {
+			name += " | " + mdtext.Escape(testbedCell(c.Testbed))
+		}
+		return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, mdtext.Escape(metricCell(c)),
 			fmtPtr(c.Baseline), fmtPtr(c.Current), fmtChange(c.Change), mdtext.Escape(c.Rule), samplesCell(c), v)
 	}
 	header := "| Benchmark | Metric | Reference | Current | Change | Rule | Samples (base/head) | Verdict |\n|---|---|--:|--:|--:|---|--:|---|\n"
+	if tbs {
+		header = "| Benchmark | Testbed | Metric | Reference | Current | Change | Rule | Samples (base/head) | Verdict |\n|---|---|---|--:|--:|--:|---|--:|---|\n"
+	}
 	if r.Paired {
 		header = strings.Replace(header, "| Change |", "| Paired change |", 1)
 	}
@@ -623,4 +660,24 @@ func ValidSiteURL(u string) bool {
 		return false
 	}
 	return p.Scheme == "https" || (p.Scheme == "http" && (p.Hostname() == "localhost" || p.Hostname() == "127.0.0.1"))
+}
+
+// testbedColumn reports whether the tables show a testbed column: when
+// the checks are of more than one testbed, so that two rows of one
+// benchmark and metric on two machines do not look alike.
+func (r *Report) testbedColumn() bool {
+	for _, c := range r.Checks {
+		if c.Testbed != r.Checks[0].Testbed {
+			return true
+		}
+	}
+	return false
+}
+
+// testbedCell is a check's testbed in a table; "-" when not recorded.
+func testbedCell(tb string) string {
+	if tb == "" {
+		return "-"
+	}
+	return tb
 }

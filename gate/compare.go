@@ -332,7 +332,7 @@ func (c *Comparison) WriteText(w io.Writer, color bool) error {
 	}
 	fmt.Fprintf(&b, "A  %s\nB  %s\n\n", a, c.sideName(c.B, c.BLabel))
 	if len(c.Rows) > 0 {
-		t := &table{header: []string{"BENCHMARK", "METRIC", "A", "B", "N", "P", "CHANGE"}, right: []bool{false, false, true, true, true, true, true}}
+		t := &table{header: []string{"BENCHMARK", "METRIC", "A", "B", "N", "P", "CHANGE", "B IS"}, right: []bool{false, false, true, true, true, true, true, false}}
 		names := compareNames(c.Rows)
 		for i, r := range c.Rows {
 			col := ""
@@ -342,12 +342,13 @@ func (c *Comparison) WriteText(w io.Writer, color bool) error {
 			case "worse":
 				col = ansiRed
 			}
-			t.add(col, names[i], r.Label, fmtPtr(r.A), fmtPtr(r.B), fmt.Sprintf("%d/%d", r.Samples.A, r.Samples.B), fmtP(r.P), fmtChange(r.Change))
+			t.add(col, names[i], r.Label, fmtPtr(r.A), fmtPtr(r.B), fmt.Sprintf("%d/%d", r.Samples.A, r.Samples.B), fmtP(r.P), fmtChange(r.Change), assessment(r))
 		}
 		if err := t.write(&b, color); err != nil {
 			return err
 		}
-		b.WriteString("N: runs on A/B; values are medians. P: two-sided Mann-Whitney, with four or more runs on both sides.\n")
+		b.WriteString("N: runs on A/B; values are medians. P: two-sided Mann-Whitney, with four or more runs on both sides.\n" +
+			"B IS: better or worse than A in the metric's direction (- when equal, unmeasured or of no known direction).\n")
 	}
 	if len(c.Notes) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", paint(color, ansiBold, "Notes"))
@@ -357,6 +358,14 @@ func (c *Comparison) WriteText(w io.Writer, color bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// assessment is a row's "better" or "worse", "-" when it has none.
+func assessment(r CompareRow) string {
+	if r.Assessment == "" {
+		return "-"
+	}
+	return r.Assessment
 }
 
 func fmtP(p *float64) string {
@@ -385,9 +394,9 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 			ch := fmtChange(r.Change)
 			switch r.Assessment {
 			case "better":
-				ch += " 🟢"
+				ch += " 🟢 better"
 			case "worse":
-				ch += " 🔴"
+				ch += " 🔴 worse"
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d/%d | %s |\n", mdtext.Code(names[i]), mdtext.Escape(r.Label), fmtPtr(r.A), fmtPtr(r.B), ch, r.Samples.A, r.Samples.B, fmtP(r.P))
 		}

@@ -38,31 +38,49 @@ const (
 	disagreeListMax = 5   // runs named per check at most
 )
 
+// Sides of a check whose runs are compared with each other.
+const (
+	sideBaseline = "baseline"
+	sideHead     = "head"
+)
+
 // noteDisagreement records, for the report's warnings, the runs of the
-// baseline commit whose values of a metric are far from their commit's
-// median.
-func (c *checker) noteDisagreement(sr *series, name string, baseRuns []*Sample, baseSHA string) {
+// baseline (or head) commit whose values of a metric are far from their
+// commit's median. Head is checked as the baseline is: a run written
+// onto the history branch at the pull request's own commit moves its
+// result as a forged baseline run moves the baseline.
+func (c *checker) noteDisagreement(sr *series, name string, baseRuns []*Sample, baseSHA, side string) {
 	if len(baseRuns) < 2 || baseSHA == "" {
 		return
 	}
 	var vals []float64
 	var runs []*Sample
+	var far []string
+	nonPositive := 0
 	for _, s := range baseRuns {
-		if v, ok := s.Metrics[name]; ok && finite(v) {
-			if v <= 0 {
-				return
-			}
-			vals, runs = append(vals, v), append(runs, s)
+		v, ok := s.Metrics[name]
+		if !ok || !finite(v) {
+			continue
 		}
+		if v <= 0 {
+			// A ratio has no meaning here: such a run is left out of the
+			// comparison and named, so that it cannot silence the check.
+			far = append(far, fmt.Sprintf("%s %s (not positive)", runName(s), fmtNum(v)))
+			nonPositive++
+			continue
+		}
+		vals, runs = append(vals, v), append(runs, s)
 	}
-	if len(vals) < 2 {
+	if len(vals) == 0 || len(vals)+nonPositive < 2 {
 		return
 	}
 	limit := c.disagreeLimit(sr, name)
 	mid := robust.Median(vals)
-	var far []string
 	for i, v := range vals {
 		ref := mid
+		if len(vals) == 1 {
+			break
+		}
 		if len(vals) == 2 {
 			// A pair has no majority: each is measured against the other.
 			ref = vals[1-i]
@@ -77,14 +95,15 @@ func (c *checker) noteDisagreement(sr *series, name string, baseRuns []*Sample, 
 	if len(far) > disagreeListMax {
 		far = append(far[:disagreeListMax], fmt.Sprintf("%d more", len(far)-disagreeListMax))
 	}
-	key := seriesName(sr.bench, sr.labels) + " " + name
+	what := seriesName(sr.bench, sr.labels) + " " + name
+	key := side + " " + what
 	if c.disagree == nil {
 		c.disagree = map[string]string{}
 	}
 	if _, seen := c.disagree[key]; seen {
 		return
 	}
-	c.disagree[key] = fmt.Sprintf("%s at %s: %s against the median %s of its %d runs", key, shortSHA(baseSHA), strings.Join(far, ", "), fmtNum(mid), len(vals))
+	c.disagree[key] = fmt.Sprintf("%s at %s: %s against the median %s of its %d runs", what, shortSHA(baseSHA), strings.Join(far, ", "), fmtNum(mid), len(vals)+nonPositive)
 	c.disagreeOrder = append(c.disagreeOrder, key)
 }
 
@@ -118,16 +137,27 @@ func runName(s *Sample) string {
 	return "a run"
 }
 
-// disagreeWarning lists the baseline runs that disagree with the others
-// at their commit.
-func (c *checker) disagreeWarning() string {
-	if len(c.disagreeOrder) == 0 {
-		return ""
+// disagreeWarnings list the baseline runs, then the head runs, that
+// disagree with the others at their commit.
+func (c *checker) disagreeWarnings() []string {
+	var out []string
+	for _, side := range []string{sideBaseline, sideHead} {
+		var lines []string
+		for _, k := range c.disagreeOrder {
+			if strings.HasPrefix(k, side+" ") {
+				lines = append(lines, c.disagree[k])
+			}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		if side == sideBaseline {
+			out = append(out, fmt.Sprintf("runs at the baseline commit disagree (a run measured elsewhere, added later or written onto the history branch by hand moves the baseline): %s; perfgate runs --commit COMMIT lists them with who measured them, perfgate invalidate ID --reason \"...\" leaves one out",
+				strings.Join(lines, "; ")))
+			continue
+		}
+		out = append(out, fmt.Sprintf("runs at the head commit disagree (a run measured elsewhere or written onto the history branch at this commit moves the result checked): %s; perfgate runs --commit COMMIT lists them with who measured them",
+			strings.Join(lines, "; ")))
 	}
-	lines := make([]string, len(c.disagreeOrder))
-	for i, k := range c.disagreeOrder {
-		lines[i] = c.disagree[k]
-	}
-	return fmt.Sprintf("runs at the baseline commit disagree (a run measured elsewhere, added later or written onto the history branch by hand moves the baseline): %s; perfgate runs --commit COMMIT lists them with who measured them, perfgate invalidate ID --reason \"...\" leaves one out",
-		strings.Join(lines, "; "))
+	return out
 }

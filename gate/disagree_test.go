@@ -21,6 +21,9 @@ func TestCheckBaselineRunsDisagree(t *testing.T) {
 		{"runs within the noise", []float64{100, 103, 98}, true, ""},
 		{"a pair within a factor of two, no window", []float64{100, 150}, false, ""},
 		{"one run", []float64{5000}, true, ""},
+		{"a zero run does not silence a forged one", []float64{100, 101, 0, 5000}, true, "run 00000003 5000 against"},
+		{"a zero run is named", []float64{100, 101, 0}, true, "run 00000002 0 (not positive)"},
+		{"every run zero", []float64{0, 0}, true, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,7 +69,7 @@ func TestRealNoiseDisagreeRate(t *testing.T) {
 	series := loadRealNoise(t)
 	trials, warned := 0, 0
 	for _, s := range series {
-		for _, pos := range s.pick(perStretch, 3) {
+		for _, pos := range s.pick(perStretch, rnMode{3, 1}) {
 			k, start := pos[0], pos[1]
 			lo := max(start, k-3-20)
 			repo := newFakeRepo()
@@ -98,5 +101,37 @@ func TestRealNoiseDisagreeRate(t *testing.T) {
 	t.Logf("baseline runs reported as disagreeing on honest real data: %d of %d trials (%.2f%%)", warned, trials, rate)
 	if rate > 1 {
 		t.Errorf("%.2f%% of honest baselines are reported as disagreeing; the ceiling is 1%%", rate)
+	}
+}
+
+// Runs at the head commit are compared with each other as the baseline's
+// are: a run written onto the history branch at the pull request's own
+// commit is named (issue 34).
+func TestCheckHeadRunsDisagree(t *testing.T) {
+	f := newFakeRepo()
+	parent := f.commit("", "root")
+	for i := 0; i < 8; i++ {
+		parent = f.commit(parent, "main")
+		f.add(parent, "serving", nil, map[string]float64{"mean_ttft_ms": 100 + float64(i%3)})
+	}
+	base := f.commit(parent, "base")
+	f.add(base, "serving", nil, map[string]float64{"mean_ttft_ms": 100})
+	head := f.commit(base, "pr")
+	for i, v := range []float64{150, 40, 41, 42} {
+		f.add(head, "serving", nil, map[string]float64{"mean_ttft_ms": v})
+		f.samples[head][i].ID = strings.Repeat("0", 7) + string(rune('0'+i)) + strings.Repeat("b", 24)
+	}
+	cfg := DefaultConfig()
+	cfg.Rules = []Rule{mustRule(t, "mean_ttft_ms:5%")}
+	rep, err := Check(context.Background(), f, f, CheckOptions{Head: head, Base: base, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(rep.Warnings, "\n")
+	if !strings.Contains(w, "runs at the head commit disagree") || !strings.Contains(w, "run 00000000 150") {
+		t.Errorf("warnings %q do not name the head run far from the others", rep.Warnings)
+	}
+	if strings.Contains(w, "runs at the baseline commit disagree") {
+		t.Errorf("warnings %q name the baseline", rep.Warnings)
 	}
 }

@@ -14,12 +14,13 @@ import (
 type relCheck struct {
 	cr    *CheckResult
 	r     Rule
-	lower bool      // lower values are better
-	hv    []float64 // head's runs
-	bv    []float64 // the baseline commit's runs
-	cur   float64   // median of hv
-	xs    []float64 // the window: a median per measured commit, oldest first
-	ks    []int     // runs behind each xs value
+	lower bool        // lower values are better
+	hv    []float64   // head's runs
+	bv    []float64   // the baseline commit's runs
+	cur   float64     // median of hv
+	xs    []float64   // the window: a median per measured commit, oldest first
+	ks    []int       // runs behind each xs value
+	runs  [][]float64 // the runs behind each xs value
 	pts   []Point
 }
 
@@ -69,6 +70,7 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 			m := robust.Median(v)
 			rc.xs = append(rc.xs, m)
 			rc.ks = append(rc.ks, len(v))
+			rc.runs = append(rc.runs, v)
 			rc.pts = append(rc.pts, Point{Commit: c.w.commits[p.idx].SHA, Value: m})
 		}
 	}
@@ -78,7 +80,7 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 	positive := allPositive(hv) && allPositive(bv)
 	windowOK := len(rc.xs) >= minWindow && c.cfg.Baseline.Window >= minWindow && allPositive(rc.xs) && rc.cur > 0
 	switch {
-	case len(hv) >= minRepeats && len(bv) >= minRepeats && positive:
+	case len(hv) >= minRepeats && len(bv) >= minRepeats && positive && !(windowOK && repeatedWindow(rc.ks, len(hv))):
 		c.shiftCheck(rc, windowOK)
 	case windowOK:
 		c.bandCheck(rc)
@@ -87,6 +89,40 @@ func (c *checker) relative(cr *CheckResult, r Rule, sr *series, hv, bv []float64
 	default:
 		c.thresholdCheck(rc)
 	}
+}
+
+// runResiduals are the log deviations of the window's single runs from
+// the level (the median of the commits' medians) of their segment.
+func runResiduals(lx []float64, runs [][]float64, starts []int) []float64 {
+	var out []float64
+	for i, a := range starts {
+		b := len(lx)
+		if i+1 < len(starts) {
+			b = starts[i+1]
+		}
+		level := robust.Median(lx[a:b])
+		for _, rs := range runs[a:b] {
+			for _, v := range rs {
+				out = append(out, math.Log(v)-level)
+			}
+		}
+	}
+	return out
+}
+
+// repeatedWindow reports whether every commit of the window was measured
+// with about as many runs as head (minRepeats or more, and no fewer than
+// half of head's): each of its values is then a session's median like
+// head's, and head's median is judged against the window's level and
+// spread (bandCheck), which 20 such sessions tell far better than the
+// baseline commit's runs alone (the shift test).
+func repeatedWindow(ks []int, headRuns int) bool {
+	for _, k := range ks {
+		if k < minRepeats || 2*k < headRuns {
+			return false
+		}
+	}
+	return len(ks) > 0
 }
 
 // shiftCheck decides repeated runs on both sides: the Hodges-Lehmann shift
@@ -228,9 +264,32 @@ func (c *checker) bandCheck(rc *relCheck) {
 	// outliers the window itself shows in the bad direction (tailModel).
 	unit := sigma * math.Sqrt(1+robust.MedianVar(b.segN))
 	resid := tailResiduals(lx[lead:], shiftStarts(longSegments(starts, len(lx)), lead))
-	tm := newTailModel(rc, resid, unit)
+	// A window whose residuals show no tail heavier than normal noise's
+	// (lightTailed) is judged as normal noise: head fails at zLight for
+	// any number of runs, and only residuals beyond lightEdge units count
+	// as outliers (a third of normal windows of 20 hold one beyond 2).
+	light := lightTailed(resid, unit)
+	edge := tailEdge
+	if light {
+		edge = lightEdge
+	}
+	tm := newTailModel(rc, resid, unit, edge)
 	headVar, rho := rc.headVar(sigma, q)
 	tm.runs, tm.session = len(rc.hv), rho
+	// A window measured several times a commit also shows its single
+	// runs: a slow mode a commit's median hides (a minority of its runs)
+	// may hold most of head's runs. When they fail the tail test
+	// themselves, their tail is weighed as well.
+	var runTail *tailModel
+	if len(rc.hv) >= minRepeats && repeatedWindow(rc.ks, len(rc.hv)) {
+		rr := runResiduals(lx[lead:], rc.runs[lead:], shiftStarts(longSegments(starts, len(lx)), lead))
+		ru := math.Max(pooledScale([][]float64{rr}), q)
+		if !lightTailed(rr, ru) {
+			rt := newTailModel(rc, rr, ru, tailEdge)
+			rt.runs, rt.session = len(rc.hv), rho
+			runTail = &rt
+		}
+	}
 
 	lh := math.Log(rc.cur)
 	type outcome struct {
@@ -247,11 +306,14 @@ func (c *checker) bandCheck(rc *relCheck) {
 		worse, better := rc.beyond(rc.cur / ref.raw)
 		o := outcome{z: z, ref: ref}
 		switch {
-		case worse && z > failZ(len(rc.hv)) && tm.p(d) < tailAlpha:
+		case worse && z > failZ(len(rc.hv), light) && tm.p(d) < tailAlpha && (runTail == nil || runTail.p(d) < tailAlpha):
 			o.v = Fail
 		case worse && z > zCritical:
 			o.v = Inconclusive
 			o.reason = tm.reason(d, len(rc.hv))
+			if runTail != nil && tm.p(d) < tailAlpha && runTail.p(d) >= tailAlpha {
+				o.reason = runTail.reason(d, len(rc.hv)) // the single runs held it back
+			}
 			if len(rc.hv) < minRepeats {
 				cr.RunsToDecide = minRepeats
 			}
@@ -486,7 +548,10 @@ func shiftStarts(starts []int, lead int) []int {
 // failZ is the robust z beyond which head's n runs fail in the noise
 // band: one or two runs need zFailOne, as a single run on real CI has
 // heavier tails than the band's normal noise (see the package comment).
-func failZ(n int) float64 {
+func failZ(n int, light bool) float64 {
+	if light {
+		return zLight
+	}
 	if n < 3 {
 		return zFailOne
 	}

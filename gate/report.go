@@ -54,6 +54,9 @@ type Report struct {
 	Summary    Summary       `json:"summary"`
 	Checks     []CheckResult `json:"checks"`
 	Mismatches []Mismatch    `json:"mismatches,omitempty"`
+	// Load holds head's load curves beside the baseline's, with capacity
+	// at the SLO and the trade-offs (see LoadCurve).
+	Load []LoadCurve `json:"load,omitempty"`
 	// Warnings are the statistical caveats of the verdict (unqualified or
 	// inconclusive checks, a cut window, a dirty head, label mismatches),
 	// shown in every format.
@@ -140,6 +143,16 @@ type CheckResult struct {
 	// Resolution is the smallest regression the check can see with the
 	// noise it measured (relative rules decided on a noise estimate).
 	Resolution *Resolution `json:"resolution,omitempty"`
+	// LoadNote says what the series' load curve makes of this change: the
+	// server saturated at this load, or a trade-off of latency for
+	// throughput (see LoadCurve); TradeOff is set when that trade-off
+	// turned a latency failure into a pass (see the package comment,
+	// "Load curves").
+	LoadNote string `json:"load_note,omitempty"`
+	TradeOff bool   `json:"trade_off,omitempty"`
+	// Testbed is the series' testbed ("" when not recorded); the tables
+	// show it in a column when the report's checks have more than one.
+	Testbed string `json:"testbed,omitempty"`
 
 	limit  float64
 	worse  bool // beyond the threshold in the bad direction

@@ -126,6 +126,10 @@ func (r *Report) validate() error {
 		v.commit(at+".commit", m.Commit, true)
 		v.text(at+".diff", m.Diff)
 	}
+	v.length("load", len(r.Load), maxChecks)
+	for i := range r.Load {
+		v.loadCurve(fmt.Sprintf("load[%d]", i), &r.Load[i])
+	}
 	for i, s := range r.Warnings {
 		v.text(fmt.Sprintf("warnings[%d]", i), s)
 	}
@@ -161,6 +165,7 @@ func (v *validator) check(at string, c *CheckResult) {
 	v.count(at+".runs_to_decide", c.RunsToDecide)
 	v.commit(at+".segment_start", c.SegmentStart, true)
 	v.text(at+".reason", c.Reason)
+	v.text(at+".load_note", c.LoadNote)
 	v.length(at+".history", len(c.History), maxHistory)
 	for i, p := range c.History {
 		v.commit(fmt.Sprintf("%s.history[%d].commit", at, i), p.Commit, false)
@@ -328,5 +333,36 @@ func duplicateKeys(data []byte) error {
 		default:
 			valueDone()
 		}
+	}
+}
+
+// loadCurve checks one load curve of a report read from JSON.
+func (v *validator) loadCurve(at string, lc *LoadCurve) {
+	v.name(at+".benchmark", lc.Benchmark)
+	v.labels(at+".labels", lc.Labels)
+	v.name(at+".load_label", lc.LoadLabel)
+	v.name(at+".slo", lc.SLO)
+	v.name(at+".metric", lc.Metric)
+	v.name(at+".relation", lc.Relation)
+	v.commit(at+".baseline_commit", lc.BaselineCommit, true)
+	v.length(at+".head", len(lc.Head), maxHistory)
+	v.length(at+".baseline", len(lc.Baseline), maxHistory)
+	v.length(at+".matched", len(lc.Matched), maxHistory)
+	v.length(at+".notes", len(lc.Notes), maxLines)
+	for _, pts := range [][]LoadPoint{lc.Head, lc.Baseline} {
+		for i, p := range pts {
+			v.name(fmt.Sprintf("%s.points[%d].load", at, i), p.Load)
+			v.length(fmt.Sprintf("%s.points[%d].latency", at, i), len(p.Latency), maxLabels)
+		}
+	}
+	for _, c := range []*CapacityAt{lc.Capacity, lc.BaselineCapacity} {
+		if c != nil {
+			v.name(at+".capacity.status", c.Status)
+			v.name(at+".capacity.below", c.Below)
+			v.name(at+".capacity.above", c.Above)
+		}
+	}
+	for i, n := range lc.Notes {
+		v.text(fmt.Sprintf("%s.notes[%d]", at, i), n)
 	}
 }

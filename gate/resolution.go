@@ -55,7 +55,7 @@ func resolution(limit float64, res func(n int) float64) *Resolution {
 // reference median of segN values, at the z the band fails at.
 func bandResolution(limit, sigma float64, segN int) *Resolution {
 	return resolution(limit, func(n int) float64 {
-		return failZ(n) * sigma * math.Sqrt(robust.MedianVar(n)+robust.MedianVar(segN))
+		return failZ(n, false) * sigma * math.Sqrt(robust.MedianVar(n)+robust.MedianVar(segN))
 	})
 }
 

@@ -113,6 +113,10 @@ type Config struct {
 	// Repository names this repository's runs in a history shared by
 	// several (repository:); "" means the origin remote's URL.
 	Repository string
+	// SLOs are the rules file's slo: section, per-benchmark ones first,
+	// then the global one (Benchmark ""); empty when none is set. Rules
+	// on capacity and capacity_tokens need one (see capacity.go).
+	SLOs []SLO
 }
 
 // The choices of the rules file's inconclusive key.
@@ -196,7 +200,7 @@ func LoadRules(file string) (*Config, error) {
 }
 
 var (
-	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline", "site_url", "watch", "trust", "db", "repository"}
+	topKeys      = []string{"baseline", "rules", "ignore_labels", "missing", "inconclusive", "testbed", "require_baseline", "site_url", "watch", "trust", "db", "repository", "slo"}
 	baselineKeys = []string{"branch", "max_distance", "window"}
 	ruleKeys     = []string{"metric", "max_regression", "max", "min", "benchmark", "direction"}
 	yamlLineRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
@@ -328,6 +332,10 @@ func ParseRules(file string, data []byte) (*Config, error) {
 			if withPassword(v.Value) {
 				return p.errf(v, "db holds a password, and the rules file is committed: remove it from the URL and give it in PGPASSWORD or ~/.pgpass (or the whole URL in the PERFGATE_DB secret)")
 			}
+			if db := strings.TrimSpace(v.Value); strings.Contains(db, "://") && !isPostgresURL(db) {
+				_, rest, _ := strings.Cut(db, "://")
+				return p.errf(v, "db %q is neither a file path nor a PostgreSQL URL: only postgres:// and postgresql:// name a database server (did you mean %q?)", db, "postgres://"+rest)
+			}
 			cfg.DB = strings.TrimSpace(v.Value)
 		case "repository":
 			name := strings.TrimSpace(v.Value)
@@ -335,6 +343,12 @@ func ParseRules(file string, data []byte) (*Config, error) {
 				return p.errf(v, "repository must be a name of one line (at most 200 bytes), e.g. repository: github.com/org/engine; leave it out to use the origin remote's URL")
 			}
 			cfg.Repository = name
+		case "slo":
+			slos, err := p.slo(v)
+			if err != nil {
+				return err
+			}
+			cfg.SLOs = slos
 		case "site_url":
 			if v.Kind != yaml.ScalarNode || !ValidSiteURL(v.Value) {
 				return p.errf(v, "site_url is %q; give the https URL perfgate site is published at, e.g. https://OWNER.github.io/REPO/ (no query, fragment, quotes or spaces)", v.Value)
@@ -351,10 +365,19 @@ func ParseRules(file string, data []byte) (*Config, error) {
 
 type ruleParser struct {
 	file string
+	// keyOf is the key of each value mapping has walked: a block mapping
+	// or list given as a value starts on the line after its key, at a
+	// key or item of its own, so an error about the value names the
+	// key's line instead.
+	keyOf map[*yaml.Node]*yaml.Node
 }
 
 func (p *ruleParser) errf(n *yaml.Node, format string, args ...any) error {
-	return &ConfigError{File: p.file, Line: n.Line, Msg: fmt.Sprintf(format, args...)}
+	line := n.Line
+	if k := p.keyOf[n]; k != nil && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && n.Style&yaml.FlowStyle == 0 {
+		line = k.Line
+	}
+	return &ConfigError{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
 // mapping walks a mapping node, rejecting unknown and repeated keys.
@@ -381,6 +404,10 @@ func (p *ruleParser) mapping(n *yaml.Node, what string, keys []string, f func(ke
 			continue
 		}
 		seen[k.Value] = true
+		if p.keyOf == nil {
+			p.keyOf = map[*yaml.Node]*yaml.Node{}
+		}
+		p.keyOf[v] = k
 		if err := f(k.Value, k, v); err != nil {
 			errs = append(errs, err)
 		}
@@ -724,6 +751,13 @@ func ruleError(r Rule, msg string) *ConfigError {
 }
 
 // withPassword reports whether a URL carries a password.
+// isPostgresURL reports whether db is a postgres:// or postgresql:// URL
+// (store.IsPostgres, which the rules cannot import).
+func isPostgresURL(db string) bool {
+	l := strings.ToLower(db)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
 func withPassword(raw string) bool {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.User == nil {

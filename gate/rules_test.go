@@ -145,7 +145,7 @@ func TestParseRulesErrors(t *testing.T) {
 		name, src, want string
 	}{
 		{"unknown top key", "baseline:\n  branch: main\nrule:\n  - metric: failed\n",
-			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline, site_url, watch, trust, db, repository)`},
+			`.perfgate.yml:3: unknown key "rule" in the rules file; did you mean "rules"? (valid keys: baseline, rules, ignore_labels, missing, inconclusive, testbed, require_baseline, site_url, watch, trust, db, repository, slo)`},
 		{"unknown rule key", "rules:\n  - metric: mean_ttft_ms\n    max_regresion: 3%\n",
 			`.perfgate.yml:3: unknown key "max_regresion" in a rule; did you mean "max_regression"?`},
 		{"unknown baseline key", "baseline:\n  windows: 10\n",
@@ -172,8 +172,18 @@ func TestParseRulesErrors(t *testing.T) {
 			`.perfgate.yml:4: benchmark "serving-[" is not a valid glob`},
 		{"bad window", "baseline:\n  window: -1\n",
 			`.perfgate.yml:2: baseline window is "-1"; it must be a whole number of commits, 0 or more (default 20)`},
-		{"rules not a list", "rules:\n  metric: failed\n",
-			`.perfgate.yml:2: rules must be a list of rules`},
+		// A block given as a value is named at its key, not at the
+		// first key or item inside it.
+		{"rules not a list", "baseline:\n  window: 5\nrules:\n  metric: failed\n",
+			`.perfgate.yml:3: rules must be a list of rules`},
+		{"missing a block", "rules: []\nmissing:\n  fail: true\n",
+			`.perfgate.yml:2: missing is`},
+		{"branch a list", "baseline:\n  window: 5\n  branch:\n    - main\n",
+			`.perfgate.yml:3: baseline branch must be a single value`},
+		{"ignore_labels a mapping", "ignore_labels:\n  host: 1\n",
+			`.perfgate.yml:1: ignore_labels must be a list`},
+		{"rule value a list", "rules:\n  - metric: failed\n    max:\n      - 1\n",
+			`.perfgate.yml:3: rule max must be a single value`},
 		{"duplicate key", "rules:\n  - metric: failed\n    max: 0\n    max: 1\n",
 			`.perfgate.yml:4: key "max" appears twice in a rule`},
 		{"bad direction", "rules:\n  - metric: my_metric\n    direction: up-ish\n    max_regression: 3%\n",

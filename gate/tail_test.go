@@ -2,10 +2,12 @@ package gate
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/perfgate/perfgate/internal/realnoise"
+	"github.com/perfgate/perfgate/internal/robust"
 )
 
 // TestTailModel: the predictive probability of one run's excess.
@@ -26,7 +28,7 @@ func TestTailModel(t *testing.T) {
 		{"outliers in the good direction say nothing", []float64{-0.2, -0.3}, 0.04, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tm := newTailModel(rc, append(append([]float64(nil), flat...), tt.residuals...), unit)
+			tm := newTailModel(rc, append(append([]float64(nil), flat...), tt.residuals...), unit, tailEdge)
 			p := tm.p(tt.d)
 			if got := p < tailAlpha; got != tt.fails {
 				t.Errorf("p(%.2f) = %.4g (m = %d of %d), fails %v, want %v", tt.d, p, tm.m, tm.n, got, tt.fails)
@@ -34,8 +36,8 @@ func TestTailModel(t *testing.T) {
 		})
 	}
 	// More and larger outliers never make a head more surprising.
-	tm1 := newTailModel(rc, append(append([]float64(nil), flat...), 0.05), unit)
-	tm2 := newTailModel(rc, append(append([]float64(nil), flat...), 0.05, 0.08), unit)
+	tm1 := newTailModel(rc, append(append([]float64(nil), flat...), 0.05), unit, tailEdge)
+	tm2 := newTailModel(rc, append(append([]float64(nil), flat...), 0.05, 0.08), unit, tailEdge)
 	for _, d := range []float64{0.04, 0.1, 0.3} {
 		if tm2.p(d) < tm1.p(d) {
 			t.Errorf("p(%.2f): %.4g with two outliers < %.4g with one", d, tm2.p(d), tm1.p(d))
@@ -96,5 +98,84 @@ func TestCheckOneRunHeavyTail(t *testing.T) {
 				t.Errorf("reason %q (runs to decide %d): want the outliers' probability and three runs", c.Reason, c.RunsToDecide)
 			}
 		})
+	}
+}
+
+// windowLight runs the tail test as bandCheck does on a window of log
+// values of one run a commit.
+func windowLight(lx []float64) bool {
+	b := noiseBand(lx)
+	unit := b.sigma * math.Sqrt(1+robust.MedianVar(b.segN))
+	return lightTailed(tailResiduals(lx, longSegments(b.starts, len(lx))), unit)
+}
+
+// TestLightTailedNormalWindows: the tail test accepts about 95% of windows
+// of 20 normal values (a third of which hold a residual beyond the tail
+// model's 2 noise units), and flags most windows of heavy-tailed noise:
+// 10% of runs 20% slow, or Student's t with two degrees of freedom.
+func TestLightTailedNormalWindows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(38, 1))
+	const n, trials = 20, 4000
+	for _, tt := range []struct {
+		name     string
+		draw     func() float64
+		min, max float64 // share accepted
+	}{
+		{"normal", func() float64 { return 0.03 * rng.NormFloat64() }, 0.93, 0.985},
+		{"10% of runs 20% slow", func() float64 {
+			v := 0.03 * rng.NormFloat64()
+			if rng.Float64() < 0.1 {
+				v += math.Log(1.2)
+			}
+			return v
+		}, 0, 0.35},
+		{"Student t, 2 df", func() float64 {
+			c := 0.0
+			for range 2 {
+				z := rng.NormFloat64()
+				c += z * z
+			}
+			return 0.03 * rng.NormFloat64() / math.Sqrt(c/2)
+		}, 0, 0.6},
+	} {
+		acc := 0
+		for range trials {
+			lx := make([]float64, n)
+			for i := range lx {
+				lx[i] = tt.draw()
+			}
+			acc += b2i(windowLight(lx))
+		}
+		share := float64(acc) / trials
+		t.Logf("%-22s windows of %d accepted as light-tailed: %.1f%%", tt.name, n, 100*share)
+		if share < tt.min || share > tt.max {
+			t.Errorf("%s: %.1f%% of windows accepted, want %.0f%%-%.0f%%", tt.name, 100*share, 100*tt.min, 100*tt.max)
+		}
+	}
+}
+
+// TestLightTailedRealWindows: on the real histories (skipped when
+// ../shared/realnoise is absent), windows of 20 one-run commits of the
+// two-level series (heavy tails) are flagged far more often than those
+// of the one-level ones.
+func TestLightTailedRealWindows(t *testing.T) {
+	series := loadRealNoise(t)
+	acc := map[string][2]int{}
+	for _, s := range series {
+		for _, kp := range s.pick(perStretch, oneRun) {
+			k, start := kp[0], kp[1]
+			lx := logs(s.Values[max(start, k-20):k])
+			a := acc[s.Regime()]
+			a[0] += b2i(windowLight(lx))
+			a[1]++
+			acc[s.Regime()] = a
+		}
+	}
+	share := func(r string) float64 { return float64(acc[r][0]) / float64(acc[r][1]) }
+	for _, r := range []string{"one-level", "two-level"} {
+		t.Logf("%s: %.1f%% of %d windows accepted as light-tailed", r, 100*share(r), acc[r][1])
+	}
+	if share("two-level") > 0.5 || share("two-level") > share("one-level")-0.1 {
+		t.Errorf("two-level windows accepted %.1f%%, one-level %.1f%%: want the heavy-tailed ones flagged", 100*share("two-level"), 100*share("one-level"))
 	}
 }

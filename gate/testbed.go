@@ -111,7 +111,6 @@ func (c *checker) testbedMismatch(sr *series) *Mismatch {
 			diff := fmt.Sprintf("testbed: %q (head) vs %q (baseline)", sr.testbed, tb)
 			c.rep.Mismatches = append(c.rep.Mismatches, Mismatch{Benchmark: sr.bench, HeadLabels: sr.labels, BaselineLabels: sr.labels,
 				Commit: sha, Diff: diff, HeadTestbed: sr.testbed, BaselineTestbed: tb})
-			c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("%s: not compared with %s, measured on another testbed (%s)", seriesName(sr.bench, sr.labels), shortSHA(sha), diff))
 			return &c.rep.Mismatches[len(c.rep.Mismatches)-1]
 		}
 	}
@@ -157,14 +156,30 @@ func (c *checker) testbedWarnings(all []*series) (first, rest []string) {
 			legacy, quoteList(c.rep.Testbeds)))
 	}
 	c.unknownNote(all)
-	var mm []string
 	explained := map[string]bool{}
+	// One warning per pair of testbeds, naming its series: the remedy is
+	// the same for each.
+	var pairs []string
+	byPair := map[string][]Mismatch{}
 	for _, m := range c.rep.Mismatches {
 		if m.HeadTestbed == "" {
 			continue
 		}
 		explained[m.Benchmark+"\x00"+labelString(m.HeadLabels)+"\x00"+m.HeadTestbed] = true
-		mm = append(mm, fmt.Sprintf("%s not compared: %s", seriesName(m.Benchmark, m.HeadLabels), testbedRemedy(m)))
+		pair := m.HeadTestbed + "\x00" + m.BaselineTestbed
+		if byPair[pair] == nil {
+			pairs = append(pairs, pair)
+		}
+		byPair[pair] = append(byPair[pair], m)
+	}
+	var mm []string
+	for _, pair := range pairs {
+		ms := byPair[pair]
+		names := make([]string, 0, len(ms))
+		for _, m := range ms {
+			names = append(names, seriesName(m.Benchmark, m.HeadLabels))
+		}
+		mm = append(mm, fmt.Sprintf("%s not compared: %s", listSeries(names), testbedRemedy(ms[0])))
 	}
 	if c.noBaseline != "" && len(mm) > 0 {
 		every := true
@@ -190,6 +205,15 @@ func (c *checker) unknownNote(all []*series) {
 			return
 		}
 	}
+}
+
+// listSeries names series for a warning: every one up to three, else
+// the first two and how many more.
+func listSeries(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more series", strings.Join(names[:2], ", "), len(names)-2)
 }
 
 func quoteList(xs []string) string {

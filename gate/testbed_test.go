@@ -192,3 +192,30 @@ func TestTrendTestbeds(t *testing.T) {
 		t.Errorf("--label testbed=laptop: %+v, %v", tr, err)
 	}
 }
+
+// TestTestbedWarningOnce: several series left uncompared for the same
+// pair of testbeds get one warning naming them, not one each.
+func TestTestbedWarningOnce(t *testing.T) {
+	at := func(load string) Sample {
+		s := onBed(ciBed, 150)
+		s.Labels = map[string]string{"max_concurrency": load}
+		return s
+	}
+	head := func(load string) Sample {
+		s := onBed(laptop, 150)
+		s.Labels = map[string]string{"max_concurrency": load}
+		return s
+	}
+	w := newWorld(5, func(i int) []Sample { return []Sample{at("1"), at("4"), at("16")} }, []Sample{head("1"), head("4"), head("16")})
+	rep := w.check(t, "mean_ttft_ms:5%")
+	n := 0
+	for _, s := range rep.Warnings {
+		n += strings.Count(s, "not compared")
+	}
+	if n != 1 || len(rep.Notes) != 0 {
+		t.Errorf("%d 'not compared' warnings (want 1), notes %q:\n%s", n, rep.Notes, strings.Join(rep.Warnings, "\n"))
+	}
+	if rep.Verdict != Inconclusive || rep.Uncompared() != 3 {
+		t.Errorf("verdict %s, %d uncompared; want inconclusive, 3", rep.Verdict, rep.Uncompared())
+	}
+}

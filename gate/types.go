@@ -28,6 +28,10 @@ type Sample struct {
 	// identity; "" for results stored before perfgate recorded it, which
 	// match any testbed (see the package comment).
 	Testbed string
+	// OnRecord: Invalid comes from an invalidation on record (perfgate
+	// invalidate), not from the result itself. Such a run is left out at
+	// head as in baselines: the remaining runs decide.
+	OnRecord bool
 	// Before is set when the result was measured on the working tree of
 	// Before (the commit's first parent) holding exactly this commit's
 	// changes, before they were committed: a run of this commit.

@@ -46,3 +46,33 @@ func TestActionHistoryFailsClosed(t *testing.T) {
 		t.Errorf("refused push: exit %d, want 3\n%s", code, log)
 	}
 }
+
+// TestActionRecordJobGatesMain: the record job on main runs check too, as
+// docs/github.md says: a regression that reached main turns the job red
+// (exit 1, verdict fail), and its runs are pushed to the history all the
+// same, as main's new level.
+func TestActionRecordJobGatesMain(t *testing.T) {
+	w := newActionWorkspace(t, map[string]string{"NAME": "serving", "COMMENT": "never"})
+	runs := func() int {
+		t.Helper()
+		out := w.git(w.bare, "log", "-p", "--format=", "perfgate-history")
+		return strings.Count(out, "\n+{")
+	}
+	for i, ttft := range []string{"100", "101", "99", "130"} {
+		if i > 0 {
+			w.git(w.work, "commit", "-q", "--allow-empty", "-m", "main "+ttft)
+		}
+		w.defaults["INGEST"] = w.write("bench-"+ttft+".json", `{"metrics": {"mean_ttft_ms": `+ttft+`, "failed": 0}}`)
+		log, outputs, code := w.run("push", nil)
+		regressed := ttft == "130"
+		if regressed && (code != 1 || outputs["verdict"] != "fail") {
+			t.Errorf("the regression on main: exit %d, verdict %q, want 1 and fail\n%s", code, outputs["verdict"], log)
+		}
+		if !regressed && code != 0 {
+			t.Errorf("main at %s: exit %d\n%s", ttft, code, log)
+		}
+		if n := runs(); n != i+1 {
+			t.Errorf("after main at %s the history branch holds %d runs, want %d\n%s", ttft, n, i+1, log)
+		}
+	}
+}

@@ -314,7 +314,7 @@ func (c *Client) mayRetryCreate(ctx context.Context, err error, attempt int, met
 type Status struct {
 	Name       string // the status context or check run name
 	Success    bool
-	Neutral    bool   // undecided: a neutral check run; a commit status has no such state, so success with "inconclusive" first in its description
+	Neutral    bool   // undecided: a neutral check run; a commit status has no such state, so pending (never green) with "inconclusive" first in its description
 	Title      string // one line; a status description is cut to 140 characters
 	Summary    string // markdown, for a check run's output
 	DetailsURL string // the workflow run, when known
@@ -326,7 +326,13 @@ const maxDescription = 140
 // SetStatus sets a commit status on sha.
 func (c *Client) SetStatus(ctx context.Context, sha string, s Status) error {
 	state := "failure"
-	if s.Success {
+	switch {
+	case s.Neutral:
+		// No neutral state: an undecided gate is never shown green
+		// (a required status then waits for a decision; --check-run
+		// gives a neutral check run instead).
+		state = "pending"
+	case s.Success:
 		state = "success"
 	}
 	desc := cutRunes(s.Title, maxDescription)

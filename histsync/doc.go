@@ -91,6 +91,12 @@
 // transaction committed, and the mark is written only after the pull, so
 // the next sync finishes it.
 //
+// The store also remembers which of its runs a pull imported (the ranges
+// of their sequence numbers, with the remote and branch: PulledAt), so
+// that a pull request's check can use at head only the runs its own job
+// stored, and name the others with the branch commit that brought them
+// (RunVias).
+//
 // Runs measured on a working tree with uncommitted changes (dirty runs)
 // are never pushed: their commit does not describe the code they measured.
 //

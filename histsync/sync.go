@@ -261,12 +261,15 @@ func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState,
 		// interrupted pull reads the same files again and finds them
 		// stored): a pull killed halfway pushes none of them back.
 		pulled := func() error {
-			if !hasBase {
-				return nil // no mark to extend: the next sync compares ids
-			}
 			now, err := st.LastSeq()
 			if err != nil {
 				return err
+			}
+			if err := s.notePulled(st, last+1, now); err != nil {
+				return err
+			}
+			if !hasBase {
+				return nil // no mark to extend: the next sync compares ids
 			}
 			m.addRange(last+1, now)
 			if err := s.saveMark(st, m); err != nil {
@@ -286,12 +289,25 @@ func (s *syncer) prepare(st *store.Store, tip plumbing.Hash, state *branchState,
 		if err != nil {
 			return nil, fmt.Errorf("reading the history: %w", err)
 		}
+		if err := s.notePulled(st, last+1, now); err != nil {
+			return nil, err
+		}
 		m.addRange(last+1, now)
 		m.Tip, last = tip.String(), now
 		if tip.IsZero() {
 			m.Tip = ""
 		}
-		if err := s.saveMark(st, m); err != nil {
+		saved := m
+		if !hasBase && before > 0 {
+			// The runs stored before this sync are not yet told apart
+			// (on the branch, or to push): until a push marks them
+			// done, the next sync compares ids again rather than push
+			// them all from a tip that claims they were seen
+			// (sync --pull-only, or a push that fails, after a first
+			// push or on a store without a mark).
+			saved.Tip = ""
+		}
+		if err := s.saveMark(st, saved); err != nil {
 			return nil, err
 		}
 	}
@@ -365,8 +381,9 @@ func (s *syncer) pushPrepared(ctx context.Context, open Opener, tip plumbing.Has
 		for _, g := range seqs {
 			m.addRange(g[0], g[1])
 		}
-		if m.Tip == tip.String() {
-			// The store had every run of tip: it has every run of commit.
+		if m.Tip == tip.String() || tip.IsZero() {
+			// The store had every run of tip (none, when this push
+			// made the branch): it has every run of commit.
 			m.Tip = commit.String()
 		}
 		opts.Log("pushed %d run%s to %s %s (%s)", len(runs), plural(len(runs)), opts.Remote, opts.Branch, commit.String()[:12])

@@ -595,3 +595,53 @@ func TestSyncRefusesForgedID(t *testing.T) {
 		t.Fatalf("clone b holds %+v (%v); want the genuine run %s with 100", got, err, ids[0])
 	}
 }
+
+// TestNoRepushAfterPullOnly: a pull-only sync never leaves a mark that
+// makes the next sync push runs the branch has (duplicate lines): after
+// the first push, which made the branch on a new remote, and on a store
+// without a mark whose runs are already on the branch.
+func TestNoRepushAfterPullOnly(t *testing.T) {
+	lines := func(w *world) int {
+		n := 0
+		for _, l := range strings.Split(runGit(t, w.bare, "ls-tree", "-r", DefaultBranch), "\n") {
+			if f := strings.Fields(l); len(f) == 4 && f[1] == "blob" {
+				for _, line := range strings.Split(runGit(t, w.bare, "cat-file", "blob", f[2]), "\n") {
+					if _, ok := keyOf([]byte(line)); ok {
+						n++
+					}
+				}
+			}
+		}
+		return n
+	}
+	t.Run("first push on a new remote", func(t *testing.T) {
+		w := newWorld(t)
+		a := w.clone("a")
+		a.put(t, "serving", w.code[1], 3, false)
+		if res := a.sync(t, Options{}); res.Pushed != 3 {
+			t.Fatalf("first push: %d runs, want 3", res.Pushed)
+		}
+		a.put(t, "serving", w.code[2], 1, false)
+		a.sync(t, Options{NoPush: true})
+		if res := a.sync(t, Options{}); res.Pushed != 1 {
+			t.Errorf("pushed %d runs, want the 1 new one", res.Pushed)
+		}
+		if n, runs := lines(w), len(w.remoteRuns()); n != 4 || runs != 4 {
+			t.Errorf("the branch holds %d lines of %d runs, want 4 of 4", n, runs)
+		}
+	})
+	t.Run("no mark, runs on the branch", func(t *testing.T) {
+		w := newWorld(t)
+		a, b := w.clone("a"), w.clone("b")
+		a.put(t, "serving", w.code[1], 3, false)
+		a.sync(t, Options{})
+		b.put(t, "serving", w.code[1], 3, false) // the same runs, stored in b too
+		b.sync(t, Options{NoPush: true})
+		if res := b.sync(t, Options{}); res.Pushed != 0 {
+			t.Errorf("pushed %d runs the branch has", res.Pushed)
+		}
+		if n := lines(w); n != 3 {
+			t.Errorf("the branch holds %d lines, want 3", n)
+		}
+	})
+}

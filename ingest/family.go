@@ -28,6 +28,8 @@ func (r *Reader) parseJSON(data []byte) error {
 		var v any
 		err := dec.Decode(&v)
 		if err == io.EOF {
+			r.flushAIPerfRecords()
+			r.flushInferencePerfRecords()
 			return nil
 		}
 		// The value begins after any whitespace following the previous one.
@@ -184,6 +186,12 @@ func (r *Reader) dispatchDoc(v any, line int) error {
 
 func (r *Reader) dispatchObject(obj map[string]any, line int) error {
 	forced := r.forced()
+	if (forced == "" || forced == "aiperf") && isAIPerfRecord(obj) {
+		return r.addAIPerfRecord(obj, line)
+	}
+	if (forced == "" || forced == "inference-perf") && isInferencePerfRecord(obj) {
+		return r.addInferencePerfRecord(obj, line)
+	}
 	for _, f := range docFormats {
 		if forced != "" && f.Name != forced {
 			continue

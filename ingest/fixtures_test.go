@@ -20,9 +20,6 @@ var notResults = map[string]bool{
 	"vllm_ascend_benchmarks/throughput-tests.json":                                                       true,
 	"vllm_ascend_benchmarks/perf_result_template.md":                                                     true,
 	"vllm_serve_json/llm-k8s_serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_04.commands": true,
-	// aiperf's per-request records (profile_export.jsonl), not a summary.
-	"genai_perf_aiperf/aiperf_profile_export_jsonl_failed_record_example.json": true,
-	"genai_perf_aiperf/aiperf_profile_export_jsonl_record_example.json":        true,
 	// llmperf's per-request records, not the summary.
 	"llmperf/01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json": true,
 }

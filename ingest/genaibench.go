@@ -28,9 +28,10 @@ import "fmt"
 // request_throughput; num_completed_requests -> completed;
 // num_error_requests -> failed; run_duration -> duration. Labels:
 // scenario, and concurrency (or batch_size, for an iteration_type of
-// batch_size). The per-request records are not stored, and the
-// experiment metadata file, which holds no result, is left out with a
-// note (Reader.Notes).
+// batch_size). The per-request records (individual_request_metrics: ttft,
+// tpot, e2e_latency in seconds; error_code set on a failed request) become
+// the result's request summary (requests.go). The experiment metadata
+// file, which holds no result, is left out with a note (Reader.Notes).
 func init() {
 	RegisterDoc(DocFormat{
 		Name:    "genai-bench",
@@ -106,6 +107,7 @@ func convertGenAIBench(obj map[string]any) ([]Result, error) {
 	} else if v, ok := docStr(agg, "num_concurrency"); ok {
 		res.SetLabel("concurrency", v)
 	}
+	res.perRequest = genaiBenchRequests(obj, res.Metrics["duration"], func(w string) { res.Warnings = append(res.Warnings, w) })
 	return []Result{res}, nil
 }
 

@@ -40,9 +40,9 @@ import (
 // a per-request average like vLLM's TPOT; it keeps the name the tools give
 // it, itl, so a rule on TPOT does not silently compare two definitions.)
 //
-// Not results: aiperf's per-request records (profile_export.jsonl) are
-// refused with ErrUnrecognized and a pointer to the aggregate exports, and
-// genai-perf's GPU telemetry CSV ("Metric,GPU,avg,...") is not claimed.
+// aiperf's per-request records (profile_export.jsonl) are read together as
+// one result (aiperfrecords.go). Not results: genai-perf's GPU telemetry
+// CSV ("Metric,GPU,avg,...") is not claimed.
 
 func init() {
 	RegisterDoc(DocFormat{
@@ -146,13 +146,9 @@ func isAIPerfRecord(obj map[string]any) bool {
 	return false
 }
 
-// convertAIPerfJSON reads profile_export_aiperf.json and refuses the
-// per-request records of profile_export.jsonl: one request is not a
-// benchmark result, and gating every request would be noise.
+// convertAIPerfJSON reads profile_export_aiperf.json. The per-request
+// records of profile_export.jsonl are read together before (aiperfrecords.go).
 func convertAIPerfJSON(obj map[string]any) ([]Result, error) {
-	if isAIPerfRecord(obj) {
-		return nil, &Error{Err: ErrUnrecognized, Msg: fmt.Sprintf("%v: this is a per-request record of aiperf's profile_export.jsonl, not a benchmark result; pass profile_export_aiperf.json or profile_export_aiperf.csv from the same artifacts directory", ErrUnrecognized)}
-	}
 	return convertProfileJSON("aiperf", obj)
 }
 

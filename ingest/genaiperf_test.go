@@ -1,9 +1,12 @@
 package ingest
 
 import (
-	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfgate/perfgate/slo"
 )
 
 func TestGenAIPerf(t *testing.T) {
@@ -75,22 +78,42 @@ func TestAIPerf(t *testing.T) {
 	})
 }
 
-// TestAIPerfRecordsRefused: aiperf's per-request records are not results;
-// auto mode says what they are and what to pass instead.
-func TestAIPerfRecordsRefused(t *testing.T) {
-	for _, rel := range []string{
-		"genai_perf_aiperf/aiperf_profile_export_jsonl_record_example.json",
-		"genai_perf_aiperf/aiperf_profile_export_jsonl_failed_record_example.json",
-	} {
-		res, err := parseString(t, string(readFixture(t, rel)), rel, "")
-		if !errors.Is(err, ErrUnrecognized) {
-			t.Fatalf("%s: got %d results, err %v; want ErrUnrecognized", rel, len(res), err)
-		}
-		var pe *Error
-		if !errors.As(err, &pe) || pe.Line != 1 || !containsAll(err.Error(), "per-request record", "profile_export_aiperf.json") {
-			t.Errorf("%s: error %v", rel, err)
-		}
+// TestAIPerfRecords: aiperf's per-request records (profile_export.jsonl)
+// are read together as one result: counts, duration from the first start
+// to the last end, exact means, the request summary, and goodput for --slo;
+// warmup records are left out, a record with an error is a failed request.
+func TestAIPerfRecords(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "aiperf", "profile_export.jsonl"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	o := slo.Objective{TTFTms: 130, TPOTms: 40}
+	r := NewReader(strings.NewReader(string(data)), "profile_export.jsonl", Options{SLO: &o})
+	var res []Result
+	for r.Scan() {
+		res = append(res, r.Result())
+	}
+	if r.Err() != nil || len(res) != 1 {
+		t.Fatalf("%d results, %v", len(res), r.Err())
+	}
+	x := res[0]
+	if x.Format != "aiperf" || x.Line != 1 || x.Requests == nil || x.Requests.Requests != 5 || x.Requests.Failed != 1 {
+		t.Fatalf("result %+v", x)
+	}
+	// The first request starts at t0, the fourth (t0+0.3 s, 700 ms) ends last.
+	wantMetric(t, x, "completed", 5)
+	wantMetric(t, x, "failed", 1)
+	wantMetric(t, x, "duration", 1)
+	wantMetric(t, x, "mean_ttft_ms", (100+150+90+400+120)/5.0)
+	wantMetric(t, x, "mean_e2el_ms", (300+500+250+700+420)/5.0)
+	wantMetric(t, x, "mean_itl_ms", (200/8.0+350/10.0+160/8.0+300/4.0+300/12.0)/5)
+	// TTFT <= 130 and TPOT <= 40: requests 1 (25), 3 (20) and 5 (25); 2 has
+	// TTFT 150, 4 TTFT 400 and TPOT 75.
+	wantMetric(t, x, "request_goodput", 3)
+	wantMetric(t, x, "slo_attainment", 50)
+	wantMetric(t, x, "slo_attainment_ttft", 50)
+	wantMetric(t, x, "slo_attainment_tpot", 200.0/3)
+	checkWarn(t, x, "")
 }
 
 func containsAll(s string, subs ...string) bool {

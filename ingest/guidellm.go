@@ -173,6 +173,7 @@ func convertGuidellmBenchmark(report, b map[string]any) (Result, error) {
 		}
 	}
 	setGuidellmLabels(&res, report, b)
+	res.perRequest = guidellmRequests(b, res.Metrics, func(w string) { res.Warnings = append(res.Warnings, w) })
 	return res, nil
 }
 

@@ -135,6 +135,15 @@
 // tool's own verdict that the run is invalid (Result.Invalid: MLPerf's
 // "Result is : INVALID").
 //
+// # Per-request measurements
+//
+// A result whose file carries each request's latencies (vLLM and SGLang
+// per-request lists, AIPerf's profile_export.jsonl records, guidellm's
+// kept requests, genai-bench's individual_request_metrics, inference-perf's
+// per_request_lifecycle_metrics.json) gets a bounded
+// summary of them (Result.Requests, package slo), and with Options.SLO
+// exact request_goodput and slo_attainment metrics (requests.go).
+//
 // Absent values (N/A, /, -, None, not set, null) are left out of Metrics,
 // never stored as zero. Non-finite values are dropped with a warning. A
 // result that completed no request (completed is 0) has no latency: its
@@ -152,7 +161,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perfgate/perfgate/internal/suggest"
 	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/slo"
 )
 
 // Result is one benchmark result block.
@@ -168,6 +179,11 @@ type Result struct {
 	// not valid (MLPerf LoadGen's "Result is : INVALID"); perfgate ingest
 	// stores the run marked invalid, so it is never a baseline.
 	Invalid string `json:"invalid,omitempty"`
+	// Requests summarises the result's per-request measurements, when its
+	// file carries them (see requests.go); nil otherwise.
+	Requests *slo.Summary `json:"requests,omitempty"`
+
+	perRequest *requestSet // the requests, until the reader summarises them
 }
 
 // NewResult returns an empty result of the given format that starts at line.
@@ -391,6 +407,11 @@ type Options struct {
 	// each result of console output as the label of that name (see
 	// "Sections").
 	SectionLabel string
+	// SLO, when set, is the objective whose goodput and attainment are
+	// computed exactly from the requests of a result that carries them
+	// (requests.go): metrics request_goodput, slo_attainment and
+	// slo_attainment_ttft/_tpot/_e2el.
+	SLO *slo.Objective
 }
 
 // DefaultMaxDocBytes is the default bound on a structured document. Decoded
@@ -448,8 +469,13 @@ type Reader struct {
 	docData []byte // the YAML document the text readers read instead
 	// heads are the markdown headings read so far, ids the identities of
 	// the results returned so far (sections.go).
-	heads headingTracker
-	ids   map[string]sectionSeen
+	heads   headingTracker
+	ids     map[string]sectionSeen
+	repeats sectionRepeats
+	// records accumulates AIPerf's per-request records (aiperfrecords.go),
+	// ipRecords inference-perf's (inferenceperfrecords.go).
+	records   *aiperfRecords
+	ipRecords *ipRecords
 }
 
 // NewReader returns a Reader over r; file names the input in errors and
@@ -539,7 +565,12 @@ func (r *Reader) Notes() []string { return r.notes }
 // Err returns the first error met, or nil at a clean end of input.
 func (r *Reader) Err() error { return r.err }
 
-func (r *Reader) emit(res Result) { r.queue = append(r.queue, res) }
+func (r *Reader) emit(res Result) {
+	if res.perRequest != nil {
+		summarise(&res, r.opts.SLO)
+	}
+	r.queue = append(r.queue, res)
+}
 
 func (r *Reader) errorf(line int, format string, args ...any) error {
 	return &Error{File: r.file, Line: line, Msg: fmt.Sprintf(format, args...)}
@@ -628,7 +659,17 @@ func (r *Reader) detect() error {
 			return nil
 		}
 	}
-	return &Error{File: r.file, Msg: fmt.Sprintf("--format %q is not a known format; valid formats: %s", r.opts.Format, strings.Join(Formats(), ", "))}
+	return &Error{File: r.file, Msg: UnknownFormat(r.opts.Format)}
+}
+
+// UnknownFormat is the complaint about a --format that names no format:
+// the closest valid name, and all of them.
+func UnknownFormat(name string) string {
+	msg := fmt.Sprintf("--format %q is not a known format", name)
+	if s := suggest.Closest(strings.ToLower(strings.TrimSpace(name)), Formats()); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg + "; valid formats: " + strings.Join(Formats(), ", ")
 }
 
 // forced reports the format name the user forced, or "".

@@ -175,9 +175,49 @@ func (r *Reader) applySection(res *Result) {
 		return
 	}
 	if prev.heading != h {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("this block has the benchmark name and labels of the one at line %d but sits under heading %s (that one under %s): stored at one commit they become repetitions of one series; to keep each section a series of its own, pass --section-label NAME (e.g. --section-label section), which stores each block's heading as label NAME",
-			prev.line, Quote(h), Quote(prev.heading)))
+		r.repeats.add(res.Line, prev, h)
 	}
+}
+
+// sectionRepeats are the blocks that repeat an earlier block's benchmark
+// name and labels under another heading, said once per input (Warnings).
+type sectionRepeats struct {
+	blocks   int
+	headings map[string]bool
+	line     int         // the first such block
+	heading  string      // its heading
+	prev     sectionSeen // the block it repeats
+}
+
+func (s *sectionRepeats) add(line int, prev sectionSeen, heading string) {
+	if s.blocks == 0 {
+		s.line, s.heading, s.prev = line, heading, prev
+		s.headings = map[string]bool{}
+	}
+	s.blocks++
+	s.headings[prev.heading], s.headings[heading] = true, true
+}
+
+// warning is the one sentence about the repeats, or "".
+func (s *sectionRepeats) warning(file string) string {
+	if s.blocks == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("a block repeats the benchmark name and labels of line %d's under another heading (%s, that one under %s)", s.prev.line, Quote(s.heading), Quote(s.prev.heading))
+	if s.blocks > 1 {
+		what = fmt.Sprintf("%d blocks repeat the benchmark name and labels of an earlier one under %d headings (first %s, line %d's under %s)", s.blocks, len(s.headings), Quote(s.heading), s.prev.line, Quote(s.prev.heading))
+	}
+	return fmt.Sprintf("%s:%d: %s: stored at one commit they are repetitions of one series; --section-label NAME keeps each heading a series of its own", file, s.line, what)
+}
+
+// Warnings returns what is said once about the whole input (blocks that
+// repeat one identity under several headings), for the caller to print
+// on stderr after Scan returned false.
+func (r *Reader) Warnings() []string {
+	if w := r.repeats.warning(r.file); w != "" {
+		return []string{w}
+	}
+	return nil
 }
 
 // identityKey is a result's benchmark name and labels.

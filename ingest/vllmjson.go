@@ -15,8 +15,9 @@ import (
 //   - vllm-json: `vllm bench serve --save-result` (benchmark_serving.py
 //     --save-result), one object per run or JSONL of them. Its keys are the
 //     vocabulary's canonical names (mean_ttft_ms, p99.9_itl_ms, ...).
-//     Per-request arrays (ttfts, itls, input_lens, generated_texts, errors)
-//     are not metrics and are skipped. The key "request_goodput:" (with the
+//     Per-request arrays (ttfts, itls, e2els, output_lens, errors) are not
+//     metrics: they become the result's request summary (requests.go);
+//     input_lens and generated_texts are skipped. The key "request_goodput:" (with the
 //     colon some vLLM versions wrote) is request_goodput. Run arguments
 //     (backend, model_id, request_rate, ...) become labels, and so do the
 //     string values `--metadata KEY=VALUE` adds. Other numbers of the result
@@ -238,6 +239,7 @@ func convertServe(format string, obj map[string]any) ([]Result, error) {
 			break
 		}
 	}
+	res.perRequest = serveRequests(obj, func(w string) { res.Warnings = append(res.Warnings, w) })
 	_, sweep := obj["run_number"]
 	for _, raw := range docSortedKeys(obj) {
 		key := strings.TrimSuffix(strings.TrimSpace(raw), ":")

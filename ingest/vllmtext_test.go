@@ -414,9 +414,9 @@ func TestVLLMFixtures(t *testing.T) {
 	for _, tc := range []struct {
 		file  string
 		count int
-		check func(t *testing.T, res []Result)
+		check func(t *testing.T, res []Result, warnings []string) // warnings: the reader's, said once
 	}{
-		{"vllm_serve_text/dennislee22_vLLM-benchmarking_README.md", 81, func(t *testing.T, res []Result) {
+		{"vllm_serve_text/dennislee22_vLLM-benchmarking_README.md", 81, func(t *testing.T, res []Result, warnings []string) {
 			vsCheckResult(t, res[0], vsWant{format: "vllm", nmetrics: 16,
 				metrics: map[string]float64{"completed": 10, "duration": 46.96, "total_token_throughput": 436.07, "mean_ttft_ms": 2111.51, "p99_itl_ms": 51.04},
 				labels:  map[string]string{"backend": "vllm", "num_prompts": "10", "input_len": "1024", "output_len": "1024"}})
@@ -424,22 +424,15 @@ func TestVLLMFixtures(t *testing.T) {
 			vsCheckResult(t, last, vsWant{metrics: map[string]float64{"completed": 500, "mean_ttft_ms": 91005.74, "p99_itl_ms": 5664.75},
 				labels: map[string]string{"num_prompts": "500", "input_len": "1024"}, absent: []string{"label:output_len"}})
 			// Issue 26, item 15: the README repeats runs of one identity
-			// under the headings of its tests, each then warned about.
-			warned := 0
+			// under the headings of its tests: 37 of them, said once.
 			for _, r := range res {
-				vsCheckResult(t, r, vsWant{format: "vllm", nmetrics: 16, warnings: -1})
-				for _, w := range r.Warnings {
-					if !strings.Contains(w, "pass --section-label NAME") {
-						t.Errorf("%s:%d: warning %q", r.File, r.Line, w)
-					}
-					warned++
-				}
+				vsCheckResult(t, r, vsWant{format: "vllm", nmetrics: 16})
 			}
-			if warned != 37 {
-				t.Errorf("%d section warnings, want 37", warned)
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "37 blocks repeat") || !strings.Contains(warnings[0], "--section-label NAME") {
+				t.Errorf("warnings %q, want one on the 37 blocks", warnings)
 			}
 		}},
-		{"vllm_serve_text/llm-k8s_tp8_pp1_benchmark-script-run.log", 4, func(t *testing.T, res []Result) {
+		{"vllm_serve_text/llm-k8s_tp8_pp1_benchmark-script-run.log", 4, func(t *testing.T, res []Result, _ []string) {
 			for i, rate := range []string{"1", "4", "16", "inf"} {
 				vsCheckResult(t, res[i], vsWant{format: "vllm", nmetrics: 16,
 					labels: map[string]string{"request_rate": rate, "backend": "vllm", "num_prompts": "200"}, absent: []string{"label:max_concurrency", "failed"}})
@@ -447,21 +440,21 @@ func TestVLLMFixtures(t *testing.T) {
 			vsCheckResult(t, res[0], vsWant{line: 21, metrics: map[string]float64{"mean_ttft_ms": 65.26, "total_token_throughput": 416.05}})
 			vsCheckResult(t, res[3], vsWant{metrics: map[string]float64{"mean_ttft_ms": 360.36, "p99_tpot_ms": 75.77, "duration": 23.81}})
 		}},
-		{"vllm_serve_text/vllm_issue359_v0.1_benchmark_serving.txt", 1, func(t *testing.T, res []Result) {
+		{"vllm_serve_text/vllm_issue359_v0.1_benchmark_serving.txt", 1, func(t *testing.T, res []Result, warnings []string) {
 			vsCheckResult(t, res[0], vsWant{format: "vllm", line: 3, nmetrics: 5,
 				metrics: map[string]float64{"duration": 166.88, "request_throughput": 5.99, "mean_e2el_ms": 67590, "mean_latency_per_token_ms": 210, "mean_latency_per_output_token_ms": 1100},
 				labels:  map[string]string{"backend": "vllm", "request_rate": "200", "num_prompts": "1000"}})
 		}},
-		{"vllm_serve_text/vllm_issue12845_v0.7_serve.txt", 1, func(t *testing.T, res []Result) {
+		{"vllm_serve_text/vllm_issue12845_v0.7_serve.txt", 1, func(t *testing.T, res []Result, warnings []string) {
 			vsCheckResult(t, res[0], vsWant{format: "vllm", nmetrics: 16,
 				metrics: map[string]float64{"total_token_throughput": 925.72, "mean_itl_ms": 105.85, "completed": 772}})
 		}},
-		{"vllm_serve_text/vllm-ascend_issue4110_v0.11_serve.txt", 1, func(t *testing.T, res []Result) {
+		{"vllm_serve_text/vllm-ascend_issue4110_v0.11_serve.txt", 1, func(t *testing.T, res []Result, warnings []string) {
 			vsCheckResult(t, res[0], vsWant{format: "vllm", nmetrics: 18,
 				metrics: map[string]float64{"max_output_tokens_per_s": 393, "max_concurrent_requests": 10, "total_token_throughput": 323.84, "p99_itl_ms": 49.27},
 				labels:  map[string]string{"request_rate": "1"}, absent: []string{"failed"}})
 		}},
-		{"sglang_bench_serving_text/SGLang-dLoRA_sglang_results.md", 6, func(t *testing.T, res []Result) {
+		{"sglang_bench_serving_text/SGLang-dLoRA_sglang_results.md", 6, func(t *testing.T, res []Result, _ []string) {
 			for i, r := range res {
 				vsCheckResult(t, r, vsWant{format: "sglang", metrics: map[string]float64{"median_tpot_ms": 0, "mean_itl_ms": 0, "completed": 996},
 					labels: map[string]string{"backend": "sglang", "request_rate": []string{"2", "4", "8", "16", "32", "64"}[i]}})
@@ -473,7 +466,7 @@ func TestVLLMFixtures(t *testing.T) {
 				metrics: map[string]float64{"total_token_throughput": 2137.04, "mean_e2el_ms": 1979.33, "total_output_tokens_retokenized": 100838, "p99_tpot_ms": 27.26}})
 			vsCheckResult(t, res[1], vsWant{labels: map[string]string{"request_rate": "4"}})
 		}},
-		{"../seeds/vllm-ascend-multimodal-optimizations.md", 10, func(t *testing.T, res []Result) {
+		{"../seeds/vllm-ascend-multimodal-optimizations.md", 10, func(t *testing.T, res []Result, warnings []string) {
 			vsCheckResult(t, res[0], vsWant{format: "vllm", nmetrics: 19,
 				metrics: map[string]float64{"mean_ttft_ms": 945.18, "total_token_throughput": 460.70, "completed": 500, "failed": 0},
 				labels:  map[string]string{"max_concurrency": "16"}, absent: []string{"label:request_rate"}})
@@ -484,10 +477,12 @@ func TestVLLMFixtures(t *testing.T) {
 			// repeats an identity under another heading.
 			for i, r := range res {
 				key := map[bool]string{true: "max_concurrency", false: "request_rate"}[i%2 == 0]
-				warned := len(r.Warnings) == 1 && strings.Contains(r.Warnings[0], `(that one under "Baseline")`)
-				if r.Labels[key] == "" || warned != (i >= 2) {
+				if r.Labels[key] == "" || len(r.Warnings) > 0 {
 					t.Errorf("result %d (line %d): labels %v, warnings %v", i, r.Line, r.Labels, r.Warnings)
 				}
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "8 blocks repeat") || !strings.Contains(warnings[0], `under "Baseline")`) {
+				t.Errorf("warnings %q, want one on the 8 blocks", warnings)
 			}
 		}},
 	} {
@@ -501,11 +496,18 @@ func TestVLLMFixtures(t *testing.T) {
 			} else {
 				data = readFixture(t, tc.file)
 			}
-			res := mustParse(t, string(data), tc.file, "")
+			rd := NewReader(strings.NewReader(string(data)), tc.file, Options{})
+			var res []Result
+			for rd.Scan() {
+				res = append(res, rd.Result())
+			}
+			if err := rd.Err(); err != nil {
+				t.Fatal(err)
+			}
 			if len(res) != tc.count {
 				t.Fatalf("%d results, want %d", len(res), tc.count)
 			}
-			tc.check(t, res)
+			tc.check(t, res, rd.Warnings())
 			// Forcing the format of the results gives the same results.
 			forced := mustParse(t, string(data), tc.file, res[0].Format)
 			if len(forced) != len(res) {

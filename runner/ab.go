@@ -119,7 +119,7 @@ func (ab *AB) Run(ctx context.Context) (*ABOutcome, error) {
 	}
 	argv := ab.Command.Argv
 	interrupted := func(pair int) error {
-		return &Interrupted{Cmd: "ab", Program: argv[0], Rep: pair, N: ab.N, SIGTERM: ctx.Err() == nil, Finished: len(o.Pairs)}
+		return &Interrupted{Cmd: "ab", Program: ProgramName(argv), Rep: pair, N: ab.N, SIGTERM: ctx.Err() == nil, Finished: len(o.Pairs)}
 	}
 	var srv [2]*Server
 	defer func() { srv[0].Stop(); srv[1].Stop() }()
@@ -150,7 +150,7 @@ func (ab *AB) Run(ctx context.Context) (*ABOutcome, error) {
 		}
 		c := ab.Command
 		c.Dir = co.Dir
-		c.Source = fmt.Sprintf("output of %s (%s, pair %d)", argv[0], name, pair)
+		c.Source = fmt.Sprintf("output of %s (%s, pair %d)", ProgramName(argv), name, pair)
 		c.Env = srv[side].Env(ab.env(side, co))
 		out, err := Exec(sctx, c)
 		if sctx.Err() != nil {
@@ -168,7 +168,7 @@ func (ab *AB) Run(ctx context.Context) (*ABOutcome, error) {
 		if out.ExitCode != 0 {
 			out.Discard()
 			return o, fmt.Errorf("ab: the benchmark command %q %s at the %s commit %s (pair %d of %d); its output ended with:\n%s",
-				argv[0], out.Failure(), name, co.SHA[:min(12, len(co.SHA))], pair, ab.N, out.TailLines(15))
+				ProgramName(argv), out.Failure(), name, co.SHA[:min(12, len(co.SHA))], pair, ab.N, out.TailLines(15))
 		}
 		if out.ParseErr != nil {
 			out.Discard()
@@ -176,7 +176,7 @@ func (ab *AB) Run(ctx context.Context) (*ABOutcome, error) {
 		}
 		if len(out.Results) == 0 {
 			out.Discard()
-			return o, &inputError{fmt.Sprintf("ab: the output of %q at the %s commit (pair %d) has no benchmark result; check that the command prints one (or pass --format)", argv[0], name, pair)}
+			return o, &inputError{fmt.Sprintf("ab: the output of %q at the %s commit (pair %d) has no benchmark result; check that the command prints one (or pass --format)", ProgramName(argv), name, pair)}
 		}
 		spec := WithFacts(ab.Spec, ab.Serve.Facts(srv[side]))
 		spec.Commit, spec.Time, spec.Command = co.SHA, time.Now(), argv

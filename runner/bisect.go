@@ -367,7 +367,7 @@ func (f *StepFailure) Unwrap() error { return f.Err }
 // as exit code 125) and the command against its server, stopped before
 // Step returns (a server that fails is a *StepFailure). It stores nothing.
 func Step(ctx context.Context, argv []string, t Target, spec Spec, live io.Writer, serve *Serve) (*StepResult, error) {
-	c := Command{Argv: argv, Format: t.Format, Source: "output of " + argv[0], Live: live}
+	c := Command{Argv: argv, Format: t.Format, Source: "output of " + ProgramName(argv), Live: live}
 	srv, err := serve.Begin(ctx, "", nil, c, "")
 	defer srv.Stop()
 	var setup *SetupError

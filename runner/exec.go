@@ -212,7 +212,7 @@ func (c Command) sourceName() string {
 	if c.Source != "" {
 		return c.Source
 	}
-	return "output of " + c.Argv[0]
+	return "output of " + ProgramName(c.Argv)
 }
 
 // Failure describes a non-zero exit for a message: "exited with code 1",

@@ -89,6 +89,23 @@ func CommandLine(argv []string) string {
 	return ShellJoin(argv)
 }
 
+// ProgramName names the command argv runs in messages: the script the
+// user gave (shortened to 80 characters) when argv is sh -c SCRIPT
+// (--run 'CMD'), else the program.
+func ProgramName(argv []string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	if len(argv) != 3 || argv[0] != "sh" || argv[1] != "-c" {
+		return argv[0]
+	}
+	script := strings.Join(strings.Fields(argv[2]), " ")
+	if r := []rune(script); len(r) > 80 {
+		script = string(r[:79]) + "…"
+	}
+	return script
+}
+
 // DirtyRuns counts the runs (those stored at one commit) of the target
 // that carry its metric but are left out because they were made in a dirty
 // working tree (a tracked file modified): perfgate does not take them as a

@@ -45,23 +45,23 @@ import (
 //
 //	policy                   | unchanged: runs  false alarms | 10% regression: runs  caught  inconclusive
 //	all
-//	--repeat 1               | 1.00  0.79% | 1.00  36.3%  52.2%
+//	--repeat 1               | 1.00  0.87% | 1.00  37.5%  51.1%
 //	--repeat 5               | 5.00  0.69% | 5.00  42.7%  45.8%
-//	--repeat 5, main 1 run   | 5.00  0.34% | 5.00  39.6%  53.7%
-//	--repeat auto            | 2.91  0.49% | 4.03  40.5%  50.1%
-//	--repeat auto, base 5    | 2.71  1.58% | 3.85  44.9%  39.2%
+//	--repeat 5, main 1 run   | 5.00  0.36% | 5.00  40.0%  53.4%
+//	--repeat auto            | 2.91  0.53% | 4.00  41.0%  49.5%
+//	--repeat auto, base 5    | 2.71  1.64% | 3.82  45.0%  39.1%
 //	one-level
-//	--repeat 1               | 1.00  1.12% | 1.00  69.9%  25.6%
+//	--repeat 1               | 1.00  1.28% | 1.00  72.7%  22.8%
 //	--repeat 5               | 5.00  0.76% | 5.00  80.1%  18.4%
-//	--repeat 5, main 1 run   | 5.00  0.28% | 5.00  78.7%  19.4%
-//	--repeat auto            | 3.07  0.36% | 3.99  79.4%  16.2%
-//	--repeat auto, base 5    | 2.84  1.20% | 3.82  83.3%  12.6%
+//	--repeat 5, main 1 run   | 5.00  0.32% | 5.00  79.5%  18.6%
+//	--repeat auto            | 3.06  0.40% | 3.94  80.6%  15.1%
+//	--repeat auto, base 5    | 2.84  1.32% | 3.79  83.5%  12.4%
 //	two-level
-//	--repeat 1               | 1.00  0.45% | 1.00  25.3%  61.0%
+//	--repeat 1               | 1.00  0.45% | 1.00  25.9%  60.4%
 //	--repeat 5               | 5.00  0.62% | 5.00  30.4%  54.7%
-//	--repeat 5, main 1 run   | 5.00  0.41% | 5.00  26.8%  65.0%
-//	--repeat auto            | 2.76  0.62% | 4.07  27.7%  61.2%
-//	--repeat auto, base 5    | 2.58  1.97% | 3.87  32.3%  47.9%
+//	--repeat 5, main 1 run   | 5.00  0.41% | 5.00  27.0%  64.9%
+//	--repeat auto            | 2.76  0.66% | 4.06  28.0%  60.9%
+//	--repeat auto, base 5    | 2.58  1.97% | 3.86  32.3%  47.9%
 //
 // --repeat auto spends 2.9 runs on an unchanged PR and 4.0 on a 10%
 // regression, with the false alarms of --repeat 5 and nearly its catches.

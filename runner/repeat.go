@@ -55,6 +55,9 @@ func (e *Interrupted) Error() string {
 	if e.Cmd != "" {
 		cmd, unit = e.Cmd, "pair"
 	}
+	if e.N <= 1 {
+		return fmt.Sprintf("%s: %s; stopped the benchmark command %q in %s %d", cmd, what, e.Program, unit, e.Rep)
+	}
 	return fmt.Sprintf("%s: %s; stopped the benchmark command %q in %s %d of %d", cmd, what, e.Program, unit, e.Rep, e.N)
 }
 
@@ -69,6 +72,9 @@ type ExitError struct {
 }
 
 func (e *ExitError) Error() string {
+	if e.N <= 1 {
+		return fmt.Sprintf("run: the benchmark command %q %s (run %d)", e.Program, e.Output.Failure(), e.Rep)
+	}
 	return fmt.Sprintf("run: the benchmark command %q %s (repetition %d of %d)", e.Program, e.Output.Failure(), e.Rep, e.N)
 }
 
@@ -79,17 +85,22 @@ type Outcome struct {
 	// (Command.KeepRaw); Saver keeps them when the history cannot be
 	// written, Discard removes them.
 	Raw []string
-	// Good are the repetitions (1-based) that produced runs.
+	// Good are the repetitions (numbered from First) that produced runs.
 	Good []int
 	// Failed are the repetitions that failed, with why.
 	Failed []Failure
 }
 
-// Failure is one repetition that failed.
+// Failure is one repetition that failed, or the repetitions Rep to
+// Through (when above Rep) that could not run.
 type Failure struct {
-	Rep int
-	Err error
+	Rep     int
+	Through int
+	Err     error
 }
+
+// reps is how many repetitions the failure covers.
+func (f Failure) reps() int { return max(f.Through-f.Rep, 0) + 1 }
 
 // Discard removes the raw output files.
 func (o *Outcome) Discard() {
@@ -109,8 +120,16 @@ type Incomplete struct {
 
 func (e *Incomplete) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "run: %d of %d repetitions failed, %s kept:", len(e.Failed), e.N, repList(e.Good))
+	failed := 0
 	for _, f := range e.Failed {
+		failed += f.reps()
+	}
+	fmt.Fprintf(&b, "run: %d of %d repetitions failed, %s kept:", failed, e.N, repList(e.Good))
+	for _, f := range e.Failed {
+		if f.Through > f.Rep {
+			fmt.Fprintf(&b, "\n  repetitions %d to %d: %v", f.Rep, f.Through, f.Err)
+			continue
+		}
 		fmt.Fprintf(&b, "\n  repetition %d: %v", f.Rep, f.Err)
 	}
 	return b.String()
@@ -155,7 +174,7 @@ func (r *Repeat) Run(ctx context.Context) (*Outcome, error) {
 			fmt.Fprintf(r.Progress, "perfgate: run %d of %d: %s\n", i, r.N, strings.Join(argv, " "))
 		}
 		runs, raw, err := r.once(sctx, i)
-		if serr := r.Server.Died(fmt.Sprintf("run %d of the benchmark", i+max(r.First, 1)-1), err != nil); serr != nil && sctx.Err() == nil {
+		if serr := r.Server.Died(fmt.Sprintf("run %d of the benchmark", r.num(i)), err != nil); serr != nil && sctx.Err() == nil {
 			// The server's death, not the client's failure it caused,
 			// is the news; a result printed before it is kept and says so.
 			if err == nil {
@@ -167,7 +186,7 @@ func (r *Repeat) Run(ctx context.Context) (*Outcome, error) {
 					env[FactServerExit] = serr.Exit
 					runs[k].Env = env
 				}
-				o.Runs, o.Good = append(o.Runs, runs...), append(o.Good, i)
+				o.Runs, o.Good = append(o.Runs, runs...), append(o.Good, r.num(i))
 				if raw != "" {
 					o.Raw = append(o.Raw, raw)
 				}
@@ -177,25 +196,26 @@ func (r *Repeat) Run(ctx context.Context) (*Outcome, error) {
 					}
 					break
 				}
-				// The repetitions left cannot run.
-				o.Failed = append(o.Failed, Failure{Rep: i + 1, Err: serr})
+				// The repetitions left cannot run: they are listed as
+				// not run, the server having died during this one.
+				o.Failed = append(o.Failed, Failure{Rep: r.num(i + 1), Through: r.num(r.N), Err: fmt.Errorf("not run: %w", serr)})
 				break
 			}
-			o.Failed = append(o.Failed, Failure{Rep: i, Err: serr})
+			o.Failed = append(o.Failed, Failure{Rep: r.num(i), Err: serr})
 			break
 		}
 		if err == nil {
 			o.Runs = append(o.Runs, runs...)
-			o.Good = append(o.Good, i)
+			o.Good = append(o.Good, r.num(i))
 			if raw != "" {
 				o.Raw = append(o.Raw, raw)
 			}
 			continue
 		}
 		if sctx.Err() != nil {
-			return o, &Interrupted{Program: argv[0], Rep: i, N: r.N, SIGTERM: ctx.Err() == nil, Finished: len(o.Good)}
+			return o, &Interrupted{Program: ProgramName(argv), Rep: r.num(i), N: r.N, SIGTERM: ctx.Err() == nil, Finished: len(o.Good)}
 		}
-		o.Failed = append(o.Failed, Failure{Rep: i, Err: err})
+		o.Failed = append(o.Failed, Failure{Rep: r.num(i), Err: err})
 		var se *StartError
 		if errors.As(err, &se) {
 			break
@@ -213,11 +233,14 @@ func (r *Repeat) Run(ctx context.Context) (*Outcome, error) {
 	return o, &Incomplete{N: r.N, Good: o.Good, Failed: o.Failed}
 }
 
+// num is repetition i's number in messages (First counts on).
+func (r *Repeat) num(i int) int { return i + max(r.First, 1) - 1 }
+
 // once runs repetition i and returns its runs and raw output file.
 func (r *Repeat) once(ctx context.Context, i int) ([]store.Run, string, error) {
 	argv := r.Command.Argv
 	c := r.Command
-	c.Source = fmt.Sprintf("output of %s (run %d)", argv[0], i+max(r.First, 1)-1)
+	c.Source = fmt.Sprintf("output of %s (run %d)", ProgramName(argv), r.num(i))
 	c.Env = r.Server.Env(c.Env)
 	out, err := Exec(ctx, c)
 	if err != nil {
@@ -226,7 +249,7 @@ func (r *Repeat) once(ctx context.Context, i int) ([]store.Run, string, error) {
 	}
 	if out.ExitCode != 0 {
 		out.Discard()
-		return nil, "", &ExitError{Program: argv[0], Rep: i, N: r.N, Output: out}
+		return nil, "", &ExitError{Program: ProgramName(argv), Rep: r.num(i), N: r.N, Output: out}
 	}
 	if out.ParseErr != nil {
 		out.Discard()

@@ -40,7 +40,8 @@ func (e *inputError) Is(target error) bool { return target == store.ErrBadInput 
 // stores them: a result without a name of its own needs Spec.Name; labels
 // of the spec override the result's; a result where more than 5% of the
 // requests failed is marked invalid; every run records the spec's
-// testbed, environment and working-tree hash.
+// testbed, environment and working-tree hash, and the result's request
+// summary when its file carried per-request measurements.
 func ToRuns(results []ingest.Result, spec Spec) ([]store.Run, error) {
 	runs := make([]store.Run, 0, len(results))
 	for i, r := range results {
@@ -54,6 +55,10 @@ func ToRuns(results []ingest.Result, spec Spec) ([]store.Run, error) {
 		}
 		for k, v := range spec.Labels {
 			labels[k] = v
+		}
+		var reqs []byte
+		if r.Requests != nil {
+			reqs = r.Requests.Marshal()
 		}
 		runs = append(runs, store.Run{
 			Commit:    spec.Commit,
@@ -70,6 +75,7 @@ func ToRuns(results []ingest.Result, spec Spec) ([]store.Run, error) {
 			Testbed:  spec.Testbed,
 			Env:      spec.Env,
 			Tree:     spec.Tree,
+			Requests: reqs,
 		})
 	}
 	return runs, nil
@@ -148,10 +154,12 @@ func MeasuredBefore(parentRuns []store.Run, states []string) []store.Run {
 }
 
 // MeasureCommand is the command that measures the working tree again as
-// the dirty runs among runs were measured: `perfgate run --name NAME --
-// CMD` with the benchmark and command of the latest such run made by
-// perfgate run, else with placeholders.
-func MeasureCommand(runs []store.Run) string {
+// the dirty runs among runs were measured: perfgate run with the
+// benchmark, the testbed (when it is neither "unknown" nor here, the
+// testbed this machine takes without the flag), the --setup, --server and
+// --ready or --ready-log the latest such run made by perfgate run
+// recorded, and its command; else with placeholders.
+func MeasureCommand(runs []store.Run, here string) string {
 	var last *store.Run
 	for i := range runs {
 		r := &runs[i]
@@ -162,11 +170,22 @@ func MeasureCommand(runs []store.Run) string {
 	if last == nil {
 		return "perfgate run --name BENCH -- CMD"
 	}
-	args := make([]string, len(last.Command))
-	for i, a := range last.Command {
-		args[i] = shellQuote(a)
+	words := []string{"perfgate", "run", "--name", shellQuote(last.Benchmark)}
+	if last.Testbed != "" && last.Testbed != "unknown" && last.Testbed != here {
+		words = append(words, "--testbed", shellQuote(last.Testbed))
 	}
-	return fmt.Sprintf("perfgate run --name %s -- %s", shellQuote(last.Benchmark), strings.Join(args, " "))
+	for _, f := range []struct{ fact, flag string }{
+		{FactSetup, "--setup"}, {FactServer, "--server"}, {FactReadyURL, "--ready"}, {FactReadyLog, "--ready-log"},
+	} {
+		if v := last.Env[f.fact]; v != "" {
+			words = append(words, f.flag, shellQuote(v))
+		}
+	}
+	words = append(words, "--")
+	for _, a := range last.Command {
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(words, " ")
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

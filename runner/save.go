@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ type Saver struct {
 	// postgres:// URL without its password.
 	DB string
 	// Dir is where unsaved runs go; "" means an "unsaved" directory next
-	// to the history, else the system's temporary directory.
+	// to the history, else one of the user's own (see dirs).
 	Dir string
 	// Program is how the import command names perfgate ("perfgate" when
 	// empty).
@@ -93,8 +94,13 @@ func (s *Saver) put(runs []store.Run) (int, error) {
 // takes them and returns the *UnsavedError that says so; nil when no
 // directory did.
 func (s *Saver) saveAside(runs []store.Run, raw []string, cause error) error {
-	for _, dir := range s.dirs() {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	for _, d := range s.dirs() {
+		dir := d.path
+		if d.private {
+			if err := privateDir(dir); err != nil {
+				continue
+			}
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
 			continue
 		}
 		stamp := time.Now().UTC().Format("20060102T150405Z")
@@ -129,15 +135,57 @@ func (s *Saver) saveAside(runs []store.Run, raw []string, cause error) error {
 	return nil
 }
 
-func (s *Saver) dirs() []string {
+// saveDir is a directory that may take unsaved runs; a private one is
+// the user's own, created 0700 and checked before use.
+type saveDir struct {
+	path    string
+	private bool
+}
+
+// dirs are where unsaved runs may go, in order: Dir when set; else the
+// "unsaved" directory next to a history file, then the user's own cache
+// directory (perfgate/unsaved in os.UserCacheDir), then a directory of
+// the system's temporary one named for the user (perfgate-unsaved-UID).
+// A fixed name shared by every user would let another user create it
+// first and read or replace the runs.
+func (s *Saver) dirs() []saveDir {
 	if s.Dir != "" {
-		return []string{s.Dir}
+		return []saveDir{{path: s.Dir}}
 	}
-	var out []string
+	var out []saveDir
 	if s.DB != "" && !store.IsPostgres(s.DB) {
-		out = append(out, filepath.Join(filepath.Dir(s.DB), "unsaved"))
+		out = append(out, saveDir{path: filepath.Join(filepath.Dir(s.DB), "unsaved")})
 	}
-	return append(out, filepath.Join(os.TempDir(), "perfgate-unsaved"))
+	if cache, err := os.UserCacheDir(); err == nil && filepath.IsAbs(cache) {
+		out = append(out, saveDir{path: filepath.Join(cache, "perfgate", "unsaved"), private: true})
+	}
+	return append(out, saveDir{path: filepath.Join(os.TempDir(), fmt.Sprintf("perfgate-unsaved-%d", os.Getuid())), private: true})
+}
+
+// privateDir creates dir (mode 0700) unless it exists, and checks that it
+// is a directory, not a symbolic link, of this user's (where the system
+// says who owns a file), and that no other user may write it.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s may be written by other users (mode %v)", dir, fi.Mode().Perm())
+	}
+	if !ownedByUs(fi) {
+		return fmt.Errorf("%s belongs to another user", dir)
+	}
+	return nil
 }
 
 // importCommand is the command that stores the saved runs, with absolute

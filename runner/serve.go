@@ -31,6 +31,10 @@ import (
 // load and graphs compile in minutes.
 const DefaultReadyTimeout = 15 * time.Minute
 
+// DefaultNotFoundGrace is how long a ready URL may answer 404 throughout
+// before perfgate says its path is wrong.
+const DefaultNotFoundGrace = 30 * time.Second
+
 // PortVar is the environment variable that gives the server its port; the
 // --ready URL and the client's environment get it too.
 const PortVar = "PERFGATE_PORT"
@@ -41,6 +45,8 @@ const (
 	FactServer     = "serve_server"        // the --server command line
 	FactReady      = "serve_ready_seconds" // the server's time to ready
 	FactServerExit = "serve_server_exit"   // how the server ended, when it died during the run
+	FactReadyURL   = "serve_ready"         // the --ready URL, as given ($PERFGATE_PORT unexpanded)
+	FactReadyLog   = "serve_ready_log"     // the --ready-log pattern
 )
 
 // Serve is the setup and server steps around a benchmark command. A nil
@@ -60,6 +66,11 @@ type Serve struct {
 	ReadyLog *regexp.Regexp
 	// ReadyTimeout bounds the wait (DefaultReadyTimeout when 0).
 	ReadyTimeout time.Duration
+	// NotFoundGrace is how long Ready may answer HTTP 404 on every probe
+	// before the wait ends with the path being wrong (DefaultNotFoundGrace
+	// when 0): a server that answers is up, and one that keeps answering
+	// 404 does not have the path.
+	NotFoundGrace time.Duration
 	// Warmup is the number of client runs after each server start that
 	// are not stored.
 	Warmup int
@@ -320,6 +331,11 @@ func (srv *Server) waitReady(ctx context.Context) error {
 	client := &http.Client{Timeout: 10 * time.Second}
 	delay := 20 * time.Millisecond
 	last := "no answer yet"
+	grace := s.NotFoundGrace
+	if grace <= 0 {
+		grace = DefaultNotFoundGrace
+	}
+	var notFoundSince time.Time
 	for {
 		if url != "" {
 			ok, why := probe(ctx, client, url)
@@ -327,6 +343,14 @@ func (srv *Server) waitReady(ctx context.Context) error {
 				return nil
 			}
 			last = why
+			switch {
+			case !strings.HasPrefix(why, "HTTP 404"):
+				notFoundSince = time.Time{}
+			case notFoundSince.IsZero():
+				notFoundSince = time.Now()
+			case time.Since(notFoundSince) >= grace:
+				return srv.errorf("is up but %s answered %s for %v: the path of --ready %q is probably wrong (vLLM and SGLang answer /health, any OpenAI-compatible server /v1/models)", url, why, grace, s.Ready)
+			}
 		}
 		poll := time.NewTimer(delay)
 		select {
@@ -341,6 +365,9 @@ func (srv *Server) waitReady(ctx context.Context) error {
 			return nil
 		case <-deadline.C:
 			poll.Stop()
+			if strings.HasPrefix(last, "HTTP 404") {
+				return srv.errorf("did not become ready within %v: %s answered %s: the server is up but the path of --ready %q is probably wrong", timeout, url, last, s.Ready)
+			}
 			if url != "" {
 				return srv.errorf("did not become ready within %v: %s did not answer HTTP 200 (last: %s); raise --ready-timeout if it loads slowly", timeout, url, last)
 			}
@@ -445,7 +472,7 @@ func (srv *Server) Warm(ctx context.Context, client Command) error {
 			return err
 		}
 		if out.ExitCode != 0 {
-			return &WarmupError{Program: client.Argv[0], Rep: i, N: s.Warmup, Where: srv.where, Output: out}
+			return &WarmupError{Program: ProgramName(client.Argv), Rep: i, N: s.Warmup, Where: srv.where, Output: out}
 		}
 	}
 	return nil
@@ -499,6 +526,12 @@ func (s *Serve) Facts(srv *Server) map[string]string {
 	}
 	if s.Server != "" {
 		f[FactServer] = factText(s.Server)
+	}
+	if s.Ready != "" {
+		f[FactReadyURL] = factText(s.Ready)
+	}
+	if s.ReadyLog != nil {
+		f[FactReadyLog] = factText(s.ReadyLog.String())
 	}
 	if srv != nil {
 		f[FactReady] = strconv.FormatFloat(srv.ReadyIn.Seconds(), 'f', 1, 64)

@@ -287,3 +287,60 @@ func TestCommitMeasurerServed(t *testing.T) {
 	}
 	emptyDir(t, m.Worktree.Dir)
 }
+
+// TestRepeatNamesAndNumbers: a failing command given as sh -c SCRIPT (run
+// --run 'CMD') is named by its script, not "sh", and a session that runs
+// one repetition at a time (First) numbers the failure as it numbers the
+// run in every other message.
+func TestRepeatNamesAndNumbers(t *testing.T) {
+	rep := &Repeat{Command: Command{Argv: []string{"sh", "-c", "echo nothing; exit 4"}}, Spec: Spec{Name: "serving"}, N: 1, First: 3}
+	got, err := rep.Run(context.Background())
+	var ee *ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("Run = %T %v, want an *ExitError", err, err)
+	}
+	if want := `"echo nothing; exit 4" exited with code 4 (run 3)`; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+	if len(got.Failed) != 1 || got.Failed[0].Rep != 3 {
+		t.Errorf("failures %+v, want repetition 3", got.Failed)
+	}
+	if ProgramName([]string{"/usr/bin/bench", "-n", "2"}) != "/usr/bin/bench" {
+		t.Errorf("ProgramName of a program: %q", ProgramName([]string{"/usr/bin/bench", "-n", "2"}))
+	}
+}
+
+// TestIncompleteNotRun: repetitions that could not run after the server
+// died are listed as not run, counted, and numbered after the run the
+// server died in.
+func TestIncompleteNotRun(t *testing.T) {
+	inc := &Incomplete{N: 3, Good: []int{1}, Failed: []Failure{{Rep: 2, Through: 3, Err: errors.New("not run: the server exited during run 1 of the benchmark")}}}
+	want := "run: 2 of 3 repetitions failed, repetition 1 kept:\n  repetitions 2 to 3: not run: the server exited during run 1 of the benchmark"
+	if inc.Error() != want {
+		t.Errorf("Incomplete = %q, want %q", inc.Error(), want)
+	}
+}
+
+// TestServeReadyNotFound: a ready URL the server answers with 404 on
+// every probe ends the wait once the grace passes, saying the path is
+// probably wrong, instead of waiting out --ready-timeout.
+func TestServeReadyNotFound(t *testing.T) {
+	f := newFake(t, "1ms")
+	s := f.serve(t, "")
+	s.Ready = "http://127.0.0.1:$PERFGATE_PORT/no-such-path"
+	s.NotFoundGrace = 300 * time.Millisecond
+	srv, err := s.Begin(context.Background(), f.dir, nil, f.client(t), "")
+	srv.Stop()
+	var se *ServerError
+	if !errors.As(err, &se) {
+		t.Fatalf("Begin = %T %v, want a *ServerError", err, err)
+	}
+	for _, w := range []string{"HTTP 404", `the path of --ready "http://127.0.0.1:$PERFGATE_PORT/no-such-path" is probably wrong`} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not say %q:\n%v", w, err)
+		}
+	}
+	if strings.Contains(err.Error(), "raise --ready-timeout") {
+		t.Errorf("a wrong path advised raising the timeout:\n%v", err)
+	}
+}

@@ -23,6 +23,10 @@ type model struct {
 	commits []gate.Commit
 	series  []*series // by key
 	alerts  map[alertKey][]openAlert
+	// runs is how many stored runs the charts draw (a run is drawn on
+	// one chart per metric it has, and counted once), measured how many
+	// commits they are at.
+	runs, measured int
 }
 
 // series is one benchmark + identity labels + testbed.
@@ -54,6 +58,7 @@ func collect(ctx context.Context, commits []gate.Commit, h gate.History, opts Op
 	bySeries := map[string]*series{}
 	benches := map[string]bool{}
 	seen := map[string]bool{}
+	runs, measured := 0, 0
 	shas := make([]string, 0, batchSize)
 	for start := 0; start < len(commits); start += batchSize {
 		if err := ctx.Err(); err != nil {
@@ -69,20 +74,27 @@ func collect(ctx context.Context, commits []gate.Commit, h gate.History, opts Op
 			return nil, err
 		}
 		for i := start; i < end; i++ {
+			drawn := 0
 			for k := range got[commits[i].SHA] {
 				s := &got[commits[i].SHA][k]
 				benches[s.Benchmark] = true
 				if !opts.matchBenchmark(s.Benchmark) {
 					continue
 				}
-				addSample(bySeries, id, s, int32(i), want, seen)
+				if addSample(bySeries, id, s, int32(i), want, seen) {
+					drawn++
+				}
+			}
+			runs += drawn
+			if drawn > 0 {
+				measured++
 			}
 		}
 	}
 	if err := checkSelection(opts, want, benches, seen, bySeries); err != nil {
 		return nil, err
 	}
-	m := &model{commits: trimUnmeasured(commits, bySeries)}
+	m := &model{commits: trimUnmeasured(commits, bySeries), runs: runs, measured: measured}
 	for _, s := range bySeries {
 		if len(s.charts) > 0 {
 			m.series = append(m.series, s)
@@ -113,7 +125,9 @@ func metricSet(names []string) (map[string]bool, error) {
 	return want, nil
 }
 
-func addSample(bySeries map[string]*series, id gate.SeriesIdentity, s *gate.Sample, at int32, want, seen map[string]bool) {
+// addSample adds a run's values to its series' charts and reports
+// whether any chart drew it (--metric may select none of its metrics).
+func addSample(bySeries map[string]*series, id gate.SeriesIdentity, s *gate.Sample, at int32, want, seen map[string]bool) bool {
 	key := id.Key(s)
 	sr := bySeries[key]
 	if sr == nil {
@@ -126,6 +140,7 @@ func addSample(bySeries map[string]*series, id gate.SeriesIdentity, s *gate.Samp
 	} else if why = gate.InvalidReason(s); why != "" {
 		flag = flagInvalid
 	}
+	drawn := false
 	for name, v := range s.Metrics {
 		c := sr.charts[name]
 		if c == nil {
@@ -145,7 +160,9 @@ func addSample(bySeries map[string]*series, id gate.SeriesIdentity, s *gate.Samp
 		c.x = append(c.x, at)
 		c.y = append(c.y, v)
 		c.f = append(c.f, flag)
+		drawn = true
 	}
+	return drawn
 }
 
 // checkSelection turns a --benchmark or --metric that matched nothing into

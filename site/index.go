@@ -2,12 +2,14 @@ package site
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -58,7 +60,7 @@ type IndexSummary struct {
 // PrepareIndex makes dir ready for a site of several repositories (as
 // Generate does for one: new, empty, or holding a site, whose contents
 // go) and returns the sub-directory of each name, relative to dir,
-// unique even when two names make the same file name.
+// unique even when two names make the same file name (repoDirs).
 func PrepareIndex(dir string, names []string) ([]string, error) {
 	if err := prepareDir(dir); err != nil {
 		return nil, err
@@ -68,18 +70,38 @@ func PrepareIndex(dir string, names []string) ([]string, error) {
 			return nil, err
 		}
 	}
-	used := map[string]bool{}
+	dirs := repoDirs(names)
 	out := make([]string, len(names))
-	for i, n := range names {
-		base := slug(n)
-		d := base
-		for k := 2; used[d]; k++ {
-			d = fmt.Sprintf("%s-%d", base, k)
-		}
-		used[d] = true
+	for i, d := range dirs {
 		out[i] = path.Join(repoDir, d)
 	}
 	return out, nil
+}
+
+// repoDirs names each repository's sub-directory, the same whatever the
+// order of names and whatever other names are drawn with it: a name's
+// slug when no other name makes the same one, or when the name is that
+// slug itself; else the slug, "--" and a hash of the name. slug never
+// writes "--", so no name can make another's directory by choosing what
+// it slugs to: a repository named "Engine" cannot take r/engine from
+// "engine", nor bump it to r/engine-2 for a repository named
+// "engine-2" to be shown in its place.
+func repoDirs(names []string) []string {
+	count := map[string]int{}
+	for _, n := range slices.Compact(slices.Sorted(slices.Values(names))) {
+		count[slug(n)]++
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		s := slug(n)
+		if count[s] == 1 || n == s {
+			out[i] = s
+			continue
+		}
+		sum := sha256.Sum256([]byte(n))
+		out[i] = s + "--" + hex.EncodeToString(sum[:6])
+	}
+	return out
 }
 
 // repoDir holds the sub-sites.
@@ -180,8 +202,8 @@ var indexPage = template.Must(template.New("index").Funcs(template.FuncMap{
       <th scope="col" class="num">Charts flagged</th>
       <th scope="col" class="num">Series</th>
       <th scope="col" class="num">Charts</th>
-      <th scope="col" class="num">Commits</th>
       <th scope="col" class="num">Runs</th>
+      <th scope="col" class="num">Commits measured</th>
       <th scope="col">Latest commit</th>
       <th scope="col">Commits in order of</th>
     </tr></thead>
@@ -194,8 +216,8 @@ var indexPage = template.Must(template.New("index").Funcs(template.FuncMap{
       <td class="num">{{.Flagged}}</td>
       <td class="num">{{.Series}}</td>
       <td class="num">{{.Charts}}</td>
-      <td class="num">{{.Commits}}</td>
       <td class="num">{{.Runs}}</td>
+      <td class="num">{{.Measured}}</td>
       <td>{{with .Latest}}<code>{{short .SHA}}</code> {{date .Time}}{{end}}</td>
       <td>{{if eq .Order "measured"}}first measurement{{else}}first-parent history of {{.Ref}}{{end}}</td>
     </tr>

@@ -95,3 +95,53 @@ func TestPrepareIndexUniqueDirs(t *testing.T) {
 		t.Error("PrepareIndex of a directory holding other files: no error")
 	}
 }
+
+// A repository cannot take another's sub-directory by choosing a name
+// that slugs like it (issue 34): the name that is its slug keeps it, in
+// any order and beside any other names, and no name can make a
+// directory the hashed one of another.
+func TestPrepareIndexSlugTakeover(t *testing.T) {
+	orders := [][]string{
+		{"Engine", "engine", "engine-2"},
+		{"engine-2", "Engine", "engine"},
+		{"engine", "engine-2", "Engine"},
+	}
+	var first map[string]string
+	for _, names := range orders {
+		dirs, err := PrepareIndex(t.TempDir(), names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for i, n := range names {
+			got[n] = dirs[i]
+		}
+		if got["engine"] != "r/engine" || got["engine-2"] != "r/engine-2" {
+			t.Errorf("names %q: engine in %s, engine-2 in %s; want r/engine and r/engine-2", names, got["engine"], got["engine-2"])
+		}
+		if !strings.HasPrefix(got["Engine"], "r/engine--") {
+			t.Errorf("names %q: Engine in %s, want r/engine--HASH", names, got["Engine"])
+		}
+		if first == nil {
+			first = got
+		} else if got["Engine"] != first["Engine"] {
+			t.Errorf("Engine's directory depends on the order: %s and %s", got["Engine"], first["Engine"])
+		}
+	}
+	// Neither name is its slug: both hashed, distinct, and alone each
+	// keeps the plain slug.
+	dirs, _ := PrepareIndex(t.TempDir(), []string{"Org/Engine", "org/engine"})
+	if dirs[0] == dirs[1] || !strings.HasPrefix(dirs[0], "r/org-engine--") || !strings.HasPrefix(dirs[1], "r/org-engine--") {
+		t.Errorf("sub-directories %v, want two distinct r/org-engine--HASH", dirs)
+	}
+	if dirs, _ := PrepareIndex(t.TempDir(), []string{"org/engine"}); dirs[0] != "r/org-engine" {
+		t.Errorf("a name alone: %v, want r/org-engine", dirs)
+	}
+	// A name that is another's hashed directory is not its slug (slug
+	// never writes "--"), so it cannot take it.
+	hashed := strings.TrimPrefix(first["Engine"], "r/")
+	dirs, _ = PrepareIndex(t.TempDir(), []string{"Engine", "engine", hashed})
+	if dirs[0] == dirs[2] {
+		t.Errorf("name %q took Engine's directory %s", hashed, dirs[0])
+	}
+}

@@ -114,10 +114,14 @@ type Options struct {
 
 // Summary says what Generate wrote.
 type Summary struct {
-	Commits int `json:"commits"` // first-parent commits walked
-	Series  int `json:"series"`  // benchmark + identity labels + testbed
-	Charts  int `json:"charts"`  // series × metric
-	Runs    int `json:"runs"`    // results drawn
+	Commits int `json:"commits"` // commits listed: the first-parent commits walked, from the first measured one
+	// Measured is how many of them have a run drawn.
+	Measured int `json:"measured_commits"`
+	Series   int `json:"series"` // benchmark + identity labels + testbed
+	Charts   int `json:"charts"` // series × metric
+	// Runs is how many stored runs are drawn, each counted once however
+	// many metrics (charts) it has.
+	Runs    int `json:"runs"`
 	Flagged int `json:"flagged"` // charts flagged as a regression: an open regression of watch's, or the latest commit beyond the band
 	// OpenRegressions are perfgate watch's open regressions on the
 	// charts shown (a chart may have more than one).

@@ -250,3 +250,38 @@ func rulesWith(t *testing.T, flags ...string) *gate.Config {
 	}
 	return cfg
 }
+
+// TestSummaryCountsRuns: the summary counts stored runs, each once however
+// many metrics it has, and the commits they were measured at (not the
+// values drawn, nor the commits walked).
+func TestSummaryCountsRuns(t *testing.T) {
+	commits, h := genHistory(shape{commits: 20, benches: 2, metrics: 3, reps: 2})
+	runs, measured := 0, 0
+	for _, c := range commits {
+		runs += len(h[c.SHA])
+		if len(h[c.SHA]) > 0 {
+			measured++
+		}
+	}
+	// An unmeasured commit at the tip is walked but not measured.
+	commits = append(commits, gate.Commit{SHA: "ffff", Time: commits[len(commits)-1].Time})
+	for _, tt := range []struct {
+		name string
+		opts Options
+		runs int
+	}{
+		{"all", Options{}, runs},
+		{"one benchmark", Options{Benchmark: "bench-0"}, runs / 3}, // bench-1 has two series
+		{"one metric", Options{Metrics: []string{"mean_ttft_ms"}}, runs},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sum, err := Generate(context.Background(), commits, h, t.TempDir(), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Runs != tt.runs || sum.Measured != measured || sum.Commits != len(commits) {
+				t.Errorf("runs %d at %d measured of %d commits, want %d at %d of %d", sum.Runs, sum.Measured, sum.Commits, tt.runs, measured, len(commits))
+			}
+		})
+	}
+}

@@ -28,13 +28,12 @@ const (
 type summary struct {
 	row  []byte // the overview row, JSON
 	flag string
-	runs int
 	open int // watch's open regressions
 }
 
 // write writes the viewer, the data files and the marker.
 func write(dir string, m *model, opts Options) (*Summary, error) {
-	sum := &Summary{Commits: len(m.commits), Series: len(m.series), Latest: latestDrawn(m)}
+	sum := &Summary{Commits: len(m.commits), Measured: m.measured, Runs: m.runs, Series: len(m.series), Latest: latestDrawn(m)}
 	if err := writeAssets(dir, sum); err != nil {
 		return nil, err
 	}
@@ -138,7 +137,6 @@ func writeCharts(dir string, m *model, acc []accMark, opts Options, sum *Summary
 		rows[i] = cs.row
 		sum.Files++
 		sum.Charts++
-		sum.Runs += cs.runs
 		if cs.flag == flagRegression {
 			sum.Flagged++
 		}
@@ -400,7 +398,7 @@ func chartFile(buf []byte, s *series, c *chart, file string, acc []accMark, open
 		buf = append(buf, '}')
 	}
 	buf = append(buf, "]}"...)
-	return buf, summary{row: overviewRow(s, c, file, info, med, flag, open, opts), flag: flag, runs: len(c.y), open: len(open)}
+	return buf, summary{row: overviewRow(s, c, file, info, med, flag, open, opts), flag: flag, open: len(open)}
 }
 
 func bandJSON(buf []byte, bd band) []byte {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,9 +36,16 @@ type backend interface {
 	SetMark(key string, value []byte) error
 	Known(keys []RunKey) ([]bool, error)
 	repositories() ([]Repository, error)
+	hasRuns() (bool, error)
 	scope(repository string) (backend, error)
 	firstMeasured(limit int) ([]CommitTime, error)
+	commitSeqs(commit string) (map[string]uint64, error)
 }
+
+// CommitSeqs returns the sequence number of each run of a commit, by run
+// id: the order in which this history stored them (histsync tells by it
+// which runs a sync brought from the history branch).
+func (s *Store) CommitSeqs(commit string) (map[string]uint64, error) { return s.commitSeqs(commit) }
 
 // Store is an open history, in a bbolt file or in PostgreSQL (see Open).
 // Its methods are safe for concurrent use.
@@ -52,6 +60,22 @@ func IsPostgres(path string) bool {
 	return strings.HasPrefix(p, "postgres://") || strings.HasPrefix(p, "postgresql://")
 }
 
+// CheckPath returns an error matching ErrBadInput when path looks like a
+// URL (it holds "://") but is not a PostgreSQL one: a mistyped scheme
+// (postgress://, postgre://, mysql://) would otherwise become a bbolt
+// file in a directory named after the scheme. source names where the
+// path came from (--db, PERFGATE_DB, db: in a rules file). The message
+// never holds the URL's password.
+func CheckPath(path, source string) error {
+	i := strings.Index(path, "://")
+	if i < 0 || IsPostgres(path) {
+		return nil
+	}
+	shown := redactURL(path)
+	return badf("history %s (%s) is neither a file path nor a PostgreSQL URL: only postgres:// and postgresql:// name a database server (did you mean %s?); a history file's path holds no \"://\"",
+		strconv.Quote(shown), source, strconv.Quote(redactURL("postgres://"+path[i+3:])))
+}
+
 // Open opens the history at path: a PostgreSQL database when path is a
 // postgres:// or postgresql:// URL (see openPostgres), else the bbolt
 // file at path, creating it and its directory unless opts.ReadOnly. It
@@ -60,6 +84,9 @@ func IsPostgres(path string) bool {
 // (which needs write access once); a newer one is an error matching
 // ErrSchema.
 func Open(path string, opts Options) (*Store, error) {
+	if err := CheckPath(path, "history path"); err != nil {
+		return nil, err
+	}
 	if IsPostgres(path) {
 		s, err := openPostgres(path, opts)
 		if err != nil {

@@ -64,6 +64,7 @@ var conformanceCases = []struct {
 	{"ConcurrentWriters", confConcurrentWriters},
 	{"ReadOnly", confReadOnly},
 	{"FirstMeasured", confFirstMeasured},
+	{"Requests", confRequests},
 }
 
 func TestConformance(t *testing.T) {
@@ -274,6 +275,20 @@ func confSyncSeqMarks(t *testing.T, b backendUnderTest) {
 	}
 	if !slices.Equal(commits, []string{sha(3)}) {
 		t.Errorf("EachSeq after the first put = %v", commits)
+	}
+	// CommitSeqs gives each run of a commit with its sequence number.
+	mustPut(t, s, mkRun(3, "b", 4))
+	seqs, err := s.CommitSeqs(sha(3))
+	if err != nil || len(seqs) != 2 {
+		t.Fatalf("CommitSeqs = %v, %v; want two runs", seqs, err)
+	}
+	if err := s.EachSeq(1, last+1, func(seq uint64, r Run) error {
+		if r.Commit == sha(3) && seqs[r.ID] != seq {
+			t.Errorf("CommitSeqs[%s] = %d, EachSeq says %d", r.ID, seqs[r.ID], seq)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if v, err := s.Mark("origin"); err != nil || v != nil {
 		t.Errorf("Mark of nothing = %q, %v", v, err)

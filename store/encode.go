@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -44,6 +45,7 @@ const (
 	flagInvalid = 1 << 2
 	flagTestbed = 1 << 3 // testbed and environment follow the invalid reason
 	flagTree    = 1 << 4 // the working-tree hash follows
+	flagReqs    = 1 << 5 // the request summary follows
 
 	maxInternArg = 256 // longer command arguments are stored inline
 )
@@ -411,6 +413,9 @@ func (t *txn) encodeRun(b []byte, r *Run) ([]byte, uint32, error) {
 	if r.Tree != "" {
 		flags |= flagTree
 	}
+	if len(r.Requests) > 0 {
+		flags |= flagReqs
+	}
 	b = append(b, recFormat)
 	b = binary.AppendUvarint(b, flags)
 	b = appendHex(b, r.ID)
@@ -493,6 +498,10 @@ func (t *txn) encodeRun(b []byte, r *Run) ([]byte, uint32, error) {
 	if flags&flagTree != 0 {
 		b = binary.AppendUvarint(b, uint64(len(r.Tree)))
 		b = append(b, r.Tree...)
+	}
+	if flags&flagReqs != 0 {
+		b = binary.AppendUvarint(b, uint64(len(r.Requests)))
+		b = append(b, r.Requests...)
 	}
 	return b, bench, nil
 }
@@ -640,6 +649,12 @@ func (t *txn) decodeRun(rec []byte) (Run, error) {
 	}
 	if flags&flagTree != 0 {
 		run.Tree = string(r.bytes(r.count(1)))
+	}
+	if flags&flagReqs != 0 {
+		run.Requests = bytes.Clone(r.bytes(r.count(1)))
+		if run.Requests == nil {
+			run.Requests = []byte{}
+		}
 	}
 	if err != nil {
 		return run, err

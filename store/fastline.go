@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 	"time"
 )
@@ -79,6 +80,16 @@ func fastLine(line []byte, names map[string]string) (r Run, ok bool) {
 	}
 	if p.lit(`,"tree":`) && !p.str(&r.Tree) {
 		return Run{}, false
+	}
+	if p.lit(`,"requests":`) {
+		// The request summary is the last field: a JSON object up to the
+		// line's closing brace (validate checks that it is compact).
+		end := len(p.b) - 1
+		if end <= p.i || p.b[p.i] != '{' || !json.Valid(p.b[p.i:end]) {
+			return Run{}, false
+		}
+		r.Requests = bytes.Clone(p.b[p.i:end])
+		p.i = end
 	}
 	if !p.lit("}") || p.i != len(p.b) {
 		return Run{}, false

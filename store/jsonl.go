@@ -80,7 +80,7 @@ func (s *Store) ExportRecords(w io.Writer, f Filter) (n, records int, err error)
 	}
 	invalidated := map[string]bool{} // run ids with a record, until exported
 	for _, r := range recs {
-		if r.Kind == RecordInvalidate {
+		if r.Kind == RecordInvalidate || r.Kind == RecordRevalidate {
 			invalidated[r.Run] = false
 		}
 	}
@@ -104,7 +104,7 @@ func (s *Store) ExportRecords(w io.Writer, f Filter) (n, records int, err error)
 	for i := range recs {
 		r := &recs[i]
 		switch r.Kind {
-		case RecordInvalidate:
+		case RecordInvalidate, RecordRevalidate:
 			if !invalidated[r.Run] {
 				continue
 			}
@@ -371,6 +371,7 @@ type jsonRun struct {
 	Testbed  string            `json:"testbed"`
 	Env      map[string]string `json:"env"`
 	Tree     string            `json:"tree"`
+	Requests json.RawMessage   `json:"requests"`
 }
 
 // lineDecoder decodes lines, reusing its reader.
@@ -430,6 +431,13 @@ func (d *lineDecoder) finish(line []byte, dec *json.Decoder, j *jsonRun, err err
 		Invalid:   j.Invalid,
 		Testbed:   j.Testbed,
 		Tree:      j.Tree,
+	}
+	if len(j.Requests) > 0 && string(j.Requests) != "null" {
+		var c bytes.Buffer
+		if err := json.Compact(&c, j.Requests); err != nil {
+			return Run{}, badf("the request summary is not JSON: %v", err)
+		}
+		r.Requests = c.Bytes()
 	}
 	if len(j.Env) > 0 {
 		r.Env = j.Env
@@ -546,6 +554,10 @@ func AppendJSON(b []byte, r *Run) []byte {
 	if r.Tree != "" {
 		b = append(b, `,"tree":`...)
 		b = jsontext.AppendString(b, r.Tree)
+	}
+	if len(r.Requests) > 0 {
+		b = append(b, `,"requests":`...)
+		b = append(b, r.Requests...)
 	}
 	return append(b, '}')
 }

@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -16,7 +18,7 @@ import (
 // runColumns are perfgate_runs' columns of a run, in the order of
 // runValues and scanRun.
 var runColumns = []string{"repository", "commit", "id", "benchmark", "time_ns", "metrics", "labels",
-	"source_format", "source_file", "source_line", "command", "exit_code", "dirty", "invalid", "testbed", "env", "tree"}
+	"source_format", "source_file", "source_line", "command", "exit_code", "dirty", "invalid", "testbed", "env", "tree", "requests"}
 
 // selectRun selects a run's seq and columns (without the repository).
 var selectRun = "SELECT seq, " + strings.Join(runColumns[1:], ", ") + " FROM perfgate_runs"
@@ -28,8 +30,20 @@ func runValues(repo string, r *Run) []any {
 	if r.Env != nil {
 		env = appendStringsJSON(nil, r.Env)
 	}
+	var reqs *string
+	if len(r.Requests) > 0 {
+		s := string(r.Requests)
+		reqs = &s
+	}
 	return []any{repo, r.Commit, r.ID, r.Benchmark, r.Time.UnixNano(), appendMetricsJSON(nil, r.Metrics), appendStringsJSON(nil, r.Labels),
-		r.Source.Format, r.Source.File, r.Source.Line, r.Command, r.ExitCode, r.Dirty, r.Invalid, r.Testbed, env, r.Tree}
+		r.Source.Format, r.Source.File, r.Source.Line, r.Command, r.ExitCode, r.Dirty, r.Invalid, r.Testbed, env, r.Tree, reqs}
+}
+
+// setRequests sets a run's request summary from its column (NULL: none).
+func setRequests(r *Run, col *string) {
+	if col != nil {
+		r.Requests = []byte(*col)
+	}
 }
 
 // scanRun reads a row of selectRun. names, when not nil, keeps one copy
@@ -40,16 +54,61 @@ func scanRun(row pgx.Row, names map[string]string) (uint64, Run, error) {
 		r                    Run
 		seq, ns              int64
 		metrics, labels, env []byte
+		reqs                 *string
 	)
 	err := row.Scan(&seq, &r.Commit, &r.ID, &r.Benchmark, &ns, &metrics, &labels,
-		&r.Source.Format, &r.Source.File, &r.Source.Line, &r.Command, &r.ExitCode, &r.Dirty, &r.Invalid, &r.Testbed, &env, &r.Tree)
+		&r.Source.Format, &r.Source.File, &r.Source.Line, &r.Command, &r.ExitCode, &r.Dirty, &r.Invalid, &r.Testbed, &env, &r.Tree, &reqs)
 	if err != nil {
 		return 0, Run{}, err
 	}
+	setRequests(&r, reqs)
 	if err := fillRun(&r, ns, metrics, labels, env, names); err != nil {
-		return 0, Run{}, corruptf("run %s: %v", r.ID, err)
+		return uint64(seq), Run{}, &badRowError{seq: seq, id: r.ID, err: err}
+	}
+	// A row is read as a line of the history branch is: validated, so
+	// that a run no perfgate would have stored (an empty commit, a
+	// control character in a name) never reaches a report.
+	if !isRunID(r.ID) {
+		return uint64(seq), Run{}, &badRowError{seq: seq, id: r.ID, err: fmt.Errorf("id %q is not a perfgate run id", r.ID)}
+	}
+	if err := validate(&r); err != nil {
+		return uint64(seq), Run{}, &badRowError{seq: seq, id: r.ID, err: err}
 	}
 	return uint64(seq), r, nil
+}
+
+// badRowError is a row of perfgate_runs that is no valid run.
+type badRowError struct {
+	seq int64
+	id  string
+	err error
+}
+
+func (e *badRowError) Error() string {
+	return fmt.Sprintf("row seq %d (id %q) of perfgate_runs is no valid run, left out: %v", e.seq, e.id, e.err)
+}
+
+// badRows says once each which rows were left out.
+type badRows struct {
+	warn func(string)
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (b *badRows) note(msg string) {
+	if b == nil || b.warn == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.seen[msg] {
+		return
+	}
+	if b.seen == nil {
+		b.seen = map[string]bool{}
+	}
+	b.seen[msg] = true
+	b.warn(msg)
 }
 
 // query calls fn with each run a query selects (selectRun + where).
@@ -63,6 +122,11 @@ func (s *pgStore) query(op, where string, args []any, fn func(seq uint64, r Run)
 	names := map[string]string{}
 	for rows.Next() {
 		seq, r, err := scanRun(rows, names)
+		var bad *badRowError
+		if errors.As(err, &bad) {
+			s.bad.note(fmt.Sprintf("history database %s, repository %q: %s", s.display, s.repo, scrub(bad.Error(), s.secret)))
+			continue
+		}
 		if err != nil {
 			return s.fail(op, err)
 		}
@@ -151,6 +215,10 @@ func (s *pgStore) putTx(ctx context.Context, tx pgx.Tx, runs []Run, conflict fun
 	}
 	for rows.Next() {
 		_, r, err := scanRun(rows, nil)
+		var bad *badRowError
+		if errors.As(err, &bad) {
+			err = corruptf("%v", bad)
+		}
 		if err != nil {
 			rows.Close()
 			return 0, err
@@ -223,6 +291,29 @@ func (s *pgStore) ByCommit(commit string) ([]Run, error) {
 	err := s.query("read runs", `WHERE repository = $1 AND commit = $2 ORDER BY time_ns, id COLLATE "C"`, []any{s.repo, commit},
 		func(_ uint64, r Run) error { runs = append(runs, r); return nil })
 	return runs, err
+}
+
+// commitSeqs returns the sequence number of every run of a commit, by
+// run id.
+func (s *pgStore) commitSeqs(commit string) (map[string]uint64, error) {
+	if err := checkCommits([]string{commit}); err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	rows, err := s.pool.Query(context.Background(), `SELECT id, seq FROM perfgate_runs WHERE repository = $1 AND commit = $2`, s.repo, commit)
+	if err != nil {
+		return nil, s.fail("read runs", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return nil, s.fail("read runs", err)
+		}
+		out[id] = uint64(seq)
+	}
+	return out, s.fail("read runs", rows.Err())
 }
 
 // ByCommits returns the runs of each commit that has any, in time order.
@@ -509,7 +600,8 @@ func (s *pgStore) Records() ([]Record, error) {
 	_, err = pgx.ForEachRow(rows, []any{&id, &line}, func() error {
 		r, err := ParseRecord([]byte(line))
 		if err != nil {
-			return corruptf("record %s of history database %s: %v", id, s.display, err)
+			s.bad.note(fmt.Sprintf("history database %s, repository %q: row %q of perfgate_records is no valid record, left out: %v", s.display, s.repo, id, scrub(err.Error(), s.secret)))
+			return nil
 		}
 		out = append(out, r)
 		return nil
@@ -602,11 +694,14 @@ WHERE (`+strings.Join(icols, ", ")+`) IS DISTINCT FROM (`+strings.Join(rcols, ",
 			a, b                   Run
 			seqA, seqB, nsA, nsB   int64
 			mA, lA, eA, mB, lB, eB []byte
+			rA, rB                 *string
 		)
-		if err := rows.Scan(&line, &seqA, &a.Commit, &a.ID, &a.Benchmark, &nsA, &mA, &lA, &a.Source.Format, &a.Source.File, &a.Source.Line, &a.Command, &a.ExitCode, &a.Dirty, &a.Invalid, &a.Testbed, &eA, &a.Tree,
-			&seqB, &b.Commit, &b.ID, &b.Benchmark, &nsB, &mB, &lB, &b.Source.Format, &b.Source.File, &b.Source.Line, &b.Command, &b.ExitCode, &b.Dirty, &b.Invalid, &b.Testbed, &eB, &b.Tree); err != nil {
+		if err := rows.Scan(&line, &seqA, &a.Commit, &a.ID, &a.Benchmark, &nsA, &mA, &lA, &a.Source.Format, &a.Source.File, &a.Source.Line, &a.Command, &a.ExitCode, &a.Dirty, &a.Invalid, &a.Testbed, &eA, &a.Tree, &rA,
+			&seqB, &b.Commit, &b.ID, &b.Benchmark, &nsB, &mB, &lB, &b.Source.Format, &b.Source.File, &b.Source.Line, &b.Command, &b.ExitCode, &b.Dirty, &b.Invalid, &b.Testbed, &eB, &b.Tree, &rB); err != nil {
 			return err
 		}
+		setRequests(&a, rA)
+		setRequests(&b, rB)
 		if err := fillRun(&a, nsA, mA, lA, eA, nil); err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 // PostgresSchemaVersion is the version of the PostgreSQL schema this
 // package reads and writes (table perfgate_schema holds the applied
 // versions).
-const PostgresSchemaVersion = 1
+const PostgresSchemaVersion = 3
 
 // pgMigrations[i] upgrades the schema from version i to i+1. They are
 // applied in one transaction under an advisory lock, so the first
@@ -62,6 +62,39 @@ CREATE TABLE perfgate_marks (
 	value      bytea NOT NULL,
 	PRIMARY KEY (repository, key)
 );`,
+	// v2: writers scoped to repositories (see pgWritable).
+	`CREATE TABLE perfgate_writers (
+	role       name NOT NULL,
+	repository text COLLATE "C" NOT NULL,
+	PRIMARY KEY (role, repository)
+);
+GRANT SELECT ON perfgate_writers TO PUBLIC;
+ALTER TABLE perfgate_writers ENABLE ROW LEVEL SECURITY;
+CREATE POLICY perfgate_read ON perfgate_writers FOR SELECT USING (true);
+` + scopeWrites("perfgate_runs") + scopeWrites("perfgate_records") + scopeWrites("perfgate_marks"),
+	// v3: a run's request summary (Run.Requests), NULL when none. text,
+	// not jsonb, which would reorder its keys.
+	`ALTER TABLE perfgate_runs ADD COLUMN requests text;`,
+}
+
+// pgWritable is the array of the repositories the current role may write
+// (perfgate_writers rows of the role or of a role whose privileges it
+// has). It is an uncorrelated ARRAY(...), which PostgreSQL evaluates once
+// per statement, not once per row: an import of a million rows pays for
+// it once.
+const pgWritable = `ARRAY(SELECT w.repository FROM perfgate_writers w JOIN pg_roles r ON r.rolname = w.role WHERE pg_has_role(r.oid, 'USAGE'))`
+
+// scopeWrites turns on row-level security for a table of schema v2:
+// every role reads every row; a role subject to row-level security (not
+// the table's owner, a superuser or a BYPASSRLS role) inserts, updates
+// and deletes only the rows of the repositories perfgate_writers grants
+// it. perfgate_writers itself has no write policy, so only its owner
+// changes it, whatever else is granted.
+func scopeWrites(table string) string {
+	return `ALTER TABLE ` + table + ` ENABLE ROW LEVEL SECURITY;
+CREATE POLICY perfgate_read ON ` + table + ` FOR SELECT USING (true);
+CREATE POLICY perfgate_write ON ` + table + ` FOR ALL USING (repository = ANY (` + pgWritable + `)) WITH CHECK (repository = ANY (` + pgWritable + `));
+`
 }
 
 // pgMigrateLock is the advisory lock key of a migration (per schema:

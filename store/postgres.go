@@ -58,6 +58,7 @@ type pgStore struct {
 	repo     string
 	readOnly bool
 	view     bool // a Scope of another pgStore: Close leaves the pool open
+	bad      *badRows
 	now      func() time.Time
 }
 
@@ -75,7 +76,10 @@ func pgConfig(rawURL string, timeout time.Duration, noEnvCredentials bool) (*pgx
 		cfg, err = pgxpool.ParseConfig(withQuery(rawURL, "sslmode", "require"))
 	}
 	if err != nil {
-		msg := scrub(err.Error(), secret)
+		msg := err.Error()
+		for _, s := range urlSecrets(rawURL) {
+			msg = scrub(msg, s)
+		}
 		return nil, redactURL(rawURL), secret, &inputError{msg: fmt.Sprintf("history database URL %s is not valid (%s): pass --db (or PERFGATE_DB) as postgres://USER@HOST:PORT/DATABASE, the password in PGPASSWORD or ~/.pgpass", redactURL(rawURL), msg)}
 	}
 	if noEnvCredentials {
@@ -175,13 +179,33 @@ func urlPassword(raw string) string {
 	return pw
 }
 
-// redactURL returns a URL with its password replaced.
-func redactURL(raw string) string {
-	pw := urlPassword(raw)
-	if pw == "" {
-		return raw
+// urlSecrets returns the passwords a URL carries: the login's and the
+// client key's (sslpassword=).
+func urlSecrets(raw string) []string {
+	var out []string
+	if pw := urlPassword(raw); pw != "" {
+		out = append(out, pw)
 	}
-	return scrub(raw, pw)
+	for _, kv := range strings.FieldsFunc(raw, func(r rune) bool { return r == '?' || r == '&' || r == ' ' }) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" || !strings.EqualFold(strings.TrimSpace(k), "sslpassword") {
+			continue
+		}
+		if u, err := url.QueryUnescape(v); err == nil {
+			v = u
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// redactURL returns a URL with its passwords (the login's and the client
+// key's) replaced.
+func redactURL(raw string) string {
+	for _, s := range urlSecrets(raw) {
+		raw = scrub(raw, s)
+	}
+	return raw
 }
 
 // scrub removes the password (as given and URL-escaped) from a message
@@ -226,7 +250,7 @@ func openPool(cfg *pgxpool.Config, display, secret string, opts Options) (*pgSto
 		pool.Close()
 		return nil, connectError(display, secret, err)
 	}
-	return &pgStore{pool: pool, display: display, secret: secret, repo: opts.Repository, readOnly: opts.ReadOnly, now: time.Now}, nil
+	return &pgStore{pool: pool, display: display, secret: secret, repo: opts.Repository, readOnly: opts.ReadOnly, now: time.Now, bad: &badRows{warn: opts.Warn}}, nil
 }
 
 // connectError explains a failed connection: a refused login, a missing
@@ -262,6 +286,9 @@ func (s *pgStore) fail(op string, err error) error {
 	detail := scrub(err.Error(), s.secret)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42501" {
+		if e := s.writerError(op, pe.Message, detail); e != nil {
+			return e
+		}
 		return &pgError{kind: ErrUnavailable, msg: fmt.Sprintf("history database %s: %s: permission denied (%s): grant the role what this command needs (see docs/postgres.md), or use a role that has it", s.display, op, detail)}
 	}
 	return &pgError{kind: ErrUnavailable, msg: fmt.Sprintf("history database %s: %s failed (%s): check that the server is running and reachable, then retry; a write that failed stored nothing", s.display, op, detail)}

@@ -68,6 +68,22 @@ func TestPostgresBadURL(t *testing.T) {
 	}
 }
 
+// The client key's password (sslpassword=) is a secret too: an invalid
+// URL's message names the database without it (issue 34).
+func TestPostgresBadURLKeyPassword(t *testing.T) {
+	for _, raw := range []string{
+		"postgres://alice@127.0.0.1:notaport/db?sslpassword=" + testPassword,
+		"postgres://alice@127.0.0.1:notaport/db?sslmode=require&sslpassword=" + url.QueryEscape(testPassword+" &x"),
+		"postgres://alice:" + testPassword + "x@127.0.0.1:notaport/db?sslpassword=" + testPassword,
+	} {
+		_, err := Open(raw, Options{})
+		if !errors.Is(err, ErrBadInput) {
+			t.Fatalf("Open of %q: %v, want ErrBadInput", raw, err)
+		}
+		assertNoSecret(t, "the error", err.Error(), testPassword)
+	}
+}
+
 func TestPostgresBadLogin(t *testing.T) {
 	u, err := url.Parse(pgtest.URL(t))
 	if err != nil {
@@ -336,7 +352,7 @@ func TestPostgresLastSeqWaitsForWriters(t *testing.T) {
 // (check, watch, site) and is refused writes with ErrUnavailable; a role
 // that may not create tables is told to run db migrate on an empty
 // schema; the grants docs/postgres.md gives a writer are enough for
-// every write.
+// every write of the repository db grant lets it write.
 func TestPostgresRoles(t *testing.T) {
 	owner := pgtest.URL(t)
 	noCreate := pgtest.Role(t, owner, "GRANT USAGE ON SCHEMA %[2]s TO %[1]s")
@@ -368,8 +384,11 @@ func TestPostgresRoles(t *testing.T) {
 	if seq, err := r.LastSeq(); err != nil || seq == 0 {
 		t.Errorf("LastSeq by the read-only role: %d, %v", seq, err)
 	}
-	if _, err := r.Put([]Run{mkRun(2, "a", 2)}); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "permission denied") {
-		t.Errorf("write by the read-only role: %v, want permission denied", err)
+	if _, err := r.Put([]Run{mkRun(2, "a", 2)}); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "permission denied") || strings.Contains(err.Error(), "db grant") {
+		t.Errorf("write by the read-only role: %v, want permission denied (a missing grant, not a repository it may not write)", err)
+	}
+	if _, err := GrantWriter(owner, Options{}, roleOf(t, writer), "r"); err != nil {
+		t.Fatal(err)
 	}
 	w, err := Open(writer, Options{Repository: "r"})
 	if err != nil {

@@ -88,6 +88,26 @@ func (t *txn) collect(dst *[]Run) func(seq []byte) error {
 	}
 }
 
+// commitSeqs returns the seq of every run of a commit, by run id.
+func (s *boltStore) commitSeqs(commit string) (map[string]uint64, error) {
+	if err := checkCommits([]string{commit}); err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	err := s.view(func(t *txn) error {
+		prefix := appendCommitKey(nil, commit)
+		c := t.byCommit.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) != len(prefix)+idLen || len(v) != seqLen {
+				return corruptf("by_commit entry %x is malformed", k)
+			}
+			out[hex.EncodeToString(k[len(prefix):])] = seqOf(v)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // ByCommit returns every run of a commit, in time order.
 func (s *boltStore) ByCommit(commit string) ([]Run, error) {
 	if err := checkCommits([]string{commit}); err != nil {

@@ -22,6 +22,9 @@ import (
 //	            reference
 //	invalidate  a run must never be a baseline or part of a window again
 //	            (perfgate invalidate); the run stays in the history
+//	revalidate  an invalidation is withdrawn (perfgate invalidate --undo):
+//	            the run counts again; the newest of a run's invalidate and
+//	            revalidate records decides
 //
 // A record is immutable: its id is derived from all of its content, so
 // the same decision made twice is stored once, and a later decision is
@@ -31,6 +34,7 @@ import (
 //
 //	{"v":1,"kind":"accept","id":..,"commit":..,"benchmark":..,"metric":..,"reason":..,"by":..,"time":..}
 //	{"v":1,"kind":"invalidate","id":..,"commit":..,"run":..,"reason":..,"by":..,"time":..}
+//	{"v":1,"kind":"revalidate","id":..,"commit":..,"run":..,"reason":..,"by":..,"time":..}
 //
 // which is also how the store keeps it. ParseRecord reads it as untrusted
 // input (it comes from a shared branch): every field is checked, a version
@@ -40,6 +44,9 @@ import (
 const (
 	RecordAccept     = "accept"
 	RecordInvalidate = "invalidate"
+	// RecordRevalidate withdraws a run's invalidation (a perfgate from
+	// before it refuses the record as of an unknown kind).
+	RecordRevalidate = "revalidate"
 )
 
 // RecordVersion is the version of the record line this package writes.
@@ -58,12 +65,12 @@ const (
 type Record struct {
 	// ID is 32 lowercase hex digits, derived from the content (RecordID).
 	ID   string
-	Kind string // RecordAccept or RecordInvalidate
+	Kind string // RecordAccept, RecordInvalidate or RecordRevalidate
 	// Commit is the accepted commit, or the invalidated run's commit.
 	Commit string
 	// Benchmark and Metric name the accepted change (accept only).
 	Benchmark, Metric string
-	// Run is the invalidated run's id (invalidate only).
+	// Run is the invalidated run's id (invalidate and revalidate only).
 	Run string
 	// Reason says why, as the user gave it.
 	Reason string
@@ -107,15 +114,15 @@ func ValidateRecord(r *Record) error {
 		if r.Run != "" {
 			return badf("an accept record names no run (got %q)", r.Run)
 		}
-	case RecordInvalidate:
+	case RecordInvalidate, RecordRevalidate:
 		if !isRunID(r.Run) {
 			return badf("run %q is not a run id (32 lowercase hex digits)", r.Run)
 		}
 		if r.Benchmark != "" || r.Metric != "" {
-			return badf("an invalidate record names no benchmark or metric")
+			return badf("an %s record names no benchmark or metric", r.Kind)
 		}
 	default:
-		return badf("record kind %q is not %q or %q", r.Kind, RecordAccept, RecordInvalidate)
+		return badf("record kind %q is not %q, %q or %q", r.Kind, RecordAccept, RecordInvalidate, RecordRevalidate)
 	}
 	if !isSHA(r.Commit) {
 		return badf("commit %q is not a full commit id (40 or 64 lowercase hex digits)", r.Commit)
@@ -172,7 +179,7 @@ type recordLine struct {
 	Commit    string `json:"commit"`
 	Benchmark string `json:"benchmark,omitempty"` // accept only
 	Metric    string `json:"metric,omitempty"`    // accept only
-	Run       string `json:"run,omitempty"`       // invalidate only
+	Run       string `json:"run,omitempty"`       // invalidate and revalidate only
 	Reason    string `json:"reason"`
 	By        string `json:"by"`
 	Time      string `json:"time"`

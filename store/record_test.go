@@ -27,6 +27,8 @@ func TestParseRecord(t *testing.T) {
 	}{
 		{"accept", line, ""},
 		{"invalidate", invLine, ""},
+		{"revalidate", strings.Replace(invLine, `"invalidate"`, `"revalidate"`, 1), ""},
+		{"revalidate without run", strings.Replace(strings.Replace(invLine, `"invalidate"`, `"revalidate"`, 1), strings.Repeat("ab", 16), "", 1), "not a run id"},
 		{"no id", strings.Replace(line, `"id":"`+good.ID+`",`, "", 1), ""},
 		{"unknown field", strings.Replace(line, `{"v":1`, `{"v":1,"future":true`, 1), ""},
 		{"wrong id", strings.Replace(line, good.ID, strings.Repeat("0", 32), 1), "does not match its content"},
@@ -152,6 +154,9 @@ func FuzzParseRecord(f *testing.F) {
 	f.Add(AppendRecordJSON(nil, &a))
 	inv := Record{Kind: RecordInvalidate, Commit: sha(3), Run: strings.Repeat("ab", 16), Reason: "bad", By: "ci", Time: t0}
 	f.Add(AppendRecordJSON(nil, &inv))
+	rev := inv
+	rev.Kind = RecordRevalidate
+	f.Add(AppendRecordJSON(nil, &rev))
 	f.Add([]byte(`{"v":1,"kind":"accept","commit":"` + sha(1) + `","benchmark":"b\u202e","metric":"m","reason":"<script>","by":"x","time":"2025-01-01T00:00:00Z"}`))
 	f.Add([]byte(`{"v":1e400}`))
 	f.Fuzz(func(t *testing.T, line []byte) {

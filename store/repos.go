@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,11 @@ type CommitTime struct {
 // it is an error matching ErrBadInput that says so.
 func (s *Store) Repositories() ([]Repository, error) { return s.repositories() }
 
+// HasRuns reports whether the history holds a run of its repository (of
+// Options.Repository in PostgreSQL; of the file's one repository in
+// bbolt).
+func (s *Store) HasRuns() (bool, error) { return s.hasRuns() }
+
 // Scope returns the history of another repository of the same database,
 // sharing its connections: closing it closes nothing, the Store it came
 // from stays the owner. A bbolt file holds one repository: an error
@@ -65,6 +71,21 @@ func oneRepository(path string) error {
 func (s *boltStore) repositories() ([]Repository, error) { return nil, oneRepository(s.path) }
 
 func (s *boltStore) scope(string) (backend, error) { return nil, oneRepository(s.path) }
+
+func (s *boltStore) hasRuns() (bool, error) {
+	found := false
+	err := s.Each(Filter{}, func(Run) error {
+		found = true
+		return errFound
+	})
+	if errors.Is(err, errFound) {
+		err = nil
+	}
+	return found, err
+}
+
+// errFound stops a walk at its first run.
+var errFound = errors.New("found")
 
 // firstMeasured reads every run once (Each is in time order).
 func (s *boltStore) firstMeasured(limit int) ([]CommitTime, error) {
@@ -118,6 +139,12 @@ func (s *pgStore) repositories() ([]Repository, error) {
 		return nil
 	})
 	return out, s.fail("list repositories", err)
+}
+
+func (s *pgStore) hasRuns() (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM perfgate_runs WHERE repository = $1)`, s.repo).Scan(&ok)
+	return ok, s.fail("look up runs", err)
 }
 
 func (s *pgStore) firstMeasured(limit int) ([]CommitTime, error) {

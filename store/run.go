@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -53,7 +55,20 @@ type Run struct {
 	// only runs of the tree as it is now are checked. "" for clean runs
 	// and for dirty runs stored before perfgate recorded it.
 	Tree string
+	// Requests is the run's request summary (package slo, compact JSON):
+	// a bounded histogram per latency from which goodput, attainment and
+	// percentiles for any SLO are computed without the benchmark file;
+	// nil when the file carried no per-request measurements. The store
+	// keeps it as given (a compact JSON object of at most MaxRequestsLen
+	// bytes) and does not interpret it. It is not part of the run's
+	// identity (ContentID): the same file stored before perfgate kept
+	// summaries is the same run.
+	Requests []byte
 }
+
+// MaxRequestsLen bounds a run's request summary (its histograms are
+// bounded whatever the request count: tens of kilobytes at most).
+const MaxRequestsLen = 1 << 20
 
 // Source says where a run's result was read from.
 type Source struct {
@@ -159,6 +174,10 @@ func identity(r *Run, b []byte) []byte {
 		}
 		str(r.Tree)
 	}
+	// The request summary is not part of the identity: it derives from
+	// the same file as the metrics, and a file ingested before perfgate
+	// kept summaries must, ingested again, be the same run (a no-op), not
+	// a second repetition.
 	return b
 }
 
@@ -291,11 +310,34 @@ func validate(r *Run) error {
 		}
 		return badf("tree %q is not a working-tree hash (lowercase hex, at most 128 digits)", r.Tree)
 	}
+	if err := validRequests(r.Requests); err != nil {
+		return err
+	}
 	if !utf8.ValidString(r.Invalid) {
 		return badf("the invalid reason %q is not valid UTF-8", r.Invalid)
 	}
 	if len(r.Invalid) > maxTextLen {
 		return badf("the invalid reason is %d bytes long; the limit is %d", len(r.Invalid), maxTextLen)
+	}
+	return nil
+}
+
+// validRequests checks a request summary: a compact JSON object within
+// MaxRequestsLen, so that it survives every backend's round trip byte for
+// byte.
+func validRequests(b []byte) error {
+	if b == nil {
+		return nil
+	}
+	if len(b) > MaxRequestsLen {
+		return badf("the request summary is %d bytes long; the limit is %d", len(b), MaxRequestsLen)
+	}
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return badf("the request summary %.40q is not a JSON object", b)
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, b); err != nil || c.Len() != len(b) || !utf8.Valid(b) || hasControl(string(b)) {
+		return badf("the request summary %.40q is not compact JSON (no blanks between tokens, valid UTF-8, no control characters)", b)
 	}
 	return nil
 }

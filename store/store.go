@@ -134,6 +134,11 @@ type Options struct {
 	// rules file): only a password in the URL itself is sent, never
 	// PGPASSWORD's nor ~/.pgpass's.
 	NoEnvCredentials bool
+	// Warn receives, once each, the rows of a PostgreSQL history that
+	// are left out because they are no valid run or record (a database
+	// is written by more hands than perfgate's); nil: they are left out
+	// silently.
+	Warn func(msg string)
 }
 
 // boltStore is an open bbolt history. Its methods are safe for concurrent use.

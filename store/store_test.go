@@ -679,6 +679,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	full := mkRun(1, "serving", 1.5)
 	full.Command, full.Invalid, full.Dirty = []string{"a", strings.Repeat("x", 300)}, "why", true
 	full.Testbed, full.Env, full.Tree = "tb", map[string]string{"os": "linux"}, "abcd"
+	full.Requests = []byte(summaryJSON)
 	mustPut(f, s, full, mkRun(2, "b", 1.0/3))
 	s.bolt().db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketRun).ForEach(func(_, v []byte) error {

@@ -85,6 +85,8 @@ func FuzzFastLine(f *testing.F) {
 	f.Add(string(AppendJSON(nil, &r)))
 	r.Invalid, r.Testbed, r.Env, r.Tree = "half failed", "910B3x8", map[string]string{"os": "linux", "ci": "github"}, "abc"
 	f.Add(string(AppendJSON(nil, &r)))
+	r.Requests = []byte(summaryJSON)
+	f.Add(string(AppendJSON(nil, &r)))
 	f.Add(`{"id":"run-1","commit":"` + sha(2) + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{},"labels":{},"source":{"format":"","file":""},"env":{}}`)
 	f.Add(`{"id":"","commit":"` + sha(2) + `","benchmark":"b","time":"2025-01-01T00:00:00Z","metrics":{"x":-0.5e-7,"y":1E+3},"labels":{},"source":{"format":"","file":"","line":12}}`)
 	names := map[string]string{} // shared across inputs, as a Parser's

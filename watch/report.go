@@ -398,8 +398,23 @@ func (g *group) issueBody(r *Report) string {
 		seen[m.LastGood+".."+m.FirstBad] = true
 		fmt.Fprintf(&b, "\nTo find the commit (%s):\n\n%s\n", mdtext.Code(m.Metric), fence(m.Bisect))
 	}
+	fmt.Fprintf(&b, "\nIf the change is intended, accept its metrics at once (then perfgate sync):\n\n%s\n", fence(g.acceptCommand()))
 	b.WriteString("\nThis issue is updated by each watch run as metrics of this change recover, are accepted (perfgate accept) or join it, and closed when none is open.")
 	return b.String()
+}
+
+// acceptCommand is the perfgate accept command that accepts every open
+// metric of the change at its first commit off the old level.
+func (g *group) acceptCommand() string {
+	args := []string{"perfgate", "accept", "--benchmark", shellQuote(g.first.Benchmark)}
+	seen := map[string]bool{}
+	for _, m := range g.members {
+		if !seen[m.Metric] {
+			seen[m.Metric] = true
+			args = append(args, "--metric", shellQuote(m.Metric))
+		}
+	}
+	return strings.Join(append(args, "--commit", shellQuote(g.first.FirstBad), "--reason", shellQuote("WHY IT IS INTENDED")), " ")
 }
 
 // oneLine cuts s to n runes on one line.

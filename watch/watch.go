@@ -238,6 +238,8 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 	if err != nil {
 		return nil, err
 	}
+	// Capacity at the rules file's SLO is a series like any other.
+	h = gate.WithCapacity(h, opts.Config.SLOs, opts.Config.IgnoreLabels)
 	c := &collector{id: gate.NewSeriesIdentity(opts.Config.IgnoreLabels), opts: opts,
 		tracks: map[string]map[string]*track{}, seriesAt: map[string][]int32{}, legacy: map[string]map[string]bool{},
 		measured: make([]bool, len(chain)), n: len(chain)}
@@ -586,12 +588,11 @@ func bisectCommand(ch Change, pct float64) string {
 	for _, k := range keys {
 		args = append(args, "--label", shellQuote(k+"="+ch.Labels[k]))
 	}
-	args = append(args, "--run", shellQuote("YOUR BENCHMARK COMMAND"))
 	if ch.Testbed != "" {
-		// bisect reuses only the stored runs of its testbed, which it
-		// takes from PERFGATE_TESTBED.
-		args = append([]string{"PERFGATE_TESTBED=" + shellQuote(ch.Testbed)}, args...)
+		// bisect reuses only the stored runs of its testbed.
+		args = append(args, "--testbed", shellQuote(ch.Testbed))
 	}
+	args = append(args, "--run", shellQuote("YOUR BENCHMARK COMMAND"))
 	return strings.Join(args, " ")
 }
 

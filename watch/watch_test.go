@@ -118,7 +118,7 @@ func TestWatchHistory(t *testing.T) {
 	if imp == nil || imp.FirstBad != f.shas[60] || imp.LastGood != f.shas[57] || imp.Unmeasured != 2 || imp.Open {
 		t.Fatalf("improvement %+v, want at commit 60 after 57, 2 unmeasured", imp)
 	}
-	want := "PERFGATE_TESTBED=ci perfgate bisect --good " + f.shas[57] + " --bad " + f.shas[60] + " --name batch --metric output_throughput --threshold 2.5% --label model=m --run 'YOUR BENCHMARK COMMAND'"
+	want := "perfgate bisect --good " + f.shas[57] + " --bad " + f.shas[60] + " --name batch --metric output_throughput --threshold 2.5% --label model=m --testbed ci --run 'YOUR BENCHMARK COMMAND'"
 	if imp.Bisect != want {
 		t.Errorf("bisect command\n got %s\nwant %s", imp.Bisect, want)
 	}
@@ -147,7 +147,7 @@ func TestWatchHistory(t *testing.T) {
 	if err := rep.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"OPEN REGRESSION", "MISSING  old [model=m] @ci", "narrow it: PERFGATE_TESTBED=ci perfgate bisect"} {
+	for _, s := range []string{"OPEN REGRESSION", "MISSING  old [model=m] @ci", "narrow it: perfgate bisect"} {
 		if !strings.Contains(txt.String(), s) {
 			t.Errorf("text report lacks %q:\n%s", s, txt.String())
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -115,7 +116,7 @@ func newApp(e *env) *cli.App {
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
-			return usageErrorf("%v%s (see perfgate --help)", err, flagSuggestion(err, c.App.Flags))
+			return usageErrorf("%s%s (see perfgate --help)", dashedFlags(err), flagSuggestion(err, c.App.Flags))
 		},
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "db", Usage: "history database `PATH` or postgres:// URL (default .perfgate/history.db at the repo root)", EnvVars: []string{"PERFGATE_DB"}},
@@ -176,6 +177,7 @@ perfgate recover --out runs.jsonl             # after "history ... is damaged"
 mv .perfgate/history.db .perfgate/history.db.damaged && perfgate import runs.jsonl && perfgate sync --pull-only`,
 	"db": `
 perfgate --db postgres://owner@db.internal/perf db migrate        # once, as the database's owner
+perfgate --db postgres://owner@db.internal/perf db grant --role ci_engine --repository github.com/org/engine
 perfgate export | perfgate --db postgres://ci@db.internal/perf import -   # move a history over (PGPASSWORD holds the password)`,
 	"bisect": `
 perfgate bisect --good v0.9.0 --bad HEAD --metric 'Mean TTFT' --name serving --run './bench.sh'
@@ -209,7 +211,7 @@ func commands(e *env) []*cli.Command {
 		}
 		if c.OnUsageError == nil {
 			c.OnUsageError = func(cc *cli.Context, err error, _ bool) error {
-				return usageErrorf("%s: %v%s (see perfgate %s --help)", cc.Command.Name, err, flagSuggestion(err, cc.Command.Flags), cc.Command.Name)
+				return usageErrorf("%s: %s%s (see perfgate %s --help)", cc.Command.Name, dashedFlags(err), flagSuggestion(err, cc.Command.Flags), cc.Command.Name)
 			}
 		}
 		out = append(out, c)
@@ -351,6 +353,17 @@ func findFlag(flags []cli.Flag, name string) cli.Flag {
 func isBoolFlag(f cli.Flag) bool {
 	_, ok := f.(*cli.BoolFlag)
 	return ok
+}
+
+// flagNamed is a flag as Go's flag package names it in its errors: one
+// dash, even for a long name ("flag provided but not defined: -testbed",
+// "flag needs an argument: -name", "invalid value ... for flag -limit").
+var flagNamed = regexp.MustCompile(`(defined: |argument: |for flag )-([A-Za-z0-9][A-Za-z0-9_-]+)`)
+
+// dashedFlags is a flag parsing error with long flags written as they are
+// typed, with two dashes.
+func dashedFlags(err error) string {
+	return flagNamed.ReplaceAllString(err.Error(), "${1}--${2}")
 }
 
 // flagSuggestion turns urfave/cli's "flag provided but not defined: -rulez"

@@ -57,6 +57,7 @@ func bisectCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "name", Aliases: []string{"benchmark"}, Usage: "benchmark `NAME` the results are stored under (required)"},
 			&cli.StringFlag{Name: "run", Usage: "the benchmark as a shell line `CMD` (sh -c), run in the commit's checkout; or give the command's words after --"},
 			&cli.BoolFlag{Name: "stored", Usage: "no runs: search the stored results alone"},
+			&cli.StringFlag{Name: "testbed", EnvVars: []string{"PERFGATE_TESTBED"}, Usage: "testbed `NAME`: with --stored, search only its runs; with a command, reuse only its stored runs and store the new ones under it (default: testbed: in .perfgate.yml, else derived from the machine)"},
 			&cli.StringFlag{Name: "threshold", Value: "0", Usage: "smallest change between good and bad that counts, in `PERCENT` (e.g. 5%)"},
 			&cli.IntFlag{Name: "max-runs", Usage: "run budget `N`", DefaultText: "12 + 4*log2(commits)"},
 			&cli.StringFlag{Name: "confidence", Value: "0.95", Usage: "stop when one commit has posterior probability `P` (0.95 or 95%)"},
@@ -182,6 +183,8 @@ func runBisect(c *cli.Context, e *env) error {
 			return err
 		}
 		sp.Testbed, sp.Env = m.testbed, m.env
+	} else if tb := strings.TrimSpace(c.String("testbed")); tb != "" {
+		sp.Testbed = tb // the stored runs of this testbed alone
 	}
 	good, err := repo.Resolve(c.String("good"))
 	if err != nil {
@@ -500,7 +503,7 @@ func bisectStepCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format to parse the command's output as (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 		}, serveFlags()...),
 		OnUsageError: func(cc *cli.Context, err error, _ bool) error {
-			return &exitError{code: stepAbort, err: fmt.Errorf("bisect-step: %v (see perfgate bisect-step --help)", err)}
+			return &exitError{code: stepAbort, err: fmt.Errorf("bisect-step: %s%s (see perfgate bisect-step --help)", dashedFlags(err), flagSuggestion(err, cc.Command.Flags))}
 		},
 		Action: func(c *cli.Context) error {
 			code, err := runBisectStep(c, e)

@@ -7,19 +7,23 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/internal/inert"
 	"github.com/perfgate/perfgate/store"
 )
 
 func init() { commandSet = append(commandSet, dbCommand) }
 
-// dbCommand is perfgate db migrate: the PostgreSQL schema, created or
-// upgraded by a role that may create tables, for the roles that may not.
+// dbCommand is perfgate db: the PostgreSQL schema, created or upgraded
+// by a role that may create tables (migrate), and which repositories
+// each writer role may write (grant, revoke, writers).
 func dbCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "db",
@@ -27,24 +31,41 @@ func dbCommand(e *env) *cli.Command {
 		Description: "A PostgreSQL history is set up on first use by a role that may create tables. When the roles\n" +
 			"that run perfgate may not (a read-only role for check, watch and site), the database's owner\n" +
 			"runs perfgate --db postgres://OWNER@HOST/DB db migrate once, and after each perfgate upgrade\n" +
-			"that changes the schema. See docs/postgres.md for the schema and the grants.",
-		ArgsUsage: "migrate",
-		Flags:     []cli.Flag{outputFlag("text", "json")},
+			"that changes the schema. A writer role stores runs, records and marks only in the repositories\n" +
+			"the owner grants it: db grant --role ROLE --repository NAME (db revoke takes it back; db writers\n" +
+			"lists the grants). See docs/postgres.md for the schema and the grants.",
+		ArgsUsage: "migrate|grant|revoke|writers",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "role", Usage: "db grant and revoke: the PostgreSQL `ROLE` (a login role, or a group role whose members write through it)"},
+			&cli.StringFlag{Name: "repository", Usage: "db grant and revoke: the repository `NAME` as perfgate stores it (e.g. github.com/org/engine)"},
+			outputFlag("text", "json"),
+		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 || c.Args().First() != "migrate" {
-				return usageErrorf("db takes one action, migrate (got %q): perfgate --db postgres://USER@HOST/DB db migrate", strings.Join(c.Args().Slice(), " "))
+			actions := map[string]func(c *cli.Context, e *env, o, path string, opts store.Options) error{
+				"migrate": dbMigrate, "grant": dbGrant, "revoke": dbGrant, "writers": dbWriters,
 			}
-			o, err := checkOutput(c, "text", "json")
-			if err != nil {
-				return err
+			fn := actions[c.Args().First()]
+			if c.NArg() != 1 || fn == nil {
+				return usageErrorf("db takes one action, migrate, grant, revoke or writers (got %q): perfgate --db postgres://USER@HOST/DB db migrate", strings.Join(c.Args().Slice(), " "))
 			}
-			return dbMigrate(c, e, o)
+			roleFlags := c.IsSet("role") || c.IsSet("repository")
+			if grant := c.Args().First() == "grant" || c.Args().First() == "revoke"; grant && (c.String("role") == "" || c.String("repository") == "") {
+				return usageErrorf("db %s needs --role and --repository (got --role %q, --repository %q): perfgate --db postgres://OWNER@HOST/DB db %[1]s --role ROLE --repository NAME, the name as perfgate stores it (perfgate runs -o json shows it)", c.Args().First(), c.String("role"), c.String("repository"))
+			} else if !grant && roleFlags {
+				return usageErrorf("--role and --repository apply to db grant and db revoke, not db %s", c.Args().First())
+			}
+			return dbAction(c, e, fn)
 		},
 	}
 }
 
-// dbMigrate creates or upgrades the schema of the database --db names.
-func dbMigrate(c *cli.Context, e *env, o string) error {
+// dbAction checks the action's arguments and output flag and finds the
+// database --db names, then runs fn.
+func dbAction(c *cli.Context, e *env, fn func(c *cli.Context, e *env, o, path string, opts store.Options) error) error {
+	o, err := checkOutput(c, "text", "json")
+	if err != nil {
+		return err
+	}
 	repo, _ := openRepo(c)
 	if repo != nil {
 		defer repo.Close()
@@ -54,18 +75,29 @@ func dbMigrate(c *cli.Context, e *env, o string) error {
 		return err
 	}
 	if !store.IsPostgres(path) {
-		return usageErrorf("db migrate applies to a PostgreSQL history; --db (or PERFGATE_DB, or db: in .perfgate.yml) is %q, a bbolt file that every command upgrades itself: pass --db postgres://USER@HOST/DB", path)
+		return usageErrorf("db %s applies to a PostgreSQL history; --db (or PERFGATE_DB, or db: in .perfgate.yml) is %q, a bbolt file that every command upgrades itself and that has no roles: pass --db postgres://USER@HOST/DB", c.Args().First(), path)
 	}
 	timeout, err := lockTimeout()
 	if err != nil {
 		return err
 	}
-	from, to, err := store.Migrate(path, store.Options{Timeout: timeout, NoEnvCredentials: fromUntrustedRules(c, repo)})
+	return fn(c, e, o, path, store.Options{Timeout: timeout, NoEnvCredentials: fromUntrustedRules(c, repo)})
+}
+
+// dbMigrate creates or upgrades the schema of the database --db names,
+// and warns of the writer roles that may write no repository.
+func dbMigrate(c *cli.Context, e *env, o, path string, opts store.Options) error {
+	from, to, err := store.Migrate(path, opts)
 	if err != nil {
 		return storeError(err)
 	}
+	unscoped, err := store.UnscopedWriters(path, opts)
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: could not list the writer roles that write no repository: %v\n", err)
+	}
+	warnUnscoped(c, path, unscoped)
 	if o == "json" {
-		return writeJSON(e.stdout, map[string]any{"database": redactDB(path), "from": from, "to": to})
+		return writeJSON(e.stdout, map[string]any{"database": redactDB(path), "from": from, "to": to, "unscoped_writers": nonNil(unscoped)})
 	}
 	if from == to {
 		fmt.Fprintf(e.stdout, "%s has schema v%d already; nothing to do\n", redactDB(path), to)
@@ -73,6 +105,87 @@ func dbMigrate(c *cli.Context, e *env, o string) error {
 		fmt.Fprintf(e.stdout, "%s: schema v%d -> v%d\n", redactDB(path), from, to)
 	}
 	return nil
+}
+
+// warnUnscoped names the roles that may insert runs but write no
+// repository (a writer of schema v1, before its db grant).
+func warnUnscoped(c *cli.Context, path string, roles []string) {
+	if len(roles) == 0 {
+		return
+	}
+	fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: role(s) %s may insert runs but write no repository (since schema v2 a writer stores only in the repositories it is granted): for each, perfgate --db %s db grant --role ROLE --repository NAME (docs/postgres.md)\n",
+		quoteAll(roles), redactDB(path))
+}
+
+// dbGrant is db grant and db revoke.
+func dbGrant(c *cli.Context, e *env, o, path string, opts store.Options) error {
+	role, name := c.String("role"), c.String("repository")
+	grant := c.Args().First() == "grant"
+	change := store.GrantWriter
+	if !grant {
+		change = store.RevokeWriter
+	}
+	changed, err := change(path, opts, role, name)
+	if err != nil {
+		return storeError(err)
+	}
+	if o == "json" {
+		return writeJSON(e.stdout, map[string]any{"database": redactDB(path), "action": c.Args().First(), "role": role, "repository": name, "changed": changed})
+	}
+	r, n := inert.Line(role, 200), inert.Line(name, 200)
+	switch {
+	case grant && changed:
+		fmt.Fprintf(e.stdout, "role %q may now write repository %q in %s\n", r, n, redactDB(path))
+	case grant:
+		fmt.Fprintf(e.stdout, "role %q may write repository %q in %s already; nothing to do\n", r, n, redactDB(path))
+	case changed:
+		fmt.Fprintf(e.stdout, "role %q may no longer write repository %q in %s\n", r, n, redactDB(path))
+	default:
+		fmt.Fprintf(e.stdout, "role %q had no grant of repository %q in %s; nothing to do\n", r, n, redactDB(path))
+	}
+	return nil
+}
+
+// dbWriters lists the grants, and warns of the writer roles that have
+// none.
+func dbWriters(c *cli.Context, e *env, o, path string, opts store.Options) error {
+	ws, err := store.Writers(path, opts)
+	if err != nil {
+		return storeError(err)
+	}
+	unscoped, err := store.UnscopedWriters(path, opts)
+	if err != nil {
+		return storeError(err)
+	}
+	if o == "json" {
+		return writeJSON(e.stdout, map[string]any{"database": redactDB(path), "writers": ws, "unscoped_writers": nonNil(unscoped)})
+	}
+	warnUnscoped(c, path, unscoped)
+	if len(ws) == 0 {
+		fmt.Fprintf(e.stdout, "no role of %s may write a repository (its owner writes all): perfgate --db URL db grant --role ROLE --repository NAME\n", redactDB(path))
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ROLE\tREPOSITORY")
+	for _, w := range ws {
+		fmt.Fprintf(tw, "%s\t%s\n", inert.Line(w.Role, 200), inert.Line(w.Repository, 200))
+	}
+	return tw.Flush()
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func quoteAll(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
 }
 
 // redactDB names a history in output: a database URL without its
@@ -89,8 +202,9 @@ func redactDB(path string) string {
 		u.User = url.User(u.User.Username())
 	}
 	q := u.Query()
-	if q.Has("password") {
+	if q.Has("password") || q.Has("sslpassword") {
 		q.Del("password")
+		q.Del("sslpassword")
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
@@ -159,21 +273,36 @@ func rulesFromBase(c *cli.Context) bool {
 // as host/path (no scheme, credentials or .git), else the path of the
 // main working tree (a repository without a remote).
 func repositoryName(c *cli.Context, repo *gitrepo.Repo) string {
+	name, _ := repositoryIdentity(c, repo)
+	return name
+}
+
+// repositoryIdentity is repositoryName and where it came from, for the
+// messages that name it.
+func repositoryIdentity(c *cli.Context, repo *gitrepo.Repo) (name, source string) {
 	if name := strings.TrimSpace(os.Getenv("PERFGATE_REPOSITORY")); name != "" {
-		return name
+		return name, "PERFGATE_REPOSITORY"
 	}
 	if name := rulesHistory(c, repo).Repository; name != "" {
-		return name
+		return name, "repository: in the rules file"
 	}
 	if repo == nil {
-		return ""
+		return "", ""
 	}
 	if name := remoteName(originURL(repo)); name != "" {
-		return name
+		return name, "the origin remote's URL"
 	}
-	// No remote: the main working tree's path, so that two local
-	// repositories sharing a database never share runs.
-	if repo.Root() == "" {
+	if path := checkoutPath(repo); path != "" {
+		return path, "the checkout's path, as it has no origin remote"
+	}
+	return "", ""
+}
+
+// checkoutPath is the path of the main working tree: the identity of a
+// repository without a remote, so that two local repositories sharing a
+// database never share runs.
+func checkoutPath(repo *gitrepo.Repo) string {
+	if repo == nil || repo.Root() == "" {
 		return ""
 	}
 	main := filepath.Dir(filepath.Dir(sharedDBPath(repo.Root(), repo.GitDir(), repo.CommonDir())))
@@ -210,11 +339,62 @@ func openPostgres(c *cli.Context, repo *gitrepo.Repo, url string, readOnly bool)
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Open(url, store.Options{ReadOnly: readOnly, Timeout: timeout, Repository: repositoryName(c, repo), NoEnvCredentials: fromUntrustedRules(c, repo)})
+	name, source := repositoryIdentity(c, repo)
+	warn := func(msg string) { fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: %s\n", msg) }
+	s, err := store.Open(url, store.Options{ReadOnly: readOnly, Timeout: timeout, Repository: name, NoEnvCredentials: fromUntrustedRules(c, repo), Warn: warn})
 	if err != nil {
 		return nil, storeError(err)
 	}
+	if name != "" && warnOnce(c, "other-identities") {
+		if msg := otherIdentities(s, name, source, checkoutPath(repo), !readOnly); msg != "" {
+			fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: %s\n", msg)
+		}
+	}
 	return s, nil
+}
+
+// otherIdentities says, when the database holds no run of this
+// repository's identity but runs of others, which identity is used and
+// which the database holds, and how to choose: a checkout that gained
+// an origin remote moves from its path to the remote's name and no
+// longer sees the runs it stored. A command that stores runs is told
+// only in that case (a new repository in a shared database has no runs
+// yet); one that reads is told in every case.
+func otherIdentities(s *store.Store, name, source, path string, writing bool) string {
+	has, err := s.HasRuns()
+	if err != nil || has {
+		return ""
+	}
+	repos, err := s.Repositories()
+	if err != nil || len(repos) == 0 {
+		return ""
+	}
+	moved := ""
+	var held []string
+	for _, r := range repos {
+		held = append(held, fmt.Sprintf("%s (%d runs)", strconv.Quote(inert.Line(r.Name, 200)), r.Runs))
+		if path != "" && r.Name == path && r.Name != name {
+			moved = r.Name
+		}
+	}
+	if writing && moved == "" {
+		return ""
+	}
+	const maxShown = 10
+	more := ""
+	if len(held) > maxShown {
+		more = fmt.Sprintf(" and %d more", len(held)-maxShown)
+		held = held[:maxShown]
+	}
+	msg := fmt.Sprintf("the history database holds no runs of repository %s (the identity taken from %s); it holds runs of %s%s",
+		strconv.Quote(inert.Line(name, 200)), source, strings.Join(held, ", "), more)
+	if moved != "" {
+		msg += fmt.Sprintf(". %s is this checkout's path, its identity before it had an origin remote: to keep using those runs, set repository: %s in .perfgate.yml (or PERFGATE_REPOSITORY)",
+			strconv.Quote(inert.Line(moved, 200)), inert.Line(moved, 200))
+	} else {
+		msg += "; to read one of them, set repository: NAME in .perfgate.yml (or PERFGATE_REPOSITORY=NAME)"
+	}
+	return msg
 }
 
 // dbUnavailable reports whether err means the history could not be

@@ -26,6 +26,7 @@ func TestRedactDB(t *testing.T) {
 		"postgres://u:secret@h:5432/db?sslmode=require": "postgres://u@h:5432/db?sslmode=require",
 		"postgresql://u@h/db?password=secret":           "postgresql://u@h/db",
 		"postgres://h/db":                               "postgres://h/db",
+		"postgres://u@h/db?sslpassword=keysecret":       "postgres://u@h/db",
 		".perfgate/history.db":                          ".perfgate/history.db",
 	} {
 		if got := redactDB(in); got != want {

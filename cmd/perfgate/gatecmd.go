@@ -17,6 +17,7 @@ import (
 	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
+	"github.com/perfgate/perfgate/testbed"
 )
 
 func init() { commandSet = append(commandSet, checkCommand, compareCommand, historyCommand) }
@@ -63,6 +64,10 @@ type history struct {
 	acceptedRecord []string             // the record id of each of accepted
 	arrived        map[string]time.Time // record id -> when it arrived on the history branch
 	accepted       []gate.Acceptance
+	leaveOut       map[string]bool // run ids not used (runs at head from the branch, see headRunsFromBranch)
+	// withdrawn: run id -> who withdrew its invalidation and why
+	// (perfgate invalidate --undo), when that is its newest record.
+	withdrawn map[string]string
 }
 
 func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
@@ -78,9 +83,14 @@ func (h history) Samples(commits []string) (map[string][]gate.Sample, error) {
 		if len(rs) == 0 {
 			continue
 		}
-		ss := make([]gate.Sample, len(rs))
-		for i, r := range rs {
-			ss[i] = h.toSample(r)
+		ss := make([]gate.Sample, 0, len(rs))
+		for _, r := range rs {
+			if !h.leaveOut[r.ID] {
+				ss = append(ss, h.toSample(r))
+			}
+		}
+		if len(ss) == 0 {
+			continue
 		}
 		out[c] = ss
 	}
@@ -195,7 +205,8 @@ func (h history) toSample(r store.Run) gate.Sample {
 			invalid += " [" + via + "]"
 		}
 	}
-	return gate.Sample{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed}
+	return gate.Sample{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed,
+		OnRecord: r.Invalid == "" && invalid != ""}
 }
 
 // gateError maps gate failures: bad rules and missing results are bad
@@ -488,6 +499,7 @@ func checkCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "rules-from", Value: "worktree", EnvVars: []string{"PERFGATE_RULES_FROM"}, Usage: "where the rules file is read: `worktree` (as checked out, the default) or base (as committed at the merge-base with the base branch, so a pull request cannot widen its own gate)"},
 			&cli.StringFlag{Name: "accept-label", Usage: "pull request `LABEL` that accepts its performance changes: when the pull request carries it (in Actions read from the pull request event, and nothing is accepted on other events; outside Actions, giving it is enough), failing checks show \"accepted by ...\" and do not fail"},
 			&cli.StringFlag{Name: "site-url", EnvVars: []string{"PERFGATE_SITE_URL"}, Usage: "`URL` where perfgate site publishes the history: the markdown report links each check that did not pass to its chart (site_url in the rules file)"},
+			headRunsFlag(),
 		}, append(reportFlags(), githubFlags()...)...),
 		Action: func(c *cli.Context) error {
 			repo, cfg, err := openRepoConfig(c)
@@ -545,7 +557,12 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 	if cfg, err = rulesFrom(c, repo, cfg, head, base); err != nil {
 		return nil, err
 	}
+	mode, err := headRunsMode(c, e)
+	if err != nil {
+		return nil, err
+	}
 	var rep *gate.Report
+	var fromBranch string // the warning about head's runs from the branch
 	err = withHistory(c, repo, func(h history) error {
 		if err := h.flagLate(base, shortRef(ref, baseName)); err != nil {
 			return err
@@ -558,6 +575,11 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		}
 		untrusted := append(mismatch, h.applyTrust(cfg.Trust, prLabels(e))...)
 		h.showVia = true
+		if w, err := headRunsFromBranch(mode, repo, &h, head); err != nil {
+			return err
+		} else if w != "" {
+			untrusted, fromBranch = append(untrusted, w), w
+		}
 		opts := gate.CheckOptions{Head: head, Base: base, BaseRef: shortRef(ref, baseName), Config: cfg, Accepted: h.accepted}
 		if la, err := labelAcceptance(c, e, repo, head); err != nil {
 			return err
@@ -579,18 +601,50 @@ func checkHead(c *cli.Context, e *env, repo *gitrepo.Repo, cfg *gate.Config, hea
 		if cerr == nil {
 			// What the trust section left out is shown where the verdict is.
 			rep.Warnings = append(rep.Warnings, untrusted...)
+			rep.Notes = append(rep.Notes, h.withdrawnNotes(rep)...)
 		}
 		return cerr
 	})
 	if errors.Is(err, gate.ErrNoResults) {
 		// The commit checked has no results in the history (measure it,
 		// or sync): the environment's state, not a mistake typed (3).
+		if fromBranch != "" {
+			err = fmt.Errorf("%w; %s", err, fromBranch)
+		}
 		return nil, envError(err)
 	}
 	if err != nil {
 		return nil, gateError(err)
 	}
 	return rep, nil
+}
+
+// withdrawnNotes says, with who and why, which runs of head and of the
+// checks' baseline commits count again because their invalidation was
+// withdrawn on record (perfgate invalidate --undo).
+func (h history) withdrawnNotes(rep *gate.Report) []string {
+	if len(h.withdrawn) == 0 || h.s == nil {
+		return nil
+	}
+	commits := []string{rep.Head}
+	for _, c := range rep.Checks {
+		if c.BaselineCommit != "" && !slices.Contains(commits, c.BaselineCommit) {
+			commits = append(commits, c.BaselineCommit)
+		}
+	}
+	runs, err := h.s.ByCommits(commits)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range commits {
+		for _, r := range runs[c] {
+			if why, ok := h.withdrawn[r.ID]; ok {
+				out = append(out, fmt.Sprintf("run %s of %s at %s counts again: %s", r.ID[:8], r.Benchmark, shortCommit(c), why))
+			}
+		}
+	}
+	return out
 }
 
 // checkRuleBenchmarks refuses a rule whose benchmark glob matches no
@@ -660,7 +714,7 @@ func compareCommand(e *env) *cli.Command {
 			var cmp *gate.Comparison
 			err = withHistory(c, repo, func(h history) error {
 				var cerr error
-				cmp, cerr = gate.Compare(c.Context, h, gate.CompareOptions{A: shas[0], B: shas[1], IgnoreLabels: cfg.IgnoreLabels,
+				cmp, cerr = gate.Compare(c.Context, gate.WithCapacity(h, cfg.SLOs, cfg.IgnoreLabels), gate.CompareOptions{A: shas[0], B: shas[1], IgnoreLabels: cfg.IgnoreLabels,
 					Graph: graph{r: repo}, MaxDistance: cfg.Baseline.MaxDistance})
 				return cerr
 			})
@@ -760,7 +814,9 @@ func historyCommand(e *env) *cli.Command {
 			var tr *gate.Trend
 			err = withHistory(c, repo, func(h history) error {
 				var terr error
-				tr, terr = gate.ReadTrend(c.Context, graph{r: repo, info: true}, h, gate.TrendOptions{
+				// Capacity at the rules file's SLO is a series like any other.
+				ch := gate.WithCapacity(h, cfg.SLOs, cfg.IgnoreLabels)
+				tr, terr = gate.ReadTrend(c.Context, graph{r: repo, info: true}, ch, gate.TrendOptions{
 					From: from, Ref: shortRef(ref, c.String("branch")), Benchmark: c.String("name"),
 					Metric: c.String("metric"), Labels: labels, Limit: c.Int("limit"), IgnoreLabels: cfg.IgnoreLabels, Accepted: h.accepted,
 				})
@@ -772,6 +828,15 @@ func historyCommand(e *env) *cli.Command {
 			return writeReport(c, e, tr)
 		},
 	}
+}
+
+// hereTestbed is the testbed perfgate run takes on this machine without
+// --testbed: PERFGATE_TESTBED, else the name derived from the machine.
+func hereTestbed(c *cli.Context, e *env) string {
+	if name := strings.TrimSpace(e.getenv("PERFGATE_TESTBED")); name != "" {
+		return name
+	}
+	return testbed.Detect(c.Context, testbed.Options{Getenv: e.getenv}).Name()
 }
 
 // workingTreeSamples returns the results of the local pre-merge flow:
@@ -813,11 +878,11 @@ func workingTreeSamples(c *cli.Context, e *env, repo *gitrepo.Repo, h history, h
 		}
 		if clean == 0 {
 			return nil, "", &exitError{code: exitBad, err: fmt.Errorf("no results of the working tree as it is now: the %d working-tree run(s) stored at %s measured other changes (files were edited, added or removed since), and they are not used; measure this tree first (%s), or commit and check the commit",
-				other, repo.Short(head), runner.MeasureCommand(runs))}
+				other, repo.Short(head), runner.MeasureCommand(runs, hereTestbed(c, e)))}
 		}
 		fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: no results of the working tree as it is now (%d working-tree run(s) at %s measured other changes and are not used); checking %s's committed results\n", other, repo.Short(head), repo.Short(head))
 		return nil, fmt.Sprintf("the tree's changes (%s) were not measured, its %d run(s) measured earlier edits; measure it with %s",
-			changeList(wt.Changed), other, runner.MeasureCommand(runs)), nil
+			changeList(wt.Changed), other, runner.MeasureCommand(runs, hereTestbed(c, e))), nil
 	}
 	out := make([]gate.Sample, len(match))
 	for i, r := range match {

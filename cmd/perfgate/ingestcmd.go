@@ -35,6 +35,7 @@ func ingestCommand(e *env) *cli.Command {
 			testbedFlag(),
 			maxDocFlag(),
 			sectionLabelFlag(),
+			sloFlag(),
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {

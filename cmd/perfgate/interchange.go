@@ -2,13 +2,18 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/perfgate/perfgate/ingest"
+	"github.com/perfgate/perfgate/internal/inert"
+	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -124,15 +129,27 @@ func importCommand(e *env) *cli.Command {
 			if shown == "-" {
 				shown = "<stdin>"
 			}
+			// The unknown-field warnings wait for the outcome: a
+			// benchmark's own output given to import is said once, as
+			// such, not as fields of a newer perfgate.
+			var warnings []string
 			unknown := func(line int, field string) {
-				fmt.Fprintf(e.stderr, "perfgate: warning: %s:%d: ignored the unknown field %s (here and on later lines); written by a newer perfgate? Upgrade to keep it\n",
-					shown, line, field)
+				warnings = append(warnings, fmt.Sprintf("perfgate: warning: %s:%d: ignored the unknown field %s (here and on later lines); written by a newer perfgate? Upgrade to keep it\n",
+					shown, line, field))
 			}
 			recAdded, recTotal := 0, 0
 			added, skipped, err := s.Import(bufio.NewReaderSize(in, 1<<16), store.ImportOptions{File: name, Unknown: unknown,
 				Records: func(a, t int) { recAdded, recTotal = a, t }})
 			if cerr := s.Close(); err == nil && cerr != nil {
 				err = cerr
+			}
+			if err != nil && errors.Is(err, store.ErrBadInput) && name != "-" {
+				if hint := benchmarkFileHint(name); hint != "" {
+					return usageErrorf("%v%s", err, hint)
+				}
+			}
+			for _, w := range warnings {
+				fmt.Fprint(e.stderr, w)
 			}
 			if err != nil {
 				return storeError(err)
@@ -145,4 +162,21 @@ func importCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// benchmarkFileHint is the note for import given a benchmark tool's output
+// instead of a perfgate export: the format it reads as, and the ingest
+// command that stores it ("" when it does not read as one).
+func benchmarkFileHint(name string) string {
+	f, err := os.Open(name)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	r := ingest.NewReader(io.LimitReader(f, 16<<20), name, ingest.Options{})
+	if !r.Scan() {
+		return ""
+	}
+	return fmt.Sprintf("; %s is not a perfgate export (JSONL of stored runs) but a benchmark's output (%s): store its results with perfgate ingest --name BENCHMARK %s",
+		strconv.Quote(name), inert.Line(r.Result().Format, 40), runner.ShellQuote(name))
 }

@@ -44,7 +44,7 @@ func detectMachine(c *cli.Context, e *env, repo *gitrepo.Repo) (machine, error) 
 	_, fromEnv := os.LookupEnv("PERFGATE_TESTBED")
 	name := strings.TrimSpace(c.String("testbed"))
 	if !hasFlag(c, "testbed") {
-		name = strings.TrimSpace(e.getenv("PERFGATE_TESTBED")) // bisect has no --testbed
+		name = strings.TrimSpace(e.getenv("PERFGATE_TESTBED")) // bisect-step has no --testbed
 	}
 	if (c.IsSet("testbed") && !fromEnv) || name != "" {
 		if name == "" || len(name) > 200 || strings.ContainsAny(name, "\r\n") {

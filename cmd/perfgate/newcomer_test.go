@@ -59,37 +59,60 @@ func TestMeasuredThenCommitted(t *testing.T) {
 			if _, stderr, code = runCLI(t, "", "--repo", repo, "compare", "main", "HEAD"); code != 0 {
 				t.Errorf("compare: exit %d\n%s", code, stderr)
 			}
+			// runs --commit HEAD lists the runs check counts, marked.
+			head := git(t, repo, "rev-parse", "HEAD")
+			rj := listRuns(t, repo, "--commit", "HEAD")
+			if len(rj.Runs) != 3 {
+				t.Fatalf("runs --commit HEAD: %d runs, want the 3 measured before the commit: %+v", len(rj.Runs), rj.Runs)
+			}
+			for _, r := range rj.Runs {
+				if r.Commit != parent || r.ForCommit != head || strings.Join(r.Flags, ",") != "dirty,before-commit" {
+					t.Errorf("runs --commit HEAD: %+v, want commit %s for %s flagged dirty,before-commit", r, parent, head)
+				}
+			}
+			if stdout, _, _ := runCLI(t, "", "--repo", repo, "runs", "--commit", "HEAD"); !strings.Contains(stdout, "dirty,before-commit (of "+head[:12]+")") {
+				t.Errorf("runs --commit HEAD text:\n%s", stdout)
+			}
 		})
 	}
 }
 
 // TestEditedAfterMeasuring: a tree edited after its runs is not what the
 // committed results say: the first line says so, with the command that
-// measures the tree, and the verdict is inconclusive.
+// measures the tree, and the verdict is inconclusive, whether the
+// committed results pass or fail (the first line says how they fared).
 func TestEditedAfterMeasuring(t *testing.T) {
-	repo := gitRepo(t)
-	mainHistory(t, repo, 6)
-	git(t, repo, "checkout", "-q", "-b", "work")
-	commit(t, repo, "work", map[string]string{"main.txt": "work"})
-	ingestAt(t, repo, metricsJSON(100, 300))
-	os.WriteFile(filepath.Join(repo, "main.txt"), []byte("measured"), 0o644)
-	bench := filepath.Join(t.TempDir(), "bench.sh")
-	os.WriteFile(bench, []byte("#!/bin/sh\necho '"+metricsJSON(100, 300)+"'\n"), 0o755)
-	if _, stderr, code := runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--", bench); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, stderr)
-	}
-	os.WriteFile(filepath.Join(repo, "main.txt"), []byte("edited since"), 0o644)
-	for _, format := range []string{"text", "markdown"} {
-		stdout, stderr, code := runCLI(t, "", "--repo", repo, "check", "-o", format)
-		first := strings.SplitN(stdout, "\n", 2)[0]
-		for _, want := range []string{"NCONCLUSIVE", "not a verdict on the working tree", "main.txt", "perfgate run --name serving -- " + bench} {
-			if !strings.Contains(strings.ToUpper(first), strings.ToUpper(want)) {
-				t.Errorf("%s: first line lacks %q: exit %d\n%s%s", format, want, code, stdout, stderr)
+	for _, tt := range []struct {
+		name      string
+		committed float64
+		fared     string
+	}{{"pass", 100, "none failed"}, {"fail", 130, "1 of 3 checks failed"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := gitRepo(t)
+			mainHistory(t, repo, 6)
+			git(t, repo, "checkout", "-q", "-b", "work")
+			commit(t, repo, "work", map[string]string{"main.txt": "work"})
+			ingestAt(t, repo, metricsJSON(tt.committed, 300))
+			os.WriteFile(filepath.Join(repo, "main.txt"), []byte("measured"), 0o644)
+			bench := filepath.Join(t.TempDir(), "bench.sh")
+			os.WriteFile(bench, []byte("#!/bin/sh\necho '"+metricsJSON(100, 300)+"'\n"), 0o755)
+			if _, stderr, code := runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--", bench); code != 0 {
+				t.Fatalf("run: exit %d\n%s", code, stderr)
 			}
-		}
-		if code != 0 {
-			t.Errorf("%s: exit %d", format, code)
-		}
+			os.WriteFile(filepath.Join(repo, "main.txt"), []byte("edited since"), 0o644)
+			for _, format := range []string{"text", "markdown"} {
+				stdout, stderr, code := runCLI(t, "", "--repo", repo, "check", "-o", format)
+				first := strings.SplitN(stdout, "\n", 2)[0]
+				for _, want := range []string{"NCONCLUSIVE", "not a verdict on the working tree", "main.txt", "perfgate run --name serving -- " + bench, tt.fared} {
+					if !strings.Contains(strings.ToUpper(first), strings.ToUpper(want)) {
+						t.Errorf("%s: first line lacks %q: exit %d\n%s%s", format, want, code, stdout, stderr)
+					}
+				}
+				if code != 0 {
+					t.Errorf("%s: exit %d", format, code)
+				}
+			}
+		})
 	}
 }
 

@@ -18,8 +18,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/ingest"
+	"github.com/perfgate/perfgate/internal/inert"
 	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/slo"
 )
 
 func init() { commandSet = append(commandSet, parseCommand) }
@@ -33,6 +36,7 @@ func parseCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "benchmark format of the files (auto detects): " + strings.Join(ingest.Formats(), ", ")},
 			maxDocFlag(),
 			sectionLabelFlag(),
+			sloFlag(),
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -77,6 +81,12 @@ func sectionLabelFlag() cli.Flag {
 	return &cli.StringFlag{Name: "section-label", Usage: "store the nearest markdown heading above each result block as label `NAME` (e.g. section), so that the sections of one document (an optimisation log: one section per change) are series of their own; compare them with perfgate compare --a-label NAME=A --b-label NAME=B"}
 }
 
+// sloFlag sets the SLO whose goodput and attainment are computed from
+// the per-request measurements of the files that carry them.
+func sloFlag() cli.Flag {
+	return &cli.StringFlag{Name: "slo", Usage: "service-level objective `OBJ` such as ttft_ms=200,tpot_ms=50,e2el_ms=4000 (vLLM's --goodput form ttft:200,tpot:50 too): from the files that carry each request's latencies (vllm --save-detailed, SGLang details), compute request_goodput and slo_attainment, slo_attainment_ttft/_tpot/_e2el (percent of all requests) exactly, as the tool would for the same SLO"}
+}
+
 // sectionLabelRE is what --section-label accepts: a label key as the
 // parsers write them.
 var sectionLabelRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
@@ -91,7 +101,49 @@ func readOptions(c *cli.Context) (ingest.Options, error) {
 	if c.IsSet("section-label") && !sectionLabelRE.MatchString(section) {
 		return ingest.Options{}, usageErrorf("--section-label %q is not a label name; use letters, digits and _ . - (starting with a letter or _), e.g. --section-label section", section)
 	}
-	return ingest.Options{Format: c.String("format"), MaxDocBytes: n, SectionLabel: section}, nil
+	opts := ingest.Options{Format: c.String("format"), MaxDocBytes: n, SectionLabel: section}
+	if c.IsSet("slo") {
+		o, err := slo.Parse(c.String("slo"))
+		if err != nil {
+			return ingest.Options{}, usageErrorf("--slo: %v", err)
+		}
+		opts.SLO = &o
+		return opts, nil
+	}
+	o, err := rulesObjective(c)
+	if err != nil {
+		return ingest.Options{}, err
+	}
+	opts.SLO = o
+	return opts, nil
+}
+
+// rulesObjective is the objective of the rules file's slo: that applies
+// to --name (its per-benchmark entry, else the global one), so that
+// ingest computes goodput and attainment for the SLO the gate uses
+// without --slo; nil when there is none, or outside a checkout.
+func rulesObjective(c *cli.Context) (*slo.Objective, error) {
+	if !hasFlag(c, "name") {
+		return nil, nil // parse: only --slo
+	}
+	repo, err := openRepo(c)
+	if err != nil {
+		return nil, nil // not a checkout: ingest says so itself
+	}
+	defer repo.Close()
+	cfg, err := loadConfig(c, repo)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := gate.SLOFor(cfg.SLOs, c.String("name"))
+	if !ok {
+		return nil, nil
+	}
+	o := slo.Objective{TTFTms: s.TTFTMs, TPOTms: s.TPOTMs, E2ELms: s.E2ELMs}
+	if o.IsZero() {
+		return nil, nil
+	}
+	return &o, nil
 }
 
 // parseSize reads a byte count: digits with an optional unit B, KiB, MiB,
@@ -125,7 +177,7 @@ func parseSize(s string) (int64, error) {
 func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, error) {
 	results := []ingest.Result{}
 	if f := strings.ToLower(strings.TrimSpace(opts.Format)); f != "" && !slices.Contains(ingest.Formats(), f) {
-		return nil, usageErrorf("--format %q is not a known format; valid formats: %s", opts.Format, strings.Join(ingest.Formats(), ", "))
+		return nil, usageErrorf("%s", ingest.UnknownFormat(opts.Format))
 	}
 	files, err := expandGlobs(files)
 	if err != nil {
@@ -150,6 +202,9 @@ func parseFiles(e *env, files []string, opts ingest.Options) ([]ingest.Result, e
 		for _, n := range ir.Notes() {
 			fmt.Fprintf(e.stderr, "perfgate: note: %s\n", n)
 		}
+		for _, w := range ir.Warnings() {
+			fmt.Fprintf(e.stderr, "perfgate: warning: %s\n", w)
+		}
 	}
 	if len(results) == 0 {
 		return nil, usageErrorf("no benchmark result read: every document given was left out (see the notes above); give the result files themselves")
@@ -169,9 +224,9 @@ func writeResultsText(w io.Writer, results []ingest.Result) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		title := fmt.Sprintf("%s:%d  %s", r.File, r.Line, r.Format)
+		title := fmt.Sprintf("%s:%d  %s", shown(r.File), r.Line, r.Format)
 		if r.Name != "" {
-			title += "  " + r.Name
+			title += "  " + shown(r.Name)
 		}
 		fmt.Fprintln(w, title)
 		if len(r.Labels) > 0 {
@@ -182,12 +237,15 @@ func writeResultsText(w io.Writer, results []ingest.Result) {
 			sort.Strings(keys)
 			parts := make([]string, len(keys))
 			for j, k := range keys {
-				parts[j] = k + "=" + r.Labels[k]
+				parts[j] = shown(k) + "=" + shown(r.Labels[k])
 			}
 			fmt.Fprintln(w, "  labels: "+strings.Join(parts, " "))
 		}
 		if r.Invalid != "" {
-			fmt.Fprintln(w, "  invalid: "+r.Invalid)
+			fmt.Fprintln(w, "  invalid: "+shown(r.Invalid))
+		}
+		if s := r.Requests; s != nil {
+			fmt.Fprintf(w, "  requests: %d completed, %d failed; their latencies are summarised for goodput at any SLO (--slo)\n", s.Requests, s.Failed)
 		}
 		names := sortedMetricNames(r.Metrics)
 		lw, vw := 0, 0
@@ -198,9 +256,16 @@ func writeResultsText(w io.Writer, results []ingest.Result) {
 			vw = max(vw, len(vals[j]))
 		}
 		for j, name := range names {
-			fmt.Fprintf(w, "  %-*s  %*s  %s\n", lw, metric.Get(name).Label, vw, vals[j], name)
+			fmt.Fprintf(w, "  %-*s  %*s  %s\n", lw, shown(metric.Get(name).Label), vw, vals[j], shown(name))
 		}
 	}
+}
+
+// shown is a value read from a benchmark file as one line of inert text:
+// a name or label holding an escape sequence or a newline and
+// "::error::" is printed, not acted on by a terminal or a CI log.
+func shown(s string) string {
+	return inert.Line(s, 4096)
 }
 
 // sortedMetricNames orders metrics the way vLLM prints them: counts and

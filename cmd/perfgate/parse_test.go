@@ -142,3 +142,29 @@ func TestParseManyFiles(t *testing.T) {
 		t.Errorf("stderr %q: want the warning about the unclosed block", stderr)
 	}
 }
+
+// Names and labels read from a benchmark file are printed inert: an
+// escape sequence or a newline and "::error::" in a label cannot recolour
+// the terminal or become a workflow command (issue 34).
+func TestParseInert(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hostile.json")
+	doc := `{"model_id": "m\u001b[31mred\n::error::pwned", "backend": "vllm", "max_concurrency": "1\u001b]0;t\u0007", "mean_ttft_ms": 10, "mean_tpot_ms": 2, "completed": 5, "request_throughput": 1}`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCLI(t, "", "parse", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.ContainsAny(stdout, "\x1b\x07") {
+		t.Errorf("control characters printed raw:\n%q", stdout)
+	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "::") {
+			t.Errorf("line %q starts a workflow command", line)
+		}
+	}
+	if !strings.Contains(stdout, "pwned") {
+		t.Errorf("the label's text is not shown:\n%s", stdout)
+	}
+}

@@ -105,11 +105,11 @@ func TestPostgresMigrateCLI(t *testing.T) {
 		t.Errorf("runs on an empty database: exit %d, %s", code, stderr)
 	}
 	stdout, stderr, code := runCLI(t, "", "--db", db, "db", "migrate")
-	if code != 0 || !strings.Contains(stdout, "schema v0 -> v1") {
+	if code != 0 || !strings.Contains(stdout, "schema v0 -> v3") {
 		t.Errorf("db migrate: exit %d, %q %s", code, stdout, stderr)
 	}
 	stdout, _, code = runCLI(t, "", "--db", db, "db", "migrate", "-o", "json")
-	if code != 0 || !strings.Contains(stdout, `"from": 1`) {
+	if code != 0 || !strings.Contains(stdout, `"from": 3`) {
 		t.Errorf("db migrate again: exit %d, %q", code, stdout)
 	}
 	if _, stderr, code := runCLI(t, "", "--db", db, "--repo", repo, "runs"); code != 0 {
@@ -560,4 +560,59 @@ func mustExport(t *testing.T, repo string) string {
 		t.Fatalf("export: %s", stderr)
 	}
 	return out
+}
+
+// Rows of the database are read as lines of the history branch are
+// (issue 34): a row no perfgate would have stored (an empty commit id, a
+// control character or a workflow command in a name, metrics that are no
+// numbers) is left out with a warning naming it, and every command of the
+// repository still works on the other rows.
+func TestPostgresBadRowsLeftOut(t *testing.T) {
+	db := pgtest.URL(t)
+	t.Setenv("PERFGATE_DB", db)
+	t.Setenv("PERFGATE_REPOSITORY", "github.com/org/engine")
+	repo := gitRepo(t)
+	mainHistory(t, repo, 3)
+	conn, err := pgx.Connect(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	cols := "repository, commit, id, benchmark, time_ns, metrics, labels, source_format, source_file, source_line, command, exit_code, dirty, invalid, testbed, env, tree"
+	for _, bad := range []string{
+		// an empty commit id
+		"repository, '', '0123456789abcdef0123456789abcdef', benchmark, time_ns, metrics, labels, source_format, source_file, source_line, command, exit_code, dirty, invalid, testbed, env, tree",
+		// a control character and a workflow command in the benchmark's name
+		"repository, commit, '1123456789abcdef0123456789abcdef', E'serving\\n::warning::forged\\x1b[31m', time_ns, metrics, labels, source_format, source_file, source_line, command, exit_code, dirty, invalid, testbed, env, tree",
+		// metrics that are no numbers
+		`repository, commit, '2123456789abcdef0123456789abcdef', benchmark, time_ns, '{"mean_ttft_ms": "fast"}'::jsonb, labels, source_format, source_file, source_line, command, exit_code, dirty, invalid, testbed, env, tree`,
+	} {
+		if _, err := conn.Exec(context.Background(), "INSERT INTO perfgate_runs ("+cols+") SELECT "+bad+" FROM perfgate_runs WHERE repository = 'github.com/org/engine' LIMIT 1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// and a record that is no record
+	if _, err := conn.Exec(context.Background(), `INSERT INTO perfgate_records VALUES ('github.com/org/engine', '3123456789abcdef0123456789abcdef', 'accept', '', '', '', '', '', '', now(), 'not a record')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"runs"}, {"runs", "-o", "json"}, {"export"}, {"check", "--rule", "mean_ttft_ms:5%"}, {"history", "--name", "serving", "--metric", "mean_ttft_ms"}} {
+		stdout, stderr, code := runCLI(t, "", append([]string{"--repo", repo}, args...)...)
+		if code != 0 {
+			t.Errorf("%v: exit %d\n%s", args, code, stderr)
+		}
+		if strings.ContainsAny(stdout+stderr, "\x1b") || strings.Contains(stdout, "::warning::") {
+			t.Errorf("%v: a row's text printed raw:\n%q\n%q", args, stdout, stderr)
+		}
+		for _, line := range strings.Split(stderr, "\n") {
+			if strings.HasPrefix(line, "::") {
+				t.Errorf("%v: stderr line %q is a workflow command", args, line)
+			}
+		}
+		if !strings.Contains(stderr, `row seq 5 (id "1123456789abcdef0123456789abcdef") of perfgate_runs is no valid run, left out`) {
+			t.Errorf("%v: the bad rows are not named:\n%s", args, stderr)
+		}
+		if args[0] != "check" && args[0] != "history" && !strings.Contains(stderr, `id "0123456789abcdef0123456789abcdef"`) {
+			t.Errorf("%v: the row of an empty commit is not named:\n%s", args, stderr)
+		}
+	}
 }

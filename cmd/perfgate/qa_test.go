@@ -135,15 +135,15 @@ func TestDBPathMistakes(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The runs that could not be stored are saved in the system's
-	// temporary directory (perfgate-unsaved): this test's own.
+	// The runs that could not be stored are saved in the user's cache
+	// directory (perfgate/unsaved): this test's own.
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	t.Setenv("XDG_CACHE_HOME", tmp)
 	_, stderr, code := runCLI(t, metricsJSON(100, 300), "--repo", repo, "--db", filepath.Join(file, "h.db"), "ingest", "--name", "s", "-")
 	if code != exitEnv || !strings.Contains(stderr, "cannot create its directory") || !strings.Contains(stderr, "pass --db") {
 		t.Errorf("db under a file: exit %d, stderr %q", code, stderr)
 	}
-	if saved, _ := filepath.Glob(filepath.Join(tmp, "perfgate-unsaved", "runs-*.jsonl")); len(saved) != 1 || !strings.Contains(stderr, saved[0]) {
+	if saved, _ := filepath.Glob(filepath.Join(tmp, "perfgate", "unsaved", "runs-*.jsonl")); len(saved) != 1 || !strings.Contains(stderr, saved[0]) {
 		t.Errorf("the unstored runs: saved as %v, stderr %q", saved, stderr)
 	}
 	_, stderr, _ = runCLI(t, "", "--repo", repo, "--db", filepath.Join(t.TempDir(), "typo.db"), "check")

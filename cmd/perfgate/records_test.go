@@ -11,6 +11,7 @@ import (
 type runsJSON struct {
 	Runs []struct {
 		ID, Commit, Benchmark, Testbed, Time, Invalid string
+		ForCommit                                     string `json:"for_commit"`
 		Flags                                         []string
 	} `json:"runs"`
 }
@@ -276,5 +277,94 @@ func TestRunsGolden(t *testing.T) {
 			t.Fatalf("runs -o %s: exit %d\n%s", o, code, stderr)
 		}
 		golden(t, "runs."+o, stdout) // git's fixed dates and identity make the commit ids stable
+	}
+}
+
+// TestAcceptSeveralMetrics: every --metric given is accepted (not only
+// the last), and --all-metrics accepts each metric of the benchmark at
+// the commit.
+func TestAcceptSeveralMetrics(t *testing.T) {
+	repo := gitRepo(t)
+	setUser(t, repo)
+	mainHistory(t, repo, 2)
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "accept", "--benchmark", "serving", "--metric", "mean_ttft_ms", "--metric", "output_throughput", "--reason", "new default")
+	if code != 0 || !strings.Contains(stdout, "accepted mean_ttft_ms of serving") || !strings.Contains(stdout, "accepted output_throughput of serving") {
+		t.Fatalf("accept two metrics: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "accept", "--benchmark", "serving", "--all-metrics", "--commit", "HEAD~1", "--reason", "new default", "-o", "json")
+	if code != 0 || strings.Count(stdout, `"kind":"accept"`) != 4 {
+		t.Fatalf("accept --all-metrics: exit %d, want 4 records\n%s%s", code, stdout, stderr)
+	}
+	for _, m := range []string{"mean_ttft_ms", "output_throughput", "completed", "failed"} {
+		if !strings.Contains(stdout, `"metric":"`+m+`"`) {
+			t.Errorf("accept --all-metrics did not accept %s:\n%s", m, stdout)
+		}
+	}
+	if _, stderr, code = runCLI(t, "", "--repo", repo, "accept", "--benchmark", "serving", "--all-metrics", "--metric", "mean_ttft_ms", "--reason", "x"); code != 2 || !strings.Contains(stderr, "--all-metrics") {
+		t.Errorf("--metric with --all-metrics: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestInvalidatedAtHeadAndUndo: a run invalidated at head is left out as
+// it is in baselines (not a failure of the commit): with none left the
+// commit is not measured, with the command that measures it; a run
+// measured again decides; an invalidation withdrawn on record (invalidate
+// --undo) makes the run count again, is shown where the verdict is, and
+// is exported with the run.
+func TestInvalidatedAtHeadAndUndo(t *testing.T) {
+	repo := gitRepo(t)
+	setUser(t, repo)
+	mainHistory(t, repo, 6)
+	git(t, repo, "checkout", "-q", "-b", "work")
+	commit(t, repo, "harmless", map[string]string{"w.txt": "x"})
+	ingestAt(t, repo, metricsJSON(100.5, 300))
+	first := listRuns(t, repo, "--commit", "HEAD").Runs[0].ID
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "invalidate", first, "--reason", "runner was throttled"); code != 0 {
+		t.Fatalf("invalidate: exit %d\n%s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "check", "--rule", "mean_ttft_ms:5%")
+	if code != exitEnv || !strings.Contains(stderr, "no valid results") || !strings.Contains(stderr, "runner was throttled") || !strings.Contains(stderr, "perfgate run --name BENCH") {
+		t.Fatalf("all head runs invalidated: exit %d, want %d, not measured\n%s%s", code, exitEnv, stdout, stderr)
+	}
+	ingestAt(t, repo, metricsJSON(100.2, 300))
+	cj, stderr, code := checkOut(t, repo, "--rule", "mean_ttft_ms:5%")
+	if code != 0 || cj.verdictOf("mean_ttft_ms") != "pass" {
+		t.Fatalf("measured again: exit %d, %+v\n%s", code, cj, stderr)
+	}
+	for _, ch := range cj.Checks {
+		if ch.Verdict == "fail" {
+			t.Errorf("the invalidated run failed the commit: %+v", ch)
+		}
+	}
+	if stdout, _, _ := runCLI(t, "", "--repo", repo, "check", "--rule", "mean_ttft_ms:5%"); !strings.Contains(stdout, "left out at head") || !strings.Contains(stdout, "runner was throttled") {
+		t.Errorf("the report does not say the invalidated run was left out:\n%s", stdout)
+	}
+
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "invalidate", "--undo", first[:10], "--reason", "the throttling was elsewhere")
+	if code != 0 || !strings.Contains(stdout, "withdrew the invalidation of run "+first) {
+		t.Fatalf("invalidate --undo: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, r := range listRuns(t, repo, "--commit", "HEAD").Runs {
+		if r.Invalid != "" {
+			t.Errorf("run %s still invalid after --undo: %s", r.ID, r.Invalid)
+		}
+	}
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "check", "--rule", "mean_ttft_ms:5%")
+	if code != 0 || !strings.Contains(stdout, "counts again: invalidation withdrawn by Ada <ada@example.com>: the throttling was elsewhere") {
+		t.Errorf("check after --undo: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, stderr, code = runCLI(t, "", "--repo", repo, "invalidate", "--undo", first, "--reason", "again"); code != 2 || !strings.Contains(stderr, "not invalidated on record") {
+		t.Errorf("--undo of a valid run: exit %d\n%s", code, stderr)
+	}
+	stdout, _, _ = runCLI(t, "", "--repo", repo, "export")
+	if !strings.Contains(stdout, `"kind":"revalidate"`) || !strings.Contains(stdout, `"kind":"invalidate"`) {
+		t.Errorf("export lacks the records of the run:\n%s", stdout)
+	}
+	// Invalidated again after the withdrawal: the newest record decides.
+	if _, stderr, code = runCLI(t, "", "--repo", repo, "invalidate", first, "--reason", "throttled after all"); code != 0 {
+		t.Fatalf("invalidate again: exit %d\n%s", code, stderr)
+	}
+	if rs := listRuns(t, repo, "--commit", "HEAD").Runs; !strings.Contains(rs[0].Invalid+rs[1].Invalid, "throttled after all") {
+		t.Errorf("invalidated again, runs: %+v", rs)
 	}
 }

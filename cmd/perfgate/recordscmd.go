@@ -19,6 +19,7 @@ import (
 	"github.com/perfgate/perfgate/internal/inert"
 	"github.com/perfgate/perfgate/internal/suggest"
 	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/runner"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -31,7 +32,8 @@ perfgate accept --benchmark serving --metric mean_ttft_ms --commit 1a2b3c4 --rea
 perfgate accept --benchmark serving --metric "Mean TTFT" --reason "new default"   # HEAD, e.g. a pull request before merge`
 	examples["invalidate"] = `
 perfgate runs --commit HEAD                      # find the run's id
-perfgate invalidate 3fa2c1d0 --reason "runner was throttled"`
+perfgate invalidate 3fa2c1d0 --reason "runner was throttled"
+perfgate invalidate --undo 3fa2c1d0 --reason "the throttling was elsewhere"`
 	examples["runs"] = `
 perfgate runs --benchmark 'serving-*' --since 2026-01-01
 perfgate runs --commit HEAD -o json`
@@ -64,6 +66,16 @@ func readRecords(s *store.Store) (history, error) {
 			}
 			h.invalid[r.Run] = fmt.Sprintf("invalidated by %s: %s", r.By, r.Reason)
 			h.invalidSource[r.Run], h.invalidVia[r.Run], h.invalidRecord[r.Run] = source, via, r.ID
+			delete(h.withdrawn, r.Run)
+		case store.RecordRevalidate: // records are oldest first: the newest decides
+			if _, ok := h.invalid[r.Run]; !ok {
+				continue
+			}
+			delete(h.invalid, r.Run)
+			if h.withdrawn == nil {
+				h.withdrawn = map[string]string{}
+			}
+			h.withdrawn[r.Run] = fmt.Sprintf("invalidation withdrawn by %s: %s", r.By, r.Reason)
 		case store.RecordAccept:
 			h.accepted = append(h.accepted, gate.Acceptance{Commit: r.Commit, Benchmark: r.Benchmark, Metric: r.Metric, Reason: r.Reason, By: r.By, Time: r.Time, Source: source, Via: via})
 			h.acceptedRecord = append(h.acceptedRecord, r.ID)
@@ -237,7 +249,8 @@ func acceptCommand(e *env) *cli.Command {
 			"its issue. Who: $GITHUB_ACTOR in GitHub Actions, else git's user.name and user.email.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "benchmark", Aliases: []string{"name"}, Usage: "benchmark `NAME` (as stored; perfgate runs lists them)"},
-			&cli.StringFlag{Name: "metric", Usage: "`METRIC`, by canonical name or label (e.g. mean_ttft_ms, \"Mean TTFT\")"},
+			&cli.StringSliceFlag{Name: "metric", Usage: "`METRIC`, by canonical name or label (e.g. mean_ttft_ms, \"Mean TTFT\"); repeat it to accept several"},
+			&cli.BoolFlag{Name: "all-metrics", Usage: "accept every metric the benchmark's runs at the commit report (all metrics of one change, as watch lists them)"},
 			&cli.StringFlag{Name: "commit", Value: "HEAD", Usage: "the commit whose change is accepted (any `REV`)"},
 			reasonFlag("the change is intended"),
 			outputFlag("text", "json"),
@@ -254,8 +267,12 @@ func acceptCommand(e *env) *cli.Command {
 			if bench == "" {
 				return usageErrorf("accept: --benchmark is required, e.g. --benchmark serving (perfgate runs lists the benchmarks)")
 			}
-			if c.String("metric") == "" {
-				return usageErrorf("accept: --metric is required, e.g. --metric mean_ttft_ms")
+			metrics, all := c.StringSlice("metric"), c.Bool("all-metrics")
+			switch {
+			case len(metrics) == 0 && !all:
+				return usageErrorf("accept: --metric is required, e.g. --metric mean_ttft_ms (repeat it for several, or --all-metrics for every metric of the benchmark at the commit)")
+			case len(metrics) > 0 && all:
+				return usageErrorf("accept: --metric and --all-metrics together: give one (--all-metrics accepts every metric of the benchmark at the commit)")
 			}
 			reason, err := checkReason(c, "trade TTFT for throughput (#123)")
 			if err != nil {
@@ -293,20 +310,37 @@ func acceptCommand(e *env) *cli.Command {
 				}
 				return usageErrorf("--benchmark %q: no such benchmark in the history %s; %s", bench, displayPath(st.Path()), hint)
 			}
-			name, err := acceptedMetric(st, bench, c.String("metric"))
-			if err != nil {
-				return err
+			var names []string
+			if all {
+				if names, err = metricsAt(st, bench, commit); err != nil {
+					return err
+				}
+				if len(names) == 0 {
+					return usageErrorf("--all-metrics: benchmark %s has no run at %s: name the commit watch reports the change at with --commit (perfgate runs --benchmark %s lists its commits)", bench, repo.Short(commit), bench)
+				}
 			}
-			rec := store.Record{Kind: store.RecordAccept, Commit: commit, Benchmark: bench, Metric: name, Reason: reason, By: by}
-			recs := []store.Record{rec}
+			for _, m := range metrics {
+				name, err := acceptedMetric(st, bench, m)
+				if err != nil {
+					return err
+				}
+				if !slices.Contains(names, name) {
+					names = append(names, name)
+				}
+			}
+			recs := make([]store.Record, len(names))
+			for i, name := range names {
+				recs[i] = store.Record{Kind: store.RecordAccept, Commit: commit, Benchmark: bench, Metric: name, Reason: reason, By: by}
+			}
 			if _, err := st.PutRecords(recs); err != nil {
 				return storeError(err)
 			}
-			rec = recs[0]
 			if out == "json" {
-				return writeRecordJSON(e, rec)
+				return writeRecordJSON(e, recs...)
 			}
-			fmt.Fprintf(e.stdout, "accepted %s of %s at %s, by %s: %s\n", name, bench, repo.Short(commit), by, reason)
+			for _, name := range names {
+				fmt.Fprintf(e.stdout, "accepted %s of %s at %s, by %s: %s\n", name, bench, repo.Short(commit), by, reason)
+			}
 			fmt.Fprintln(e.stderr, "perfgate: recorded in the history; perfgate sync shares it")
 			return nil
 		},
@@ -342,6 +376,30 @@ func acceptedMetric(st *store.Store, bench, m string) (string, error) {
 
 var errStop = fmt.Errorf("stop")
 
+// metricsAt lists, sorted, the metrics the benchmark's valid runs at the
+// commit report: what accept --all-metrics accepts.
+func metricsAt(st *store.Store, bench, commit string) ([]string, error) {
+	runs, err := st.ByCommit(commit)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if r.Benchmark != bench {
+			continue
+		}
+		for m := range r.Metrics {
+			seen[m] = true
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for m := range seen {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
 func writeRecordJSON(e *env, recs ...store.Record) error {
 	var b []byte
 	for i := range recs {
@@ -358,9 +416,11 @@ func invalidateCommand(e *env) *cli.Command {
 		ArgsUsage: "RUN_ID...",
 		Description: "Each RUN_ID is a run's id as perfgate runs prints it (or a unique prefix of 4 or more hex digits).\n" +
 			"Nothing is deleted: the invalidation is a record of its own, with who and why, shared by perfgate sync.\n" +
+			"--undo withdraws an invalidation on record the same way (a revalidate record; the newest record of a run decides).\n" +
 			"Who: $GITHUB_ACTOR in GitHub Actions, else git's user.name and user.email.",
 		Flags: []cli.Flag{
-			reasonFlag("the runs are invalid"),
+			reasonFlag("the runs are invalid (with --undo: why the invalidation is withdrawn)"),
+			&cli.BoolFlag{Name: "undo", Usage: "withdraw the runs' invalidation on record: they count again (a record of its own, with who and why)"},
 			outputFlag("text", "json"),
 		},
 		Action: func(c *cli.Context) error {
@@ -395,6 +455,7 @@ func invalidateCommand(e *env) *cli.Command {
 			if err != nil {
 				return storeError(err)
 			}
+			undo := c.Bool("undo")
 			// Every id is resolved before anything is written: all or none.
 			var recs []store.Record
 			seen := map[string]bool{}
@@ -418,6 +479,13 @@ func invalidateCommand(e *env) *cli.Command {
 					continue
 				}
 				seen[k.ID] = true
+				if undo {
+					if _, ok := h.invalid[k.ID]; !ok {
+						return usageErrorf("run %s is not invalidated on record, so there is nothing to withdraw (perfgate runs --commit %s shows its flags; a run whose own results are invalid stays so)", k.ID, k.Commit[:12])
+					}
+					recs = append(recs, store.Record{Kind: store.RecordRevalidate, Commit: k.Commit, Run: k.ID, Reason: reason, By: by})
+					continue
+				}
 				if why, ok := h.invalid[k.ID]; ok {
 					fmt.Fprintf(e.stderr, "perfgate: run %s is already invalid (%s); not recorded again\n", k.ID, why)
 					continue
@@ -433,7 +501,11 @@ func invalidateCommand(e *env) *cli.Command {
 				return writeRecordJSON(e, recs...)
 			}
 			for _, r := range recs {
-				fmt.Fprintf(e.stdout, "invalidated run %s (commit %s), by %s: %s\n", r.Run, r.Commit[:12], by, reason)
+				what := "invalidated"
+				if undo {
+					what = "withdrew the invalidation of"
+				}
+				fmt.Fprintf(e.stdout, "%s run %s (commit %s), by %s: %s\n", what, r.Run, r.Commit[:12], by, reason)
 			}
 			if len(recs) > 0 {
 				fmt.Fprintln(e.stderr, "perfgate: recorded in the history (the runs stay); perfgate sync shares it")
@@ -453,6 +525,27 @@ type runRow struct {
 	Labels    map[string]string `json:"labels,omitempty"`
 	Flags     []string          `json:"flags"`
 	Invalid   string            `json:"invalid,omitempty"`
+	// ForCommit is the commit a run flagged before-commit measured: a
+	// dirty run at its parent on a working tree that held exactly the
+	// commit's files, which check counts as the commit's.
+	ForCommit string `json:"for_commit,omitempty"`
+}
+
+// measuredBefore returns the dirty runs at commit's first parent that
+// measured its files before it was made (runner.MeasuredBefore), oldest
+// first; none when the commit cannot be read.
+func measuredBefore(s *store.Store, repo *gitrepo.Repo, commit string) ([]store.Run, error) {
+	parent, states, err := repo.CommitStates(commit)
+	if err != nil || parent == "" || len(states) == 0 {
+		return nil, nil
+	}
+	prs, err := s.ByCommit(parent)
+	if err != nil {
+		return nil, err
+	}
+	out := runner.MeasuredBefore(prs, states)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out, nil
 }
 
 func runsCommand(e *env) *cli.Command {
@@ -460,6 +553,8 @@ func runsCommand(e *env) *cli.Command {
 		Name:  "runs",
 		Usage: "list the stored runs: id, commit, benchmark, testbed, labels, time, flags (dirty, invalid)",
 		Description: "Oldest first. FLAGS: dirty (measured on uncommitted changes, never pushed nor a baseline),\n" +
+			"before-commit (with --commit: a dirty run at its parent on a tree holding exactly the commit's files,\n" +
+			"which check counts as the commit's; listed after the commit's own runs),\n" +
 			"invalid (its own results were invalid, or perfgate invalidate marked it; never a baseline).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "benchmark", Aliases: []string{"name"}, Usage: "only benchmarks matching `GLOB`, e.g. 'serving-*'"},
@@ -522,7 +617,7 @@ func runsCommand(e *env) *cli.Command {
 				if h.s == nil {
 					return nil
 				}
-				return h.s.Each(f, func(r store.Run) error {
+				add := func(r store.Run, forCommit string) error {
 					if glob != "" {
 						if ok, _ := path.Match(glob, r.Benchmark); !ok {
 							return nil
@@ -533,9 +628,12 @@ func runsCommand(e *env) *cli.Command {
 							return nil
 						}
 					}
-					row := runRow{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Testbed: r.Testbed, Time: r.Time.UTC(), Labels: r.Labels, Flags: []string{}}
+					row := runRow{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Testbed: r.Testbed, Time: r.Time.UTC(), Labels: r.Labels, Flags: []string{}, ForCommit: forCommit}
 					if r.Dirty {
 						row.Flags = append(row.Flags, "dirty")
+					}
+					if forCommit != "" {
+						row.Flags = append(row.Flags, "before-commit")
 					}
 					if s := h.toSample(r); s.Invalid != "" {
 						row.Flags = append(row.Flags, "invalid")
@@ -543,7 +641,20 @@ func runsCommand(e *env) *cli.Command {
 					}
 					rows = append(rows, row)
 					return nil
-				})
+				}
+				if err := h.s.Each(f, func(r store.Run) error { return add(r, "") }); err != nil {
+					return err
+				}
+				if f.Commit == "" {
+					return nil
+				}
+				before, err := measuredBefore(h.s, repo, f.Commit)
+				for _, r := range before {
+					if (f.Since.IsZero() || !r.Time.Before(f.Since)) && (f.Until.IsZero() || r.Time.Before(f.Until)) {
+						add(r, f.Commit)
+					}
+				}
+				return err
 			})
 			if err != nil {
 				return storeError(err)
@@ -567,6 +678,9 @@ func runsCommand(e *env) *cli.Command {
 				flags := strings.Join(r.Flags, ",")
 				if flags == "" {
 					flags = "-"
+				}
+				if r.ForCommit != "" {
+					flags += " (of " + r.ForCommit[:12] + ")"
 				}
 				if r.Invalid != "" {
 					flags += " (" + r.Invalid + ")"

@@ -37,13 +37,13 @@ func TestSectionLabelIngestAndCompare(t *testing.T) {
 
 	// Without --section-label: a warning naming both headings.
 	_, stderr, code := runCLI(t, "", "--repo", repo, "parse", doc)
-	if code != 0 || !strings.Contains(stderr, `sits under heading "Merge rope q/k" (that one under "Baseline")`) || !strings.Contains(stderr, "--section-label NAME") {
+	if code != 0 || !strings.Contains(stderr, `under another heading ("Merge rope q/k", that one under "Baseline")`) || !strings.Contains(stderr, "--section-label NAME") {
 		t.Fatalf("parse: exit %d\n%s", code, stderr)
 	}
 
 	// With it: each block carries its heading, no warning.
 	stdout, stderr, code := runCLI(t, "", "--repo", repo, "parse", "--section-label", "section", "-o", "json", doc)
-	if code != 0 || strings.Contains(stderr, "sits under heading") {
+	if code != 0 || strings.Contains(stderr, "under another heading") {
 		t.Fatalf("parse --section-label: exit %d\n%s", code, stderr)
 	}
 	var parsed struct {

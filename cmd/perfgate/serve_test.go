@@ -162,6 +162,7 @@ func TestServeFailures(t *testing.T) {
 		{"no ready", []string{"--server", ""}, 2, []string{"--server needs --ready URL"}},
 		{"ready without server", []string{"--ready", readyURL}, 2, []string{"--ready is about the server"}},
 		{"bad ready URL", []string{"--server", "", "--ready", "localhost:8000/health"}, 2, []string{`--ready "localhost:8000/health" is not an http:// or https:// URL`}},
+		{"empty port", []string{"--server", "", "--ready", "http://127.0.0.1:/health"}, 2, []string{`--ready "http://127.0.0.1:/health" has an empty port`, "single quotes"}},
 		{"bad ready-log", []string{"--server", "", "--ready-log", "("}, 2, []string{`--ready-log "(" is not a regular expression`}},
 		{"both ready flags", []string{"--server", "", "--ready", readyURL, "--ready-log", "x"}, 2, []string{"not both"}},
 	}

@@ -71,6 +71,9 @@ func parseServe(c *cli.Context, e *env) (*runner.Serve, error) {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, usageErrorf("--ready %q is not an http:// or https:// URL; write it like 'http://localhost:$PERFGATE_PORT/health'", ready)
 		}
+		if strings.HasSuffix(u.Host, ":") {
+			return nil, usageErrorf("--ready %q has an empty port (a shell variable such as $PERFGATE_PORT expanded to nothing inside double quotes?): quote it with single quotes, 'http://localhost:$PERFGATE_PORT/health', so perfgate fills in the server's port", ready)
+		}
 	default:
 		re, err := regexp.Compile(readyLog)
 		if err != nil {

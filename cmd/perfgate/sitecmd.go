@@ -173,7 +173,7 @@ func writeSiteSummary(c *cli.Context, e *env, o string, sum *site.Summary) error
 		return writeJSON(e.stdout, sum)
 	}
 	index := filepath.Join(c.String("out"), "index.html")
-	fmt.Fprintf(e.stdout, "wrote %s: %d series, %d charts, %d runs at %d commits, %d files", index, sum.Series, sum.Charts, sum.Runs, sum.Commits, sum.Files)
+	fmt.Fprintf(e.stdout, "wrote %s: %d series, %d charts, %d runs at %d commits, %d files", index, sum.Series, sum.Charts, sum.Runs, sum.Measured, sum.Files)
 	if sum.Flagged > 0 {
 		fmt.Fprintf(e.stdout, "; %d charts flagged as a regression", sum.Flagged)
 	}

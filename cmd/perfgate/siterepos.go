@@ -236,7 +236,7 @@ func writeIndexSummary(c *cli.Context, e *env, o string, sum *site.IndexSummary)
 	index := filepath.Join(c.String("out"), "index.html")
 	fmt.Fprintf(e.stdout, "wrote %s: %d repositories, %d files\n", index, len(sum.Repositories), sum.Files)
 	for _, r := range sum.Repositories {
-		fmt.Fprintf(e.stdout, "  %s: %s, %d series, %d charts, %d runs at %d commits", inert.Line(r.Name, 200), r.Status, r.Series, r.Charts, r.Runs, r.Commits)
+		fmt.Fprintf(e.stdout, "  %s: %s, %d series, %d charts, %d runs at %d commits", inert.Line(r.Name, 200), r.Status, r.Series, r.Charts, r.Runs, r.Measured)
 		if r.Flagged > 0 {
 			fmt.Fprintf(e.stdout, "; %d charts flagged as a regression", r.Flagged)
 		}

@@ -26,6 +26,7 @@ type attackWorld struct {
 	mains        []string
 	head         string
 	n            int
+	extra        []string // more arguments of the pull request's check
 }
 
 func newAttackWorld(t *testing.T) *attackWorld {
@@ -114,6 +115,7 @@ func (w *attackWorld) check(t *testing.T, rules string, labels ...string) prChec
 	if rules != "" {
 		args = append(args, "--rules", writeFile(t, w.root, fmt.Sprintf("rules-%d.yml", w.n), rules))
 	}
+	args = append(args, w.extra...)
 	var res prCheck
 	srv := githubtest.New(t, secretToken,
 		githubtest.Call{Method: "GET", Path: "/repos/o/r/issues/1/comments", Body: []any{}},
@@ -266,6 +268,30 @@ func TestHistoryBranchAttacks(t *testing.T) {
 		if p.report.verdictOf("mean_ttft_ms") == "pass" {
 			t.Errorf("verdict pass over forged runs")
 		}
+	})
+
+	t.Run("forged runs at the pull request's own commit", func(t *testing.T) {
+		// Mallory writes runs at the pull request's head that pull its
+		// result back to main's level: the check uses only the run the
+		// pull request's job stored, and names the others with the branch
+		// commit and author that brought them.
+		w := newAttackWorld(t)
+		m := w.mallory(t)
+		git(t, m, "fetch", "-q", "origin", "feature")
+		for i := 0; i < 3; i++ {
+			ingestAt(t, m, metricsJSON(50+float64(i), 300), "--commit", w.head)
+		}
+		push(t, m)
+		p := w.check(t, "")
+		if p.code != 1 || p.report.verdictOf("mean_ttft_ms") != "fail" {
+			t.Errorf("forged runs at head: exit %d, %s\n%s", p.code, p.report.verdictOf("mean_ttft_ms"), p.stderr)
+		}
+		p.wantComment(t, "3 run(s) at head came from the history branch, not from this job, and are left out", "in perfgate-history commit", "author mallory", "--head-runs all uses them")
+		// Told to use them, the check names them and the head runs that
+		// disagree.
+		w.extra = []string{"--head-runs", "all"}
+		p = w.check(t, "")
+		p.wantComment(t, "3 run(s) at head came from the history branch, not from this job, and are used", "author mallory", "runs at the head commit disagree")
 	})
 
 	t.Run("one forged run at the baseline commit", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfgate/perfgate/github"
 	"github.com/perfgate/perfgate/gitrepo"
+	"github.com/perfgate/perfgate/internal/inert"
 	"github.com/perfgate/perfgate/metric"
 	"github.com/perfgate/perfgate/watch"
 )
@@ -89,7 +90,7 @@ func watchCommand(e *env) *cli.Command {
 			if err := writeReport(c, e, rep); err != nil {
 				return err
 			}
-			if err := watchIssues(c, e, cfg.Watch.IssueLabels, rep); err != nil {
+			if err := watchIssues(c, e, cfg.Watch.IssueLabels, rep, originURL(repo)); err != nil {
 				return err
 			}
 			if rep.Failed() {
@@ -156,7 +157,9 @@ func parseDate(s string, end bool) (time.Time, bool) {
 // (--github, or inside Actions on push, schedule or workflow_dispatch).
 // A GitHub failure is an environment error (exit 3) after the report was
 // printed.
-func watchIssues(c *cli.Context, e *env, cfgLabels []string, rep *watch.Report) error {
+// origin is the origin remote's URL, for the repository a dry run with
+// no GITHUB_REPOSITORY names.
+func watchIssues(c *cli.Context, e *env, cfgLabels []string, rep *watch.Report, origin string) error {
 	if c.IsSet("github") && !c.Bool("github") {
 		return nil
 	}
@@ -167,9 +170,6 @@ func watchIssues(c *cli.Context, e *env, cfgLabels []string, rep *watch.Report) 
 		}
 		return nil
 	}
-	if envErr != nil {
-		return envError(fmt.Errorf("GitHub: %s", ghEnv.Redact(envErr.Error())))
-	}
 	labels := defaultIssueLabels
 	if cfgLabels != nil {
 		labels = cfgLabels
@@ -177,13 +177,21 @@ func watchIssues(c *cli.Context, e *env, cfgLabels []string, rep *watch.Report) 
 	if c.IsSet("issue-label") {
 		labels = c.StringSlice("issue-label")
 	}
-	client, err := github.NewClient(ghEnv, github.ClientOptions{})
-	if err != nil {
-		return envError(fmt.Errorf("GitHub: %s; or pass --github=false", ghEnv.Redact(err.Error())))
-	}
 	var alerts []github.IssueAlert
 	for _, a := range rep.Alerts() {
 		alerts = append(alerts, github.IssueAlert{Key: a.Key, Title: a.Title, Body: a.Body, Also: a.Also, Formerly: a.Formerly})
+	}
+	var client *github.Client
+	err := envErr
+	if err == nil {
+		client, err = github.NewClient(ghEnv, github.ClientOptions{})
+	}
+	if err != nil {
+		if c.Bool("dry-run") {
+			previewIssues(e, ghEnv, origin, labels, alerts, ghEnv.Redact(err.Error()))
+			return nil
+		}
+		return envError(fmt.Errorf("GitHub: %s; or pass --github=false (or --dry-run to preview the issues without GitHub)", ghEnv.Redact(err.Error())))
 	}
 	ctx, cancel := context.WithTimeout(c.Context, publishTimeout)
 	defer cancel()
@@ -222,6 +230,30 @@ func watchIssues(c *cli.Context, e *env, cfgLabels []string, rep *watch.Report) 
 		return envError(errors.New(msg))
 	}
 	return nil
+}
+
+// previewIssues is --dry-run without GitHub (no GITHUB_REPOSITORY or no
+// token, as on a laptop): the issues watch would file, each in full,
+// without the existing issues it would update or close, which only
+// GitHub can list. why is what is missing.
+func previewIssues(e *env, ghEnv *github.Env, origin string, labels []string, alerts []github.IssueAlert, why string) {
+	repo := "OWNER/REPO"
+	if ghEnv.Owner != "" {
+		repo = ghEnv.Owner + "/" + ghEnv.Repo
+	} else if name := remoteName(origin); name != "" {
+		repo = name
+	}
+	fmt.Fprintf(e.stderr, "perfgate: --dry-run without GitHub (%s): the issues watch would open in %s, labelled %s; the open issues it would update or close are not listed\n",
+		why, inert.Line(repo, 200), strings.Join(labels, ", "))
+	if len(alerts) == 0 {
+		fmt.Fprintln(e.stderr, "perfgate: github: no alert: no issue would be opened")
+	}
+	for _, a := range alerts {
+		fmt.Fprintf(e.stderr, "perfgate: github: would open new issue %q\n", a.Title)
+		for _, line := range strings.Split(strings.TrimRight(a.Body, "\n"), "\n") {
+			fmt.Fprintf(e.stderr, "    %s\n", inert.Line(line, 500))
+		}
+	}
 }
 
 func shortSHA(s string) string {

@@ -72,9 +72,19 @@ func gitError(err error) error {
 // history. repo may be nil when --db is given.
 func dbPath(c *cli.Context, repo *gitrepo.Repo) (string, error) {
 	if p := c.String("db"); p != "" {
+		source := "--db"
+		if os.Getenv("PERFGATE_DB") == p {
+			source = "PERFGATE_DB"
+		}
+		if err := store.CheckPath(p, source); err != nil {
+			return "", &exitError{code: exitBad, err: err}
+		}
 		return p, nil
 	}
 	if p := rulesHistory(c, repo).DB; p != "" {
+		if err := store.CheckPath(p, "db: in the rules file"); err != nil {
+			return "", &exitError{code: exitBad, err: err}
+		}
 		return p, nil
 	}
 	if repo == nil || repo.Root() == "" {
@@ -115,7 +125,7 @@ func openStore(c *cli.Context, repo *gitrepo.Repo, readOnly bool) (*store.Store,
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			if c.String("db") != "" && warnOnce(c, "missing-db") {
 				// A typo in --db would otherwise read as "no results".
-				fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: history %q (--db or PERFGATE_DB) does not exist; reading it as empty\n", path)
+				fmt.Fprintf(c.App.ErrWriter, "perfgate: warning: history %q (--db or PERFGATE_DB) does not exist; reading it as empty%s\n", path, urlLikeHint(path))
 			}
 			return nil, nil
 		}
@@ -135,6 +145,17 @@ func openStore(c *cli.Context, repo *gitrepo.Repo, readOnly bool) (*store.Store,
 		return nil, storeError(err)
 	}
 	return s, nil
+}
+
+// urlLikeHint is the note added when a history path that does not exist
+// looks like a mistyped URL (postgres:/host/db, postgres:host): a
+// PostgreSQL history is named by a postgres:// URL.
+func urlLikeHint(path string) string {
+	scheme, _, ok := strings.Cut(path, ":")
+	if !ok || len(scheme) < 2 || strings.ContainsAny(scheme, "/\\.") {
+		return ""
+	}
+	return fmt.Sprintf(" (%q looks like a URL, not a file: a PostgreSQL history is named postgres://USER@HOST/DATABASE)", scheme+":")
 }
 
 // warnOnce reports whether the warning key was not given yet in this

@@ -31,12 +31,13 @@ func WithoutSecrets(env []string) []string {
 var secrets = map[string]bool{"GITHUB_TOKEN": true, "GH_TOKEN": true, "GITHUB_ENTERPRISE_TOKEN": true, "GH_ENTERPRISE_TOKEN": true,
 	// The Actions runner's own: its cache and artifact service, and OIDC.
 	"ACTIONS_RUNTIME_TOKEN": true, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": true,
-	// PostgreSQL's password, for a history in a database (--db postgres://).
-	"PGPASSWORD": true}
+	// PostgreSQL's password, for a history in a database (--db postgres://),
+	// and the password of its client key.
+	"PGPASSWORD": true, "PGSSLPASSWORD": true}
 
 // urlWithPassword reports whether a value is a URL that carries a
 // password (PERFGATE_DB=postgres://user:password@host/db, or its
-// password= parameter).
+// password= or sslpassword= parameter).
 func urlWithPassword(v string) bool {
 	if !strings.Contains(v, "://") {
 		return false
@@ -51,7 +52,8 @@ func urlWithPassword(v string) bool {
 	if _, ok := u.User.Password(); ok {
 		return true
 	}
-	return u.Query().Has("password")
+	q := u.Query()
+	return q.Has("password") || q.Has("sslpassword")
 }
 
 // Secret reports whether the variable name holds a credential: a GitHub
