@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/perfgate/perfgate/gitlab/gitlabtest"
 )
 
 var (
@@ -56,18 +59,24 @@ func builtPerfgate(t testing.TB) string {
 // docs/ci.md.
 func docSnippet(t *testing.T, name string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "ci.md"))
+	return docSnippetIn(t, "ci.md", name)
+}
+
+// docSnippetIn is the block after <!-- ci-test:NAME --> in docs/FILE.
+func docSnippetIn(t *testing.T, file, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(data), "<!-- ci-test:"+name+" -->\n```")
 	if !ok {
-		t.Fatalf("docs/ci.md has no <!-- ci-test:%s --> block", name)
+		t.Fatalf("docs/%s has no <!-- ci-test:%s --> block", file, name)
 	}
 	_, rest, _ = strings.Cut(rest, "\n") // the info string
 	body, _, ok := strings.Cut(rest, "\n```")
 	if !ok {
-		t.Fatalf("docs/ci.md: the %s block is not closed", name)
+		t.Fatalf("docs/%s: the %s block is not closed", file, name)
 	}
 	return body + "\n"
 }
@@ -81,6 +90,7 @@ func ciFakes(t *testing.T) string {
 	dir := t.TempDir()
 	fakes := map[string]string{
 		"vllm": `#!/bin/sh
+if [ "$1" = serve ]; then echo "Application startup complete"; exec sleep 300; fi
 cat <<EOF
 ============ Serving Benchmark Result ============
 Successful requests:                     500
@@ -228,52 +238,84 @@ func checkReports(t *testing.T, dir string) string {
 func TestCIDocs(t *testing.T) {
 	t.Parallel() // perfgate as processes, with their own environment: beside the other such tests
 	t.Run("gitlab", func(t *testing.T) {
-		var ci map[string]struct {
-			Rules        []map[string]any `yaml:"rules"`
-			BeforeScript []string         `yaml:"before_script"`
-			Script       []string         `yaml:"script"`
-			AfterScript  []string         `yaml:"after_script"`
-			Variables    map[string]any   `yaml:"variables"`
-			Artifacts    struct {
-				When  string   `yaml:"when"`
-				Paths []string `yaml:"paths"`
+		type job struct {
+			Script    []string       `yaml:"script"`
+			Variables map[string]any `yaml:"variables"`
+			Artifacts struct {
+				Paths   []string          `yaml:"paths"`
+				Reports map[string]string `yaml:"reports"`
 			} `yaml:"artifacts"`
 		}
-		if err := yaml.Unmarshal([]byte(docSnippet(t, "gitlab")), &ci); err != nil {
+		var ci map[string]any
+		snippet := docSnippetIn(t, "ci/gitlab.md", "gitlab")
+		if err := yaml.Unmarshal([]byte(snippet), &ci); err != nil {
 			t.Fatal(err)
 		}
-		job, ok := ci["perfgate"]
-		if !ok || len(job.Script) == 0 {
-			t.Fatalf("no perfgate job with a script: %v", ci)
+		get := func(name string) job {
+			raw, err := yaml.Marshal(ci[name])
+			var j job
+			if err == nil {
+				err = yaml.Unmarshal(raw, &j)
+			}
+			if err != nil || len(j.Script) == 0 {
+				t.Fatalf("no %s job with a script: %v", name, err)
+			}
+			return j
 		}
-		if job.Artifacts.When != "always" || strings.Join(job.Artifacts.Paths, " ") != "perfgate.md perfgate.json" || fmt.Sprint(job.Variables["GIT_DEPTH"]) != "0" {
-			t.Errorf("artifacts %+v, variables %v", job.Artifacts, job.Variables)
+		bench, publish := get("perfgate"), get("perfgate-publish")
+		if fmt.Sprint(bench.Variables["GIT_DEPTH"]) != "0" || bench.Artifacts.Reports["dotenv"] != "perfgate.env" || bench.Artifacts.Reports["metrics"] != "perfgate-metrics.txt" {
+			t.Errorf("perfgate job: variables %v, artifacts %+v", bench.Variables, bench.Artifacts)
 		}
 		r := newCIRunner(t)
-		// GitLab runs before_script and script in one shell, each line
-		// stopping the job on failure, and after_script in another.
-		gitlab := func(dir string, env ...string) (string, int) {
-			out, code := r.sh(dir, strings.Join(append(job.BeforeScript, job.Script...), "\n"), []string{"-e", "-o", "pipefail"}, env...)
-			after, _ := r.sh(dir, strings.Join(job.AfterScript, "\n"), []string{"-e", "-o", "pipefail"}, env...)
-			return out + after, code
+		const token = "glpat-docs-secret"
+		headSHA := r.git(r.tmp, "--git-dir", r.remote, "rev-parse", "feature")
+		notes := "/projects/42/merge_requests/7/notes"
+		srv := gitlabtest.New(t, token,
+			gitlabtest.User(), gitlabtest.Call{Method: "GET", Path: notes, Body: []any{}},
+			gitlabtest.Call{Method: "POST", Path: notes, Body: gitlabtest.Note(9, "x", gitlabtest.BotID), Check: func(t testing.TB, _ *http.Request, body []byte) {
+				if b := fmt.Sprint(gitlabtest.DecodeBody(t, body)["body"]); !strings.Contains(b, "Mean TTFT") {
+					t.Errorf("note without the report:\n%s", b)
+				}
+			}},
+			gitlabtest.Call{Method: "POST", Path: "/projects/42/statuses/" + headSHA, Check: func(t testing.TB, _ *http.Request, body []byte) {
+				if m := gitlabtest.DecodeBody(t, body); m["state"] != "failed" {
+					t.Errorf("status %v, want failed", m)
+				}
+			}},
+		)
+		// GitLab runs the script's lines in one shell, each stopping the
+		// job on failure.
+		run := func(j job, dir string, env ...string) (string, int) {
+			return r.sh(dir, strings.Join(j.Script, "\n"), []string{"-e", "-o", "pipefail"}, env...)
 		}
-		common := []string{"CI_DEFAULT_BRANCH=main", "CI_SERVER_HOST=gitlab.example.com", "CI_PROJECT_PATH=g/p",
-			"CI_API_V4_URL=https://gitlab.example.com/api/v4", "CI_PROJECT_ID=42", "PERFGATE_GITLAB_TOKEN=glpat-x"}
+		common := []string{"GITLAB_CI=true", "CI_DEFAULT_BRANCH=main", "CI_SERVER_HOST=gitlab.example.com", "CI_PROJECT_PATH=g/p",
+			"CI_API_V4_URL=" + srv.APIURL(), "CI_PROJECT_ID=42"}
 		main := r.checkout("main", "main")
-		if out, code := gitlab(main, append(common, "FAKE_TTFT=100.00", "CI_PIPELINE_SOURCE=push", "CI_COMMIT_BRANCH=main")...); code != 0 || r.historyRuns() != 1 {
-			t.Fatalf("default branch: exit %d, %d runs on the history branch\n%s", code, r.historyRuns(), out)
+		if out, code := run(bench, main, append(common, "FAKE_TTFT=100.00", "CI_PIPELINE_SOURCE=push", "CI_COMMIT_BRANCH=main",
+			"CI_COMMIT_SHA="+r.git(main, "rev-parse", "HEAD"), "CI_PROJECT_DIR="+main)...); code != 0 || r.historyRuns() != 1 {
+			t.Fatalf("default branch: exit %d, %d pushes to the history branch\n%s", code, r.historyRuns(), out)
 		}
 		mr := r.checkout("mr", "feature")
-		out, code := gitlab(mr, append(common, "FAKE_TTFT=130.00", "CI_PIPELINE_SOURCE=merge_request_event",
-			"CI_MERGE_REQUEST_IID=7", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME=main")...)
+		mrEnv := append(common, "CI_PIPELINE_SOURCE=merge_request_event", "CI_MERGE_REQUEST_IID=7",
+			"CI_MERGE_REQUEST_TARGET_BRANCH_NAME=main", "CI_COMMIT_SHA="+headSHA, "CI_PROJECT_DIR="+mr)
+		out, code := run(bench, mr, append(mrEnv, "FAKE_TTFT=130.00")...)
 		if code != 1 {
 			t.Fatalf("merge request: exit %d, want 1 (the regression)\n%s", code, out)
 		}
-		md := checkReports(t, mr)
-		log := r.fakeLog()
-		if !strings.Contains(log, "curl -fsS -X POST -H PRIVATE-TOKEN: glpat-x --data-urlencode body@perfgate.md https://gitlab.example.com/api/v4/projects/42/merge_requests/7/notes") ||
-			!strings.Contains(log, "--- body\n"+md) {
-			t.Errorf("the merge request comment was not posted with the report:\n%s", log)
+		data, err := os.ReadFile(filepath.Join(mr, "perfgate.json"))
+		if err != nil || !strings.Contains(string(data), `"verdict": "fail"`) {
+			t.Errorf("perfgate.json: %v\n%.300s", err, data)
+		}
+		if dotenv, _ := os.ReadFile(filepath.Join(mr, "perfgate.env")); !strings.HasPrefix(string(dotenv), "PERFGATE_VERDICT=fail") {
+			t.Errorf("dotenv %q", dotenv)
+		}
+		// The publish job holds the token and runs perfgate on the report.
+		out, code = run(publish, mr, append(mrEnv, "PERFGATE_GITLAB_TOKEN="+token)...)
+		if strings.Contains(out, token) {
+			t.Errorf("the token is in the publish job's log")
+		}
+		if code != 0 {
+			t.Errorf("publish: exit %d\n%s", code, out)
 		}
 		if r.historyRuns() != 1 {
 			t.Errorf("the merge request pushed to the history")
@@ -287,37 +329,44 @@ func TestCIDocs(t *testing.T) {
 				ArtifactPaths []string `yaml:"artifact_paths"`
 			} `yaml:"steps"`
 		}
-		if err := yaml.Unmarshal([]byte(docSnippet(t, "buildkite")), &pipeline); err != nil {
+		data, err := os.ReadFile(filepath.Join("..", "..", "docs", "ci", "pipeline.yml"))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if len(pipeline.Steps) != 1 || pipeline.Steps[0].Command == "" {
-			t.Fatalf("want one step with a command: %+v", pipeline)
+		if err := yaml.Unmarshal(data, &pipeline); err != nil {
+			t.Fatal(err)
+		}
+		if len(pipeline.Steps) == 0 || pipeline.Steps[0].Command == "" {
+			t.Fatalf("want a first step with a command: %+v", pipeline)
 		}
 		step := pipeline.Steps[0]
-		if strings.Join(step.ArtifactPaths, " ") != "perfgate.md perfgate.json" {
+		if strings.Join(step.ArtifactPaths, " ") != "perfgate.json" {
 			t.Errorf("artifact_paths %v", step.ArtifactPaths)
 		}
 		r := newCIRunner(t)
 		// The agent runs a command with bash -e -c.
 		bash := []string{"-e"}
-		common := []string{"BUILDKITE_PIPELINE_DEFAULT_BRANCH=main"}
+		common := []string{"BUILDKITE=true", "BUILDKITE_PIPELINE_DEFAULT_BRANCH=main", "BUILDKITE_REPO=" + r.remote, "BUILDKITE_AGENT_NAME=gpu-1"}
 		// A branch build that is not a pull request records nothing shared.
 		other := r.checkout("other", "feature")
 		if out, code := r.sh(other, step.Command, bash, append(common, "FAKE_TTFT=90.00", "BUILDKITE_PULL_REQUEST=false", "BUILDKITE_BRANCH=feature")...); code != 0 || r.historyRuns() != 0 {
-			t.Fatalf("branch build: exit %d, %d runs pushed\n%s", code, r.historyRuns(), out)
+			t.Fatalf("branch build: exit %d, %d pushes\n%s", code, r.historyRuns(), out)
 		}
 		main := r.checkout("main", "main")
 		if out, code := r.sh(main, step.Command, bash, append(common, "FAKE_TTFT=100.00", "BUILDKITE_PULL_REQUEST=false", "BUILDKITE_BRANCH=main")...); code != 0 || r.historyRuns() != 1 {
-			t.Fatalf("default branch: exit %d, %d runs on the history branch\n%s", code, r.historyRuns(), out)
+			t.Fatalf("default branch: exit %d, %d pushes to the history branch\n%s", code, r.historyRuns(), out)
 		}
 		pr := r.checkout("pr", "feature")
 		out, code := r.sh(pr, step.Command, bash, append(common, "FAKE_TTFT=130.00", "BUILDKITE_PULL_REQUEST=12", "BUILDKITE_BRANCH=feature", "BUILDKITE_PULL_REQUEST_BASE_BRANCH=main")...)
 		if code != 1 {
 			t.Fatalf("pull request: exit %d, want 1\n%s", code, out)
 		}
-		md := checkReports(t, pr)
-		if want := "buildkite-agent annotate --style error --context perfgate\n--- stdin\n" + md + "--- end\n"; r.fakeLog() != want {
-			t.Errorf("annotation:\n%s\nwant\n%s", r.fakeLog(), want)
+		ann := annotations(r.fakeLog())
+		if len(ann) != 1 || !strings.HasPrefix(ann[0], "annotate --context perfgate --style error\n") || !strings.Contains(ann[0], "Mean TTFT") {
+			t.Errorf("annotations:\n%s", r.fakeLog())
+		}
+		if !strings.Contains(r.fakeLog(), "buildkite-agent artifact upload perfgate.json") {
+			t.Errorf("no JSON report uploaded:\n%s", r.fakeLog())
 		}
 	})
 
