@@ -137,7 +137,9 @@ func TestGitLabEndToEnd(t *testing.T) {
 	keep := func(t testing.TB, _ *http.Request, body []byte) {
 		bodies = append(bodies, gitlabtest.DecodeBody(t, body)["body"].(string))
 	}
-	mine := func() []any { return []any{gitlabtest.Note(9, "<!-- perfgate:gate=perfgate -->\nold", gitlabtest.BotID)} }
+	mine := func() []any {
+		return []any{gitlabtest.Note(9, "<!-- perfgate:gate=perfgate -->\nold", gitlabtest.BotID)}
+	}
 	srv := gitlabtest.New(t, token,
 		gitlabtest.User(), gitlabtest.Call{Method: "GET", Path: notes, Body: []any{}},
 		gitlabtest.Call{Method: "POST", Path: notes, Body: gitlabtest.Note(9, "x", gitlabtest.BotID), Check: keep}, status("failed"),
