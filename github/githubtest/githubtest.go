@@ -9,152 +9,29 @@
 package githubtest
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/perfgate/perfgate/internal/apitest"
 )
 
-// Call is one expected request and its response.
-type Call struct {
-	Method string
-	Path   string            // relative to the API root, e.g. /repos/o/r/issues/1/comments
-	Query  map[string]string // query parameters the request must have (a subset)
-	Status int               // 0: 200 (201 for POST)
-	Header map[string]string // response headers
-	Body   any               // response body: a string as is, anything else as JSON
-	// Check, when set, inspects the request and its body.
-	Check func(t testing.TB, r *http.Request, body []byte)
-}
+// Call is one expected request and its response; Request a request the
+// server received; Server the scripted API (package apitest).
+type (
+	Call    = apitest.Call
+	Request = apitest.Request
+	Server  = apitest.Server
+)
 
-// Request is a request the server received.
-type Request struct {
-	Method, Path, Query string
-	Header              http.Header
-	Body                []byte
-}
-
-// Server is the scripted API.
-type Server struct {
-	*httptest.Server
-	t     testing.TB
-	token string
-
-	mu       sync.Mutex
-	calls    []Call
-	next     int
-	requests []Request
-}
+var api = apitest.API{Name: "githubtest", Prefix: "/api/v3", Env: "GITHUB_API_URL", AuthHeader: "Authorization",
+	Authorized: func(r *http.Request, token string) bool { return r.Header.Get("Authorization") == "Bearer "+token }}
 
 // New starts a server expecting calls in order, authenticated with token
 // ("" accepts any). It closes and checks for unused calls at the end of
 // the test.
 func New(t testing.TB, token string, calls ...Call) *Server {
-	s := &Server{t: t, token: token, calls: calls}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(func() {
-		s.Close()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, c := range s.calls[s.next:] {
-			t.Errorf("githubtest: expected call never came: %s %s", c.Method, c.Path)
-		}
-	})
-	return s
-}
-
-// APIURL is the API root to put in GITHUB_API_URL.
-func (s *Server) APIURL() string { return s.URL + "/api/v3" }
-
-// Expect appends calls to the script.
-func (s *Server) Expect(calls ...Call) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = append(s.calls, calls...)
-}
-
-// Requests returns every request received so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	path, ok := strings.CutPrefix(r.URL.Path, "/api/v3")
-	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
-	var c *Call
-	if s.next < len(s.calls) {
-		c = &s.calls[s.next]
-	}
-	s.mu.Unlock()
-
-	fail := func(format string, args ...any) {
-		s.t.Errorf("githubtest: "+format, args...)
-		// 418 is not retried, so a wrong call fails once and fast.
-		http.Error(w, `{"message":"unexpected call"}`, http.StatusTeapot)
-	}
-	if !ok {
-		fail("%s %s is not under /api/v3: GITHUB_API_URL was not used", r.Method, r.URL.Path)
-		return
-	}
-	if c == nil {
-		fail("unexpected call %s %s?%s (no more calls expected)", r.Method, path, r.URL.RawQuery)
-		return
-	}
-	if c.Method != r.Method || c.Path != path {
-		fail("call %d: got %s %s?%s, want %s %s", s.next+1, r.Method, path, r.URL.RawQuery, c.Method, c.Path)
-		return
-	}
-	q := r.URL.Query()
-	for k, v := range c.Query {
-		if q.Get(k) != v {
-			fail("call %d %s %s: query %s=%q, want %q", s.next+1, r.Method, path, k, q.Get(k), v)
-			return
-		}
-	}
-	if s.token != "" && r.Header.Get("Authorization") != "Bearer "+s.token {
-		fail("call %d %s %s: no or wrong Authorization header", s.next+1, r.Method, path)
-		return
-	}
-	s.mu.Lock()
-	s.next++
-	s.mu.Unlock()
-	if c.Check != nil {
-		c.Check(s.t, r, body)
-	}
-	for k, v := range c.Header {
-		w.Header().Set(k, v)
-	}
-	status := c.Status
-	if status == 0 {
-		status = http.StatusOK
-		if r.Method == http.MethodPost {
-			status = http.StatusCreated
-		}
-	}
-	var out []byte
-	switch b := c.Body.(type) {
-	case nil:
-		out = []byte("{}")
-	case string:
-		out = []byte(b)
-	default:
-		var err error
-		if out, err = json.Marshal(b); err != nil {
-			s.t.Errorf("githubtest: response body: %v", err)
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(out)
+	return apitest.New(t, api, token, calls...)
 }
 
 // Bot is the author of Comment's comments: the login of GITHUB_TOKEN.
@@ -181,18 +58,8 @@ func User(login string) Call {
 	return Call{Method: "GET", Path: "/user", Body: map[string]any{"login": login, "id": 1, "type": "User"}}
 }
 
-// NextLink is a Link header naming page as the next page of path.
-func (s *Server) NextLink(path string, page int) map[string]string {
-	u := s.APIURL() + path + "?" + url.Values{"page": {fmt.Sprint(page)}, "per_page": {"100"}}.Encode()
-	return map[string]string{"Link": fmt.Sprintf("<%s>; rel=\"next\"", u)}
-}
-
 // DecodeBody decodes a JSON request body into a map.
 func DecodeBody(t testing.TB, body []byte) map[string]any {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Errorf("githubtest: request body is not JSON: %v\n%s", err, body)
-	}
-	return m
+	return apitest.DecodeBody(t, body)
 }
