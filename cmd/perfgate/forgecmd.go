@@ -172,14 +172,19 @@ func publishCIReport(c *cli.Context, e *env, f forge.Forge, api bool, rep *gate.
 			return usageErrorf("--pr %d: the merge request's head is %.12s, not the commit being published %.12s; give the merge request of this commit (or --sha)", pr, head, want)
 		}
 	}
-	out := f.Publish(ctx, pub)
+	return publishOutcome(e, f.Publish(ctx, pub), f.Redact)
+}
+
+// publishOutcome prints what perfgate publish did, redacted, and makes its
+// failures one environment error (exit 3).
+func publishOutcome(e *env, out forge.Outcome, redact func(string) string) error {
 	for _, n := range out.Notes {
-		fmt.Fprintf(e.stdout, "%s\n", f.Redact(n))
+		fmt.Fprintf(e.stdout, "%s\n", redact(n))
 	}
 	if out.Failed() {
 		msgs := make([]string, len(out.Warnings))
 		for i, w := range out.Warnings {
-			msgs[i] = f.Redact(w.Error())
+			msgs[i] = redact(w.Error())
 		}
 		return envError(fmt.Errorf("publish: %s", strings.Join(msgs, "\nperfgate: publish: ")))
 	}

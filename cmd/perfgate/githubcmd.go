@@ -234,18 +234,7 @@ func publishCommand(e *env) *cli.Command {
 					return err
 				}
 			}
-			out := runPublication(c.Context, e, ghEnv, pub)
-			for _, n := range out.Notes {
-				fmt.Fprintf(e.stdout, "%s\n", ghEnv.Redact(n))
-			}
-			if out.Failed() {
-				msgs := make([]string, len(out.Warnings))
-				for i, w := range out.Warnings {
-					msgs[i] = ghEnv.Redact(w.Error())
-				}
-				return envError(fmt.Errorf("publish: %s", strings.Join(msgs, "\nperfgate: publish: ")))
-			}
-			return nil
+			return publishOutcome(e, runPublication(c.Context, e, ghEnv, pub), ghEnv.Redact)
 		},
 	}
 }
