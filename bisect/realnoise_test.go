@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/perfgate/perfgate/internal/robust"
+	"github.com/perfgate/perfgate/internal/testlong"
 )
 
 // realSeries is one history of ../shared/realnoise/series/<id>.json: a
@@ -189,6 +190,7 @@ var realNoiseHistoryTable = realNoiseConfig{steps: []float64{3, 4, 6, 10}, trial
 // at 0.99 or more are right at least 99% of the time. Skipped with -short
 // and when ../shared/realnoise is absent.
 func TestRealNoiseHistoryReliability(t *testing.T) {
+	testlong.Skip(t)
 	if testing.Short() {
 		t.Skip("-short")
 	}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/perfgate/perfgate/internal/testlong"
 )
 
 // scenario is one of issue 15's five benchmark shapes: n commits, a
@@ -323,6 +325,7 @@ func TestIssueScenarios(t *testing.T) {
 // the same share: a quarter of the sample, so a guard, not the target's
 // measurement.
 func TestBimodalWrongAnswers(t *testing.T) {
+	testlong.Skip(t)
 	var sc scenario
 	for _, s := range issueScenarios {
 		if s.bimodal1000 {

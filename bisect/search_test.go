@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/perfgate/perfgate/internal/testlong"
 )
 
 // The scenario of the issue: 48 commits, Mean TTFT 12% worse from commit
@@ -526,6 +528,7 @@ func TestSearchIntermediateLevel(t *testing.T) {
 // its full table). minFound and minAcc keep the search from passing by
 // never claiming 95%.
 func TestSearchCalibration(t *testing.T) {
+	testlong.Skip(t)
 	type pool struct{ found, wrong int }
 	tests := []struct {
 		n        int

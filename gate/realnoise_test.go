@@ -10,6 +10,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/realnoise"
 	"github.com/perfgate/perfgate/internal/robust"
+	"github.com/perfgate/perfgate/internal/testlong"
 )
 
 // The gate's quality experiment on real noise: ../shared/realnoise holds
@@ -369,6 +370,7 @@ func logRates(t testing.TB, name string, r rnRates) {
 }
 
 func TestRealNoiseQuality(t *testing.T) {
+	testlong.Skip(t)
 	series := loadRealNoise(t)
 	if testing.Short() {
 		t.Skip("the real-noise experiment takes a while; run without -short")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/internal/realnoise"
+	"github.com/perfgate/perfgate/internal/testlong"
 )
 
 // TestAdaptiveRealNoise is TestAdaptiveErrorRates on real benchmark
@@ -71,6 +72,7 @@ import (
 // of unchanged PRs, --repeat auto 5.7%.) Auto's two-run stop against a
 // base commit of five runs is where its extra looks still cost: 1.6%.
 func TestAdaptiveRealNoise(t *testing.T) {
+	testlong.Skip(t)
 	series := loadRealNoise(t)
 	per := 20
 	if testing.Short() {
