@@ -73,6 +73,12 @@ func TestCheckCapacityEndToEnd(t *testing.T) {
 	if code != 0 || strings.Count(stdout, "\n") != 11 || !strings.Contains(stdout, "8.92") {
 		t.Errorf("history of capacity: exit %d, want a header and 10 commits, the last 8.92 req/s\n%s\n%s", code, stdout, stderr)
 	}
+	// The site charts capacity over time, as a series like any other.
+	siteDir := filepath.Join(t.TempDir(), "site")
+	stdout, stderr, code = runCLI(t, "", "--repo", repo, "site", "--out", siteDir, "--metric", "capacity", "-o", "json")
+	if code != 0 || !strings.Contains(stdout, `"charts": 1,`) {
+		t.Errorf("site --metric capacity: exit %d, want one chart\n%s\n%s", code, stdout, stderr)
+	}
 	stdout, stderr, code = runCLI(t, "", "--repo", repo, "watch", "--benchmark", "serving", "--metric", "capacity")
 	if code > 1 || !strings.Contains(stdout, "8 measured, 1 series x metric") {
 		t.Errorf("watch of capacity: exit %d\n%s\n%s", code, stdout, stderr)

@@ -83,7 +83,7 @@ func siteCommand(e *env) *cli.Command {
 			err = withHistory(c, repo, func(h history) error {
 				var gerr error
 				opts.Accepted = h.accepted
-				sum, gerr = site.Generate(c.Context, commits, h, c.String("out"), opts)
+				sum, gerr = site.Generate(c.Context, commits, gate.WithCapacity(h, cfg.SLOs, cfg.IgnoreLabels), c.String("out"), opts)
 				return gerr
 			})
 			if errors.Is(err, site.ErrBadInput) {
