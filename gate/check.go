@@ -163,6 +163,7 @@ func Check(ctx context.Context, g Graph, h History, opts CheckOptions) (*Report,
 		rep.Warnings = append(rep.Warnings, w)
 	}
 	rep.Warnings = append(rep.Warnings, c.loadWarnings...)
+	rep.Warnings = append(rep.Warnings, requestWarnings(rep.Checks)...)
 	if noRule := noRuleWarning(rep, head); noRule != "" {
 		// A warning, not a note: a gate that checks nothing passes
 		// every change, and a CI log should say so where it is seen.
@@ -693,6 +694,7 @@ func (c *checker) evaluate(sr *series) []CheckResult {
 		}
 		c.noteDisagreement(sr, r.Metric, baseRuns, baseSHA, sideBaseline)
 		c.noteDisagreement(sr, r.Metric, pointers(sr.head), c.headSHA, sideHead)
+		requestPercentiles(&cr, pointers(sr.head), baseRuns)
 		if len(hv) == 0 {
 			cr.Verdict = Missing
 			cr.Reason = fmt.Sprintf("%s was measured at the baseline %s but is absent from head", r.Metric, shortSHA(baseSHA))

@@ -150,6 +150,13 @@ type CheckResult struct {
 	// "Load curves").
 	LoadNote string `json:"load_note,omitempty"`
 	TradeOff bool   `json:"trade_off,omitempty"`
+	// RequestPercentiles, for a check of a latency percentile whose runs
+	// stored their requests, is that percentile computed from head's and
+	// the baseline's requests with its 95% interval; RequestNote says
+	// what a percentile resting on few requests rests on (the report
+	// repeats it as a warning). Neither changes the verdict.
+	RequestPercentiles []RequestPercentile `json:"request_percentiles,omitempty"`
+	RequestNote        string              `json:"request_note,omitempty"`
 	// Testbed is the series' testbed ("" when not recorded); the tables
 	// show it in a column when the report's checks have more than one.
 	Testbed string `json:"testbed,omitempty"`

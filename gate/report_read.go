@@ -166,6 +166,17 @@ func (v *validator) check(at string, c *CheckResult) {
 	v.commit(at+".segment_start", c.SegmentStart, true)
 	v.text(at+".reason", c.Reason)
 	v.text(at+".load_note", c.LoadNote)
+	v.text(at+".request_note", c.RequestNote)
+	v.length(at+".request_percentiles", len(c.RequestPercentiles), 2)
+	for i, rp := range c.RequestPercentiles {
+		ai := fmt.Sprintf("%s.request_percentiles[%d]", at, i)
+		if v.err == nil && rp.Side != "head" && rp.Side != "baseline" {
+			v.fail("%s.side %q is not a side; valid: head, baseline", ai, quoteCut(rp.Side))
+		}
+		v.count(ai+".requests", rp.Requests)
+		v.count(ai+".tail", rp.Tail)
+		v.count(ai+".runs", rp.Runs)
+	}
 	v.length(at+".history", len(c.History), maxHistory)
 	for i, p := range c.History {
 		v.commit(fmt.Sprintf("%s.history[%d].commit", at, i), p.Commit, false)

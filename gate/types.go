@@ -36,6 +36,10 @@ type Sample struct {
 	// Before (the commit's first parent) holding exactly this commit's
 	// changes, before they were committed: a run of this commit.
 	Before string
+	// Requests is the run's per-request summary (see RequestSummary), nil
+	// when it stored none: a check of a latency percentile says what the
+	// percentile rests on.
+	Requests RequestSummary
 }
 
 // Commit is one first-parent commit.

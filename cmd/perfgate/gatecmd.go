@@ -16,6 +16,7 @@ import (
 	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/runner"
+	"github.com/perfgate/perfgate/slo"
 	"github.com/perfgate/perfgate/store"
 	"github.com/perfgate/perfgate/testbed"
 )
@@ -205,8 +206,12 @@ func (h history) toSample(r store.Run) gate.Sample {
 			invalid += " [" + via + "]"
 		}
 	}
-	return gate.Sample{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed,
+	s := gate.Sample{ID: r.ID, Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: invalid, Testbed: r.Testbed,
 		OnRecord: r.Invalid == "" && invalid != ""}
+	if len(r.Requests) > 0 {
+		s.Requests = slo.Lazy(r.Requests) // decoded only if a check asks
+	}
+	return s
 }
 
 // gateError maps gate failures: bad rules and missing results are bad

@@ -77,3 +77,65 @@ func TestIngestRulesSLO(t *testing.T) {
 		t.Errorf("no slo_attainment: %v", run.Metrics)
 	}
 }
+
+// TestCheckPercentileCaveat: a check of P99 TTFT on runs ingested from a
+// vLLM file of 200 requests says, as a warning and on the check, that the
+// percentile rests on the 2 slowest requests, with its interval: the
+// stored request summary reaches the gate (toSample).
+func TestCheckPercentileCaveat(t *testing.T) {
+	repo := gitRepo(t)
+	file := filepath.Join("..", "..", "ingest", "testdata", "requests", "vllm_llm-k8s_qps16_goodput_ttft80.json")
+	for _, v := range []string{"v1", "v2"} {
+		commit(t, repo, "engine "+v, map[string]string{"engine.txt": v})
+		if _, stderr, code := runCLI(t, "", "--repo", repo, "ingest", "--name", "serving", file); code != 0 {
+			t.Fatalf("ingest: exit %d\n%s", code, stderr)
+		}
+	}
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "check", "--rule", "p99_ttft_ms:50%", "--rule", "mean_ttft_ms:50%", "-o", "json")
+	if code != 0 {
+		t.Fatalf("check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var rep struct {
+		Warnings []string
+		Checks   []struct {
+			Metric             string
+			Verdict            string
+			RequestNote        string `json:"request_note"`
+			RequestPercentiles []struct {
+				Side     string
+				Requests int
+				Tail     int
+			} `json:"request_percentiles"`
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	found := 0
+	for _, c := range rep.Checks {
+		switch c.Metric {
+		case "p99_ttft_ms":
+			found++
+			if len(c.RequestPercentiles) != 2 || c.RequestPercentiles[0].Requests != 200 || c.RequestPercentiles[0].Tail != 2 {
+				t.Errorf("request percentiles %+v: want head's and the baseline's, 200 requests, 2 beyond", c.RequestPercentiles)
+			}
+			if !strings.Contains(c.RequestNote, "head's P99 TTFT of 200 requests rests on the 2 slowest; 95% interval") {
+				t.Errorf("note %q", c.RequestNote)
+			}
+			if c.Verdict != "pass" {
+				t.Errorf("verdict %s: equal runs pass", c.Verdict)
+			}
+		case "mean_ttft_ms":
+			found++
+			if c.RequestNote != "" || len(c.RequestPercentiles) > 0 {
+				t.Errorf("a mean got a percentile caveat: %q", c.RequestNote)
+			}
+		}
+	}
+	if found != 2 {
+		t.Fatalf("checks %+v", rep.Checks)
+	}
+	if !strings.Contains(strings.Join(rep.Warnings, "\n"), "} p99_ttft_ms: head's P99 TTFT of 200 requests rests on the 2 slowest") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+}
