@@ -15,6 +15,7 @@ import (
 	"github.com/perfgate/perfgate/ingest"
 	"github.com/perfgate/perfgate/internal/proc"
 	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/slo"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -25,6 +26,11 @@ type Target struct {
 	Typed  string // --metric as typed
 	Labels map[string]string
 	Format string
+	// ResultFile and SLO are the Command's (perfgate run --result-file,
+	// --slo): the file the benchmark writes its result to, and the
+	// objective goodput is computed for.
+	ResultFile string
+	SLO        *slo.Objective
 	// Testbed and Env are the machine the runs are made on: new runs
 	// record them, and stored runs of another testbed are not reused
 	// (runs without a testbed, stored before perfgate recorded one, are).
@@ -223,6 +229,7 @@ func (m *CommitMeasurer) Measure(ctx context.Context, i int) ([]float64, error) 
 	// The output is parsed as it comes; only its tail is kept.
 	c := Command{
 		Argv: []string{"sh", "-c", m.Cmdline}, Format: m.Target.Format,
+		ResultFile: m.Target.ResultFile, SLO: m.Target.SLO,
 		Source: "output of --run at " + cm.Short, Live: m.Live, KeepRaw: true,
 	}
 	var out *Output
@@ -367,7 +374,7 @@ func (f *StepFailure) Unwrap() error { return f.Err }
 // as exit code 125) and the command against its server, stopped before
 // Step returns (a server that fails is a *StepFailure). It stores nothing.
 func Step(ctx context.Context, argv []string, t Target, spec Spec, live io.Writer, serve *Serve) (*StepResult, error) {
-	c := Command{Argv: argv, Format: t.Format, Source: "output of " + ProgramName(argv), Live: live}
+	c := Command{Argv: argv, Format: t.Format, ResultFile: t.ResultFile, SLO: t.SLO, Source: "output of " + ProgramName(argv), Live: live}
 	srv, err := serve.Begin(ctx, "", nil, c, "")
 	defer srv.Stop()
 	var setup *SetupError

@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfgate/perfgate/ingest"
 	"github.com/perfgate/perfgate/internal/proc"
+	"github.com/perfgate/perfgate/slo"
 )
 
 // DefaultGrace is how long a stopped command has between SIGTERM and
@@ -47,6 +48,13 @@ type Command struct {
 	// KeepRaw keeps the output (up to RawMax bytes) in a temporary file,
 	// Output.RawFile.
 	KeepRaw bool
+	// ResultFile, when set, is a path or glob, relative to Dir, of the
+	// file(s) the command writes its result to (see resultfile.go): read
+	// after it exits with status 0, preferred over its output.
+	ResultFile string
+	// SLO is the objective whose goodput and attainment are computed from
+	// the requests of a result that carries them (ingest.Options.SLO).
+	SLO *slo.Objective
 
 	quiet bool // no parser and no notices: the output goes to Live only (Worktree.Run)
 }
@@ -112,8 +120,13 @@ func Exec(ctx context.Context, c Command) (*Output, error) {
 	writers := []io.Writer{tail}
 	var parser *StreamParser
 	if !c.quiet {
-		parser = NewStreamParser(c.Source, c.Format)
+		parser = newStreamParser(c.Source, ingest.Options{Format: c.Format, SLO: c.SLO})
 		writers = append(writers, parser)
+	}
+	var before map[string]fileStamp
+	start := time.Now()
+	if c.ResultFile != "" && !c.quiet {
+		before, _ = c.resultFiles() // a bad pattern is reported after the run
 	}
 	var live *lastByteWriter
 	if c.Live != nil && !c.quiet {
@@ -193,6 +206,11 @@ func Exec(ctx context.Context, c Command) (*Output, error) {
 			out.Signal = sig
 			out.ExitCode = 128 + sig
 		}
+	}
+	if c.ResultFile != "" && !c.quiet && out.ExitCode == 0 {
+		// The file's results, the requests included, replace the
+		// summary the command printed.
+		out.Results, out.ParseErr = c.readResultFiles(before, start)
 	}
 	return out, nil
 }
@@ -297,14 +315,19 @@ type StreamParser struct {
 // NewStreamParser starts parsing; name names the output in errors. Call
 // Finish once the output has ended.
 func NewStreamParser(name, format string) *StreamParser {
-	if format == "" {
-		format = "auto"
+	return newStreamParser(name, ingest.Options{Format: format})
+}
+
+// newStreamParser is NewStreamParser with ingest's options (the SLO).
+func newStreamParser(name string, opts ingest.Options) *StreamParser {
+	if opts.Format == "" {
+		opts.Format = "auto"
 	}
 	pr, pw := io.Pipe()
 	s := &StreamParser{pw: pw, w: forgivingWriter{w: pw}, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		r := ingest.NewReader(pr, name, ingest.Options{Format: format})
+		r := ingest.NewReader(pr, name, opts)
 		for r.Scan() {
 			s.res = append(s.res, r.Result())
 		}

@@ -130,6 +130,9 @@ func runAB(c *cli.Context, e *env) error {
 		Progress: e.stderr,
 		Serve:    serve, Both: both,
 	}
+	if err := parseResultFile(c, &ab.Command); err != nil {
+		return err
+	}
 	got, runErr := ab.Run(c.Context)
 	// A history that cannot be written does not cost the verdict: the
 	// runs are saved aside (with the command that stores them) and the

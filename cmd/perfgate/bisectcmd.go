@@ -94,6 +94,11 @@ func parseSpec(c *cli.Context) (runner.Target, error) {
 	if sp.Labels, err = parseLabels(c.StringSlice("label")); err != nil {
 		return sp, err
 	}
+	var files runner.Command
+	if err := parseResultFile(c, &files); err != nil {
+		return sp, err
+	}
+	sp.ResultFile, sp.SLO = files.ResultFile, files.SLO
 	return sp, nil
 }
 

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfgate/perfgate/slo"
 )
@@ -137,5 +139,73 @@ func TestCheckPercentileCaveat(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(rep.Warnings, "\n"), "} p99_ttft_ms: head's P99 TTFT of 200 requests rests on the 2 slowest") {
 		t.Errorf("warnings %q", rep.Warnings)
+	}
+}
+
+// TestRunResultFile: perfgate run --result-file stores the result the
+// benchmark wrote to a file (vLLM --save-result --save-detailed), not the
+// summary it printed: the run keeps its request summary and, for --slo or
+// the rules file's slo:, request_goodput equal to vLLM's; a file the run
+// did not write is refused (exit 2) naming it.
+func TestRunResultFile(t *testing.T) {
+	src, err := filepath.Abs(filepath.Join("..", "..", "ingest", "testdata", "requests", "vllm_constructed_goodput_ttft100_tpot25_e2el4000.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		rules string
+		flags []string
+	}{
+		{name: "--slo", flags: []string{"--slo", "ttft:100,tpot:25,e2el:4000"}},
+		{name: "rules slo", rules: "slo:\n  ttft_ms: 100\n  tpot_ms: 25\n  e2el_ms: 4000\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := gitRepo(t)
+			files := map[string]string{"engine.txt": "v1"}
+			if tc.rules != "" {
+				files[".perfgate.yml"] = tc.rules
+			}
+			commit(t, repo, "engine", files)
+			out := filepath.Join(t.TempDir(), "results")
+			bench := "mkdir -p " + out + " && cp " + src + " " + out + "/serve.json && echo 'Serving Benchmark done'"
+			args := append([]string{"--repo", repo, "run", "--name", "serving", "--result-file", filepath.Join(out, "*.json")}, tc.flags...)
+			if _, stderr, code := runCLI(t, "", append(args, "--", "sh", "-c", bench)...); code != 0 {
+				t.Fatalf("run: exit %d\n%s", code, stderr)
+			}
+			stdout, stderr, code := runCLI(t, "", "--repo", repo, "export")
+			if code != 0 {
+				t.Fatalf("export: exit %d\n%s", code, stderr)
+			}
+			var run struct {
+				Metrics  map[string]float64 `json:"metrics"`
+				Requests json.RawMessage    `json:"requests"`
+			}
+			if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &run); err != nil {
+				t.Fatalf("%v\n%s", err, stdout)
+			}
+			if len(run.Requests) == 0 || string(run.Requests) == "null" {
+				t.Fatalf("no request summary stored: %s", stdout)
+			}
+			if got, want := run.Metrics["request_goodput"], 32.0/7.912345678; math.Abs(got-want) > 1e-12*want {
+				t.Errorf("request_goodput %v, want vLLM's %v", got, want)
+			}
+			if _, ok := run.Metrics["slo_attainment"]; !ok {
+				t.Errorf("no slo_attainment: %v", run.Metrics)
+			}
+			// Run again without writing: the file there is the last run's.
+			if err := os.Chtimes(filepath.Join(out, "serve.json"), time.Now().Add(-time.Hour), time.Now().Add(-time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			_, stderr, code = runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--result-file", filepath.Join(out, "serve.json"), "--", "sh", "-c", "echo nothing written")
+			if code != 2 || !strings.Contains(stderr, "serve.json") || !strings.Contains(stderr, "is stale") {
+				t.Errorf("a stale result file: exit %d\n%s", code, stderr)
+			}
+		})
+	}
+	repo := gitRepo(t)
+	commit(t, repo, "engine", map[string]string{"engine.txt": "v1"})
+	if _, stderr, code := runCLI(t, "", "--repo", repo, "run", "--name", "serving", "--result-file", "out/[x", "--", "true"); code != 2 || !strings.Contains(stderr, "--result-file") {
+		t.Errorf("a bad glob: exit %d\n%s", code, stderr)
 	}
 }

@@ -90,6 +90,9 @@ func runCommand(e *env) *cli.Command {
 				N:        n,
 				Progress: e.stderr,
 			}
+			if err := parseResultFile(c, &rep.Command); err != nil {
+				return err
+			}
 			setLogDir(serve, c, repo)
 			srv, err := beginServe(c.Context, serve, rep.Command, e.live)
 			defer srv.Stop()

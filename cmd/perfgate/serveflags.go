@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/runner"
+	"github.com/perfgate/perfgate/slo"
 )
 
 // The flags of a serving benchmark's setup and server steps (issue 27),
@@ -29,7 +30,31 @@ func serveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "ready-log", Usage: "the server is ready when a line of its output matches `REGEX`, e.g. 'Application startup complete'"},
 		&cli.DurationFlag{Name: "ready-timeout", Value: runner.DefaultReadyTimeout, Usage: "how long the server has to become ready (`DURATION`)"},
 		&cli.IntFlag{Name: "warmup", Usage: "client runs `N` after each server start that are not stored"},
+		&cli.StringFlag{Name: "result-file", Usage: "read the result from `PATH` (a path or glob, relative to where the benchmark runs) that the benchmark writes, e.g. vllm bench serve --save-result --save-detailed --result-dir out --result-filename serve.json: --result-file out/serve.json; read after each run with ingest's format detection and preferred over the output, so per-request data is kept; a file the run did not write is refused as stale"},
+		sloFlag(),
 	}
+}
+
+// parseResultFile reads --result-file and the SLO (--slo, else the rules
+// file's slo: for --name) for the runner's Command.
+func parseResultFile(c *cli.Context, cmd *runner.Command) error {
+	if c.IsSet("result-file") {
+		if err := runner.CheckResultFile(c.String("result-file")); err != nil {
+			return usageErrorf("%v", err)
+		}
+		cmd.ResultFile = c.String("result-file")
+	}
+	if c.IsSet("slo") {
+		o, err := slo.Parse(c.String("slo"))
+		if err != nil {
+			return usageErrorf("--slo: %v", err)
+		}
+		cmd.SLO = &o
+		return nil
+	}
+	o, err := rulesObjective(c)
+	cmd.SLO = o
+	return err
 }
 
 // serveHelp is the part of a command's description about the flags.
