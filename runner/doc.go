@@ -11,7 +11,10 @@
 //     comes, so memory stays bounded however much it prints. It keeps the
 //     tail of the output for error messages and, when asked, all of it in
 //     a temporary file (the raw output that Saver keeps when the history
-//     cannot be written).
+//     cannot be written). With Command.ResultFile (perfgate run
+//     --result-file), the results are those of the file(s) the command
+//     wrote, read after it exits with ingest's detection and the SLO
+//     (resultfile.go): a file it did not write is refused as stale.
 //   - Worktree checks commits out into temporary directories
 //     (gitrepo.Materialize: the user's checkout, index and HEAD are never
 //     touched) and runs commands there; the directories are removed

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfgate/perfgate/metric"
 	"github.com/perfgate/perfgate/slo"
 	"github.com/perfgate/perfgate/store"
 )
@@ -136,5 +137,25 @@ func writeOld(t *testing.T, p, body string) {
 	old := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStepResultFile: bisect-step (and bisect, through Target) reads the
+// target's result file: goodput, a metric only the file's requests give
+// for the SLO, is the step's value.
+func TestStepResultFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "serve.json")
+	tg := Target{Name: "serving", Metric: metric.Get("slo_attainment"), Typed: "slo_attainment", ResultFile: out,
+		SLO: &slo.Objective{TTFTms: 100, TPOTms: 25, E2ELms: 4000}}
+	argv := []string{"sh", "-c", "cp \"" + vllmDetailed(t) + "\" " + out + "; echo done"}
+	res, err := Step(context.Background(), argv, tg, Spec{Commit: "abc"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Values) != 1 || len(res.Runs) != 1 || len(res.Runs[0].Requests) == 0 {
+		t.Fatalf("step %+v: want one run with its requests and its attainment", res)
+	}
+	if want := 100 * 32.0 / 60; math.Abs(res.Values[0]-want) > 1e-9 {
+		t.Errorf("slo_attainment %v, want %v (32 of 60 requests)", res.Values[0], want)
 	}
 }

@@ -209,3 +209,42 @@ func TestRunResultFile(t *testing.T) {
 		t.Errorf("a bad glob: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestABResultFile: ab reads --result-file relative to each temporary
+// checkout, so both sides' runs keep their request summaries.
+func TestABResultFile(t *testing.T) {
+	src, err := filepath.Abs(filepath.Join("..", "..", "ingest", "testdata", "requests", "vllm_constructed_goodput_ttft100_tpot25_e2el4000.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := gitRepo(t)
+	commit(t, repo, "base", map[string]string{"engine.txt": "v1"})
+	commit(t, repo, "head", map[string]string{"engine.txt": "v2"})
+	db := filepath.Join(t.TempDir(), "history.db")
+	bench := "mkdir -p out && cp " + src + " out/serve.json && echo 'Serving Benchmark done'"
+	stdout, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "ab", "--base", "HEAD~1", "--repeat", "2", "--name", "serving",
+		"--rule", "request_goodput:5%", "--slo", "ttft:100,tpot:25,e2el:4000", "--result-file", "out/serve.json", "--workdir", t.TempDir(), "-o", "json", "--", "sh", "-c", bench)
+	if code != 0 && code != 1 {
+		t.Fatalf("ab: exit %d\n%s\n%s", code, stderr, stdout)
+	}
+	exp, stderr, code := runCLI(t, "", "--repo", repo, "--db", db, "export")
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(exp), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d runs stored, want 4:\n%s", len(lines), exp)
+	}
+	for _, l := range lines {
+		var run struct {
+			Metrics  map[string]float64 `json:"metrics"`
+			Requests json.RawMessage    `json:"requests"`
+		}
+		if err := json.Unmarshal([]byte(l), &run); err != nil {
+			t.Fatal(err)
+		}
+		if len(run.Requests) == 0 || string(run.Requests) == "null" || run.Metrics["slo_attainment"] == 0 {
+			t.Errorf("run without its requests or attainment: %s", l)
+		}
+	}
+}
