@@ -465,8 +465,10 @@
 // A check report carries Warnings, the caveats of its verdict
 // (no baseline at all, unqualified checks, inconclusive checks with the
 // runs that would decide them, a window cut at a change point, label and
-// testbed mismatches, results without a testbed, a dirty head); every
-// format shows them, and the head line names head's testbed. Values print with
+// testbed mismatches, results without a testbed, a dirty head, a latency
+// percentile resting on fewer than 10 requests beyond it: see
+// requests.go); every format shows them, and the head line names head's
+// testbed. Values print with
 // at least two decimals and five significant digits, trailing zeros
 // trimmed (299.96, not 300; a whole number as 66), and changes with two
 // decimals, more when a change would otherwise print as the round
