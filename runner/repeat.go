@@ -256,6 +256,9 @@ func (r *Repeat) once(ctx context.Context, i int) ([]store.Run, string, error) {
 		return nil, "", &ParseError{out.ParseErr}
 	}
 	spec := WithFacts(r.Spec, r.Serve.Facts(r.Server))
+	if c.ResultFile != "" {
+		spec = WithFacts(spec, map[string]string{FactResultFile: factText(c.ResultFile)})
+	}
 	spec.Time = time.Now()
 	spec.Command = argv
 	runs, err := ToRuns(out.Results, spec)

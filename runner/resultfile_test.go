@@ -159,3 +159,22 @@ func TestStepResultFile(t *testing.T) {
 		t.Errorf("slo_attainment %v, want %v (32 of 60 requests)", res.Values[0], want)
 	}
 }
+
+// TestResultFileRecorded: a run read from a result file records it, and
+// the command that measures the tree again reads it too.
+func TestResultFileRecorded(t *testing.T) {
+	dir := t.TempDir()
+	c := fakeBench(t, dir, "mkdir -p out && cp \"$SRC\" out/serve.json")
+	c.ResultFile = "out/serve.json"
+	got, err := (&Repeat{Command: c, Spec: Spec{Name: "serving", Dirty: true}, N: 1}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := got.Runs[0].Env[FactResultFile]; f != "out/serve.json" {
+		t.Fatalf("the run records result file %q", f)
+	}
+	got.Runs[0].Command = []string{"./bench.sh"}
+	if mc := MeasureCommand(got.Runs, ""); mc != "perfgate run --name serving --result-file out/serve.json -- ./bench.sh" {
+		t.Errorf("MeasureCommand = %s", mc)
+	}
+}

@@ -156,9 +156,9 @@ func MeasuredBefore(parentRuns []store.Run, states []string) []store.Run {
 // MeasureCommand is the command that measures the working tree again as
 // the dirty runs among runs were measured: perfgate run with the
 // benchmark, the testbed (when it is neither "unknown" nor here, the
-// testbed this machine takes without the flag), the --setup, --server and
-// --ready or --ready-log the latest such run made by perfgate run
-// recorded, and its command; else with placeholders.
+// testbed this machine takes without the flag), the --setup, --server,
+// --ready or --ready-log and --result-file the latest such run made by
+// perfgate run recorded, and its command; else with placeholders.
 func MeasureCommand(runs []store.Run, here string) string {
 	var last *store.Run
 	for i := range runs {
@@ -176,6 +176,7 @@ func MeasureCommand(runs []store.Run, here string) string {
 	}
 	for _, f := range []struct{ fact, flag string }{
 		{FactSetup, "--setup"}, {FactServer, "--server"}, {FactReadyURL, "--ready"}, {FactReadyLog, "--ready-log"},
+		{FactResultFile, "--result-file"},
 	} {
 		if v := last.Env[f.fact]; v != "" {
 			words = append(words, f.flag, shellQuote(v))

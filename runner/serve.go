@@ -47,6 +47,7 @@ const (
 	FactServerExit = "serve_server_exit"   // how the server ended, when it died during the run
 	FactReadyURL   = "serve_ready"         // the --ready URL, as given ($PERFGATE_PORT unexpanded)
 	FactReadyLog   = "serve_ready_log"     // the --ready-log pattern
+	FactResultFile = "result_file"         // the --result-file the results were read from
 )
 
 // Serve is the setup and server steps around a benchmark command. A nil
