@@ -197,6 +197,7 @@ func CheckPaired(pairs []Pair, opts PairedOptions) *Report {
 			} else {
 				absoluteVerdict(&cr, r, hv)
 			}
+			requestPercentiles(&cr, ps.head, ps.base)
 			rep.Checks = append(rep.Checks, cr)
 		}
 	}
@@ -208,6 +209,7 @@ func CheckPaired(pairs []Pair, opts PairedOptions) *Report {
 	if w := resolutionWarning(rep.Checks); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
 	}
+	rep.Warnings = append(rep.Warnings, requestWarnings(rep.Checks)...)
 	if len(rep.Checks) == 0 {
 		rep.Warnings = append(rep.Warnings, "no rule applied to any metric the benchmark printed: nothing was compared; add a rule (--rule METRIC:PERCENT)")
 	}

@@ -41,8 +41,9 @@ type RequestPercentile struct {
 	// Tail counts the latencies above it: what it rests on.
 	Tail int `json:"tail"`
 	// Runs counts the side's runs with a request summary; with several, the
-	// one with the fewest requests is shown.
+	// one with the fewest requests is shown (Same: they all have as many).
 	Runs  int      `json:"runs"`
+	Same  bool     `json:"-"`
 	Value float64  `json:"value"` // ms, nearest rank of the summary
 	Lo    float64  `json:"lo"`    // ms
 	Hi    *float64 `json:"hi"`    // ms; null: beyond the slowest request
@@ -100,8 +101,9 @@ func requestPercentiles(cr *CheckResult, head, base []*Sample) {
 func sidePercentile(side string, runs []*Sample, p float64, kind string) (RequestPercentile, bool) {
 	rp := RequestPercentile{Side: side, Percentile: p, Conf: requestConf}
 	var best slo.Quantile
+	rp.Same = true
 	for _, s := range runs {
-		if s.Requests == nil {
+		if s == nil || s.Requests == nil {
 			continue
 		}
 		q, err := s.Requests.Percentile(kind, p, requestConf)
@@ -109,6 +111,9 @@ func sidePercentile(side string, runs []*Sample, p float64, kind string) (Reques
 			continue // no such latency per request, or an unreadable summary
 		}
 		rp.Runs++
+		if rp.Runs > 1 && q.N != best.N {
+			rp.Same = false
+		}
 		if rp.Runs == 1 || q.N < best.N {
 			best = q
 		}
@@ -141,7 +146,10 @@ func (rp RequestPercentile) note(kind string) string {
 	} else {
 		name += fmt.Sprintf(" of %d requests", rp.Requests)
 	}
-	if rp.Runs > 1 {
+	switch {
+	case rp.Runs > 1 && rp.Same:
+		name += fmt.Sprintf(" (each of %d runs)", rp.Runs)
+	case rp.Runs > 1:
 		name += fmt.Sprintf(" (the smallest of %d runs)", rp.Runs)
 	}
 	var rests string

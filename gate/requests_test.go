@@ -182,3 +182,45 @@ func TestGoldenCheckRequests(t *testing.T) {
 		t.Errorf("read back without its request percentiles")
 	}
 }
+
+// TestPairedRequestPercentiles: a paired check (perfgate ab) of a P99 on
+// runs of 200 requests carries the caveat too, once, with its verdict
+// unchanged.
+func TestPairedRequestPercentiles(t *testing.T) {
+	pairs := func(withRequests bool) []Pair {
+		var out []Pair
+		for i := 0; i < 5; i++ {
+			b := Sample{Benchmark: "serving", Metrics: map[string]float64{"p99_ttft_ms": 300 + float64(i%2), "completed": 200}}
+			h := Sample{Benchmark: "serving", Metrics: map[string]float64{"p99_ttft_ms": 301 + float64(i%3), "completed": 200}}
+			if withRequests {
+				b.Requests, h.Requests = ttftSummary(200), ttftSummary(200)
+			}
+			out = append(out, Pair{Base: []Sample{b}, Head: []Sample{h}})
+		}
+		return out
+	}
+	r, err := ParseRuleFlag("p99_ttft_ms:5%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Rules = []Rule{r}
+	rep := CheckPaired(pairs(true), PairedOptions{Head: strings.Repeat("a", 40), Base: strings.Repeat("b", 40), Config: cfg})
+	plain := CheckPaired(pairs(false), PairedOptions{Head: strings.Repeat("a", 40), Base: strings.Repeat("b", 40), Config: cfg})
+	if len(rep.Checks) != 1 || rep.Checks[0].Verdict != plain.Checks[0].Verdict {
+		t.Fatalf("checks %+v, without summaries %+v", rep.Checks, plain.Checks)
+	}
+	c := rep.Checks[0]
+	if len(c.RequestPercentiles) != 2 || c.RequestPercentiles[0].Runs != 5 {
+		t.Errorf("request percentiles %+v: want both sides, 5 runs each", c.RequestPercentiles)
+	}
+	n := 0
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "head's P99 TTFT of 200 requests (each of 5 runs) rests on the 2 slowest") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q: want the caveat once", rep.Warnings)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfgate/perfgate/gate"
 	"github.com/perfgate/perfgate/internal/proc"
+	"github.com/perfgate/perfgate/slo"
 	"github.com/perfgate/perfgate/store"
 )
 
@@ -84,6 +85,9 @@ func Samples(runs []store.Run) []gate.Sample {
 	out := make([]gate.Sample, len(runs))
 	for i, r := range runs {
 		out[i] = gate.Sample{Commit: r.Commit, Benchmark: r.Benchmark, Labels: r.Labels, Metrics: r.Metrics, Time: r.Time, Dirty: r.Dirty, Invalid: r.Invalid, Testbed: r.Testbed}
+		if len(r.Requests) > 0 {
+			out[i].Requests = slo.Lazy(r.Requests)
+		}
 	}
 	return out
 }
