@@ -91,6 +91,9 @@ func (c Command) readResultFiles(before map[string]fileStamp, start time.Time) (
 	case len(fresh) == 0 && len(stale) > 0:
 		return nil, resultFileErrorf("%s: --result-file %q: %q is stale: it was last written %s, before this run started (%s), so the run wrote no result file; check that the benchmark saves its result there (vLLM: --save-result --result-dir DIR --result-filename NAME) and that it finished",
 			c.sourceName(), c.ResultFile, c.shownPath(stale[0]), after[stale[0]].mod.Format(time.RFC3339), start.Format(time.RFC3339))
+	case len(fresh) == 0 && c.matchesDir() != "":
+		return nil, resultFileErrorf("%s: --result-file %q: %q is a directory; give the files in it, e.g. --result-file '%s'",
+			c.sourceName(), c.ResultFile, c.shownPath(c.matchesDir()), filepath.Join(c.shownPath(c.matchesDir()), "*.json"))
 	case len(fresh) == 0:
 		return nil, resultFileErrorf("%s: --result-file %q: no file matches it%s after the run; check that the benchmark saves its result there (vLLM: --save-result --result-dir DIR --result-filename NAME); a relative path is relative to where the benchmark runs",
 			c.sourceName(), c.ResultFile, where)
@@ -104,6 +107,21 @@ func (c Command) readResultFiles(before map[string]fileStamp, start time.Time) (
 		results = append(results, rs...)
 	}
 	return results, nil
+}
+
+// matchesDir returns a directory the pattern matches, "" when none.
+func (c Command) matchesDir() string {
+	pattern := c.ResultFile
+	if !filepath.IsAbs(pattern) && c.Dir != "" {
+		pattern = filepath.Join(c.Dir, pattern)
+	}
+	names, _ := filepath.Glob(pattern)
+	for _, n := range names {
+		if st, err := os.Stat(n); err == nil && st.IsDir() {
+			return n
+		}
+	}
+	return ""
 }
 
 // shownPath is a result file's path as the user wrote it: relative to the

@@ -63,6 +63,8 @@ func TestResultFile(t *testing.T) {
 			wantErr: []string{`"out/a.json" is stale`}},
 		{name: "missing", script: "true", file: "out/serve.json", n: 1,
 			wantErr: []string{`--result-file "out/serve.json": no file matches it in the benchmark's working directory after the run`}},
+		{name: "a directory", script: "mkdir -p out/sweep", file: "out/sweep", n: 1,
+			wantErr: []string{`"out/sweep" is a directory; give the files in it, e.g. --result-file 'out/sweep/*.json'`}},
 		{name: "not a result", script: "mkdir -p out && echo '{\"x\": 1}' > out/serve.json", file: "out/serve.json", n: 1,
 			wantErr: []string{"out/serve.json"}},
 	}
