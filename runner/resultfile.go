@@ -33,14 +33,18 @@ type fileStamp struct {
 	size int64
 }
 
-// resultFiles expands the command's result file pattern in its working
-// directory: the paths, sorted, each with its stamp.
-func (c Command) resultFiles() (map[string]fileStamp, error) {
-	pattern := c.ResultFile
-	if !filepath.IsAbs(pattern) && c.Dir != "" {
-		pattern = filepath.Join(c.Dir, pattern)
+// pattern is the result file pattern in the command's working directory.
+func (c Command) pattern() string {
+	if !filepath.IsAbs(c.ResultFile) && c.Dir != "" {
+		return filepath.Join(c.Dir, c.ResultFile)
 	}
-	names, err := filepath.Glob(pattern)
+	return c.ResultFile
+}
+
+// resultFiles expands the command's result file pattern: the regular
+// files it matches, each with its stamp.
+func (c Command) resultFiles() (map[string]fileStamp, error) {
+	names, err := filepath.Glob(c.pattern())
 	if err != nil {
 		return nil, resultFileErrorf("--result-file %q is not a valid path or glob: %v; write a path such as results/serve.json or a glob such as 'results/*.json'", c.ResultFile, err)
 	}
@@ -79,7 +83,7 @@ func (c Command) readResultFiles(before map[string]fileStamp, start time.Time) (
 	}
 	var fresh, stale []string
 	for n, st := range after {
-		if old, ok := before[n]; ok && old == st && st.mod.Before(start) {
+		if old, ok := before[n]; ok && old.mod.Equal(st.mod) && old.size == st.size && st.mod.Before(start) {
 			stale = append(stale, n)
 			continue
 		}
@@ -111,11 +115,7 @@ func (c Command) readResultFiles(before map[string]fileStamp, start time.Time) (
 
 // matchesDir returns a directory the pattern matches, "" when none.
 func (c Command) matchesDir() string {
-	pattern := c.ResultFile
-	if !filepath.IsAbs(pattern) && c.Dir != "" {
-		pattern = filepath.Join(c.Dir, pattern)
-	}
-	names, _ := filepath.Glob(pattern)
+	names, _ := filepath.Glob(c.pattern())
 	for _, n := range names {
 		if st, err := os.Stat(n); err == nil && st.IsDir() {
 			return n
