@@ -248,3 +248,22 @@ func TestABResultFile(t *testing.T) {
 		}
 	}
 }
+
+// TestBisectStepResultFile: bisect-step takes --result-file and --slo as
+// run does: the step's value is the attainment of the file's requests.
+func TestBisectStepResultFile(t *testing.T) {
+	src, err := filepath.Abs(filepath.Join("..", "..", "ingest", "testdata", "requests", "vllm_constructed_goodput_ttft100_tpot25_e2el4000.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := gitRepo(t)
+	commit(t, repo, "engine", map[string]string{"engine.txt": "v1"})
+	out := filepath.Join(t.TempDir(), "serve.json")
+	// 32 of 60 requests meet the SLO: 53.3%; the reference 80% makes
+	// this commit bad (lower is worse), and no result means no value.
+	_, stderr, code := runCLI(t, "", "--repo", repo, "bisect-step", "--name", "serving", "--metric", "slo_attainment", "--reference", "80", "--threshold", "10%",
+		"--slo", "ttft:100,tpot:25,e2el:4000", "--result-file", out, "--no-store", "--", "sh", "-c", "cp "+src+" "+out+"; echo done")
+	if code != 1 || !strings.Contains(stderr, "53.3") {
+		t.Errorf("bisect-step: exit %d, want 1 (bad) with the attainment 53.3%%\n%s", code, stderr)
+	}
+}
