@@ -531,7 +531,11 @@ func TestBrowserLoadCurve(t *testing.T) {
 			t.Errorf("dark=%v: curve drawn in %s on %s, want %s", dark, got.Stroke, got.Bg, wantStroke)
 		}
 		if dst := os.Getenv("PERFGATE_SITE_SCREENSHOTS"); dst != "" {
-			screenshot(t, ctx, filepath.Join(dst, fmt.Sprintf("site-curve-dark-%v.png", dark)))
+			name := "site-curve.png"
+			if dark {
+				name = "site-curve-dark.png"
+			}
+			screenshot(t, ctx, filepath.Join(dst, name))
 		}
 		if dark {
 			if e := errs(); len(e) > 0 {
@@ -563,6 +567,15 @@ func TestBrowserLoadCurve(t *testing.T) {
 		eval(t, ctx, state, &got)
 		if got.Hash != "#~curve/"+id+"/"+commits[5].SHA || got.Series != 2 {
 			t.Errorf("click on the latest commit of a sweep's chart opened %s (%d series), want its load curve", got.Hash, got.Series)
+		}
+
+		// On a phone's screen the curve's page does not overflow.
+		var overflow bool
+		must(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Navigate("about:blank"),
+			chromedp.Navigate(fileURL(dir, "#~curve/"+id)), chromedp.WaitVisible(chromedp.CSS(`#ksvg`)))
+		eval(t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow)
+		if overflow {
+			t.Errorf("the load curve overflows a 390 px wide screen")
 		}
 		if e := errs(); len(e) > 0 {
 			t.Errorf("console errors: %q", e)
