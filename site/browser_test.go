@@ -569,6 +569,22 @@ func TestBrowserLoadCurve(t *testing.T) {
 			t.Errorf("click on the latest commit of a sweep's chart opened %s (%d series), want its load curve", got.Hash, got.Series)
 		}
 
+		// The capacity chart links to the curve it was derived from.
+		var href string
+		must(t, ctx, "capacity chart", chromedp.Navigate("about:blank"), chromedp.Navigate(fileURL(dir, "#serving.max_concurrency.qwen2.5-7b-b-.ci/capacity")), chromedp.WaitVisible(chromedp.ID("curvelink")))
+		eval(t, ctx, `document.getElementById("curvelink").getAttribute("href")`, &href)
+		if href != "#~curve/"+id {
+			t.Errorf("the capacity chart links to %q, want #~curve/%s", href, id)
+		}
+
+		// A chart of a benchmark not swept has no curve link.
+		var linked bool
+		must(t, ctx, "unit chart", chromedp.Navigate("about:blank"), chromedp.Navigate(fileURL(dir, "#unit/mean_ttft_ms")), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)), chromedp.Sleep(200*time.Millisecond))
+		eval(t, ctx, `!document.getElementById("chartcurve").hidden`, &linked)
+		if linked {
+			t.Errorf("the chart of unit, never swept, links to a load curve")
+		}
+
 		// On a phone's screen the curve's page does not overflow.
 		var overflow bool
 		must(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Navigate("about:blank"),
