@@ -23,7 +23,9 @@
 // Data files are JavaScript that calls perfgateData(key, value), loaded by
 // <script> elements: browsers refuse fetch() of file:// URLs, scripts they
 // load. A page loads only what it shows: the overview data/index.js, a
-// chart data/commits.js and its own file.
+// chart data/commits.js, its own file and data/index.js (to link the load
+// curve its series belongs to, whose file it then loads), a load curve
+// data/commits.js and its own file.
 //
 // A series is what the gate compares: a benchmark, its identity labels and
 // its testbed (gate.SeriesIdentity). Per commit the chart's line is the
