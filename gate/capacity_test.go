@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -422,5 +423,31 @@ func TestCurvesApart(t *testing.T) {
 	want := "constant by rate: 2; qwen-vl by max_concurrency: 1; qwen-vl by request_rate: 1; sweep by max_concurrency: 2"
 	if strings.Join(names, "; ") != want {
 		t.Errorf("curves %q, want %q", strings.Join(names, "; "), want)
+	}
+}
+
+// TestGoldenLoadMarkdown holds the PR comment of a 5-load sweep whose
+// capacity at the SLO fell 10% to a golden file: the checks table has
+// the capacity at SLO row (reference, head, change, verdict), the load
+// curves section names head's and the baseline's capacity, lists both
+// curves' points and charts both curves in one mermaid xychart-beta.
+func TestGoldenLoadMarkdown(t *testing.T) {
+	slow := standIn{slots: 32, base: 10, perReq: 0.5 / 0.9, tokens: 100}
+	rep := capacityWorld(slow.sweep(nil)).checkCfg(t, sloConfig(t, sloRules))
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "check-load.md", md.Bytes())
+	s := md.String()
+	table, _, _ := strings.Cut(s, "**Load curves**")
+	for _, want := range []string{"| Capacity at SLO (req/s) | 9.8685 | 8.9244 | -9.57% | max\\_regression 5% | 12/1 | ❌ fail |"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the checks table lacks %q", want)
+		}
+	}
+	chart := regexp.MustCompile("(?s)```mermaid\nxychart-beta\n    title \"serve: p99_tpot_ms by max_concurrency\".*?```").FindString(s)
+	if strings.Count(chart, "\n    line [") != 2 || !strings.Contains(s, "capacity at SLO: head 8.9244 req/s") || !strings.Contains(s, "baseline 9.791 req/s") {
+		t.Errorf("the load curves section lacks both capacities or both curves:\n%s", s)
 	}
 }

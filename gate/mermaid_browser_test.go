@@ -49,7 +49,7 @@ func TestMermaidChartsParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	texts := []string{md.String()}
-	for _, g := range []string{"check.md", "check-caveats.md", "history.md", "trend-accepted.md"} {
+	for _, g := range []string{"check.md", "check-caveats.md", "check-load.md", "history.md", "trend-accepted.md"} {
 		b, err := os.ReadFile(filepath.Join("testdata", g))
 		if err != nil {
 			t.Fatal(err)

@@ -42,6 +42,13 @@ type objective struct {
 	Limit  float64
 }
 
+// Objective is one bound of an SLO as the site draws it: the stored
+// metric it reads (p99_ttft_ms) and its limit.
+type Objective = objective
+
+// Objectives lists the SLO's bounds, in the order TTFT, TPOT, ITL, E2EL.
+func (s SLO) Objectives() []Objective { return s.objectives() }
+
 // objectives lists the SLO's bounds, in the order TTFT, TPOT, ITL, E2EL.
 func (s SLO) objectives() []objective {
 	p := s.Percentile

@@ -3,6 +3,7 @@ package site
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -442,5 +443,158 @@ func TestBrowserRepositories(t *testing.T) {
 	}
 	if e := errs(); len(e) > 0 {
 		t.Errorf("console errors: %q", e)
+	}
+}
+
+// TestBrowserLoadCurve opens a load curve (a 5-load sweep on two
+// commits, an SLO of p99 TTFT 200 ms and p99 TPOT 50 ms): the overview
+// lists it; its page draws the latest commit's 5 points beside the
+// previous commit's 5, the SLO's bound as a line and both capacities at
+// the SLO as gate computes them; the previous commit and another latency
+// are selectable; a label and subjects with markup are shown as text;
+// clicking a commit on a chart of the sweep opens its curve; and the
+// dark scheme draws it in the dark palette.
+func TestBrowserLoadCurve(t *testing.T) {
+	commits, h := sweepHistory(6)
+	dir := t.TempDir()
+	rules := sweepRules()
+	if _, err := Generate(context.Background(), commits, gate.WithCapacity(h, rules.SLOs, nil), dir, Options{Ref: "main", Rules: rules, Forge: ParseRemote("https://github.com/perfgate/demo.git")}); err != nil {
+		t.Fatal(err)
+	}
+	slo, _ := gate.SLOFor(rules.SLOs, "serving")
+	capOf := func(sha string) float64 {
+		c, ok := gate.Curves(h[sha], nil)[0].Capacity(slo)
+		if !ok {
+			t.Fatalf("no capacity at %s", sha)
+		}
+		return c.Requests
+	}
+	const id = "serving.qwen2.5-7b-b.by.max_concurrency.ci"
+	for _, dark := range []bool{false, true} {
+		ctx, errs := browser(t, 1280, 900)
+		if dark {
+			if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(t, ctx, "overview", chromedp.Navigate(fileURL(dir, "")), chromedp.WaitVisible(chromedp.CSS(`#ctable tbody tr`)))
+		var listed []string
+		eval(t, ctx, `[...document.querySelectorAll("#ctable tbody tr")].map(r => r.dataset.curve)`, &listed)
+		if fmt.Sprint(listed) != "["+id+"]" {
+			t.Errorf("overview lists load curves %v, want [%s]", listed, id)
+		}
+		must(t, ctx, "curve", chromedp.Click(chromedp.CSS(`#ctable tbody a`)), chromedp.WaitVisible(chromedp.CSS(`#ksvg`)))
+		var got struct {
+			Head, Prev, Series int
+			SLO                string
+			HeadCap, PrevCap   float64
+			Bold, Imgs         int
+			Hash, Sub, Cap     string
+			Stroke, Bg         string
+		}
+		state := `(() => ({
+			Head: document.querySelectorAll("#ksvg circle.pt.head").length,
+			Prev: document.querySelectorAll("#ksvg circle.pt.prev").length,
+			Series: +document.getElementById("ksvg").dataset.series,
+			SLO: (document.querySelector("#ksvg line.slo") || {dataset: {}}).dataset.limit || "",
+			HeadCap: +((document.querySelector("#ksvg g.headcap") || {dataset: {}}).dataset.req || 0),
+			PrevCap: +((document.querySelector("#ksvg g.prevcap") || {dataset: {}}).dataset.req || 0),
+			Bold: document.querySelectorAll("#curve b").length,
+			Imgs: document.querySelectorAll("#curve img").length,
+			Hash: location.hash, Sub: document.getElementById("ksub").textContent, Cap: document.getElementById("kcap").textContent,
+			Stroke: getComputedStyle(document.querySelector("#ksvg polyline.head")).stroke,
+			Bg: getComputedStyle(document.body).backgroundColor,
+		}))()`
+		eval(t, ctx, state, &got)
+		if got.Head != 5 || got.Prev != 5 || got.Series != 2 {
+			t.Errorf("curve draws %d points of the latest commit and %d of the previous (%d series), want 5 and 5 (2 series)", got.Head, got.Prev, got.Series)
+		}
+		if got.SLO != "200" {
+			t.Errorf("SLO line at %q, want p99_ttft_ms's 200", got.SLO)
+		}
+		if want := capOf(commits[5].SHA); math.Abs(got.HeadCap-want) > 1e-9 || math.Abs(got.PrevCap-capOf(commits[4].SHA)) > 1e-9 {
+			t.Errorf("capacity marks at %v and %v req/s, want gate's %v and %v", got.HeadCap, got.PrevCap, want, capOf(commits[4].SHA))
+		}
+		if got.Bold != 0 || got.Imgs != 0 || !strings.Contains(got.Sub, "model=qwen2.5-7b <b>") || !strings.Contains(got.Cap, "<img src=x onerror=alert(1)>") {
+			t.Errorf("markup from the history: %d b and %d img elements, subtitle %q, commit line %q; want it as text", got.Bold, got.Imgs, got.Sub, got.Cap)
+		}
+		if got.Hash != "#~curve/"+id+"/"+commits[5].SHA {
+			t.Errorf("hash %s, want the latest commit's curve", got.Hash)
+		}
+		wantStroke := "rgb(0, 114, 178)"
+		if dark {
+			wantStroke = "rgb(86, 180, 233)"
+		}
+		if got.Stroke != wantStroke || dark != (got.Bg == "rgb(18, 18, 18)") {
+			t.Errorf("dark=%v: curve drawn in %s on %s, want %s", dark, got.Stroke, got.Bg, wantStroke)
+		}
+		if dst := os.Getenv("PERFGATE_SITE_SCREENSHOTS"); dst != "" {
+			name := "site-curve.png"
+			if dark {
+				name = "site-curve-dark.png"
+			}
+			screenshot(t, ctx, filepath.Join(dst, name))
+		}
+		if dark {
+			if e := errs(); len(e) > 0 {
+				t.Errorf("console errors: %q", e)
+			}
+			continue
+		}
+
+		// The previous commit: its curve alone, no earlier one beside it.
+		must(t, ctx, "previous commit", chromedp.Click(chromedp.ID("kprev")), chromedp.Sleep(100*time.Millisecond))
+		eval(t, ctx, state, &got)
+		if got.Head != 5 || got.Prev != 0 || got.Series != 1 || got.Hash != "#~curve/"+id+"/"+commits[4].SHA {
+			t.Errorf("previous commit: %d and %d points (%d series) at %s, want its 5 alone at %s", got.Head, got.Prev, got.Series, got.Hash, commits[4].SHA)
+		}
+		// Another latency: TPOT, with its own bound.
+		var changed bool
+		eval(t, ctx, `(() => { const s = document.getElementById("kmetric"); s.value = "p99_tpot_ms"; return s.dispatchEvent(new Event("change")); })()`, &changed)
+		eval(t, ctx, state, &got)
+		if got.SLO != "50" {
+			t.Errorf("p99_tpot_ms: SLO line at %q, want 50", got.SLO)
+		}
+
+		// A chart of one of the sweep's loads links to the curve, and a
+		// click on a commit opens that commit's curve.
+		must(t, ctx, "chart", chromedp.Navigate("about:blank"), chromedp.Navigate(fileURL(dir, "#serving.8.qwen2.5-7b-b-.ci/p99_ttft_ms")), chromedp.WaitVisible(chromedp.ID("curvelink")))
+		var at struct{ X, Y, Left, Top float64 }
+		eval(t, ctx, `(() => { const c = perfgateChart.commits(), p = perfgateChart.xy(c[c.length - 1]), r = document.getElementById("canvas").getBoundingClientRect(); return {X: p.x, Y: p.y, Left: r.left, Top: r.top}; })()`, &at)
+		must(t, ctx, "click a commit", chromedp.MouseClickXY(at.Left+at.X, at.Top+at.Y), chromedp.WaitVisible(chromedp.CSS(`#ksvg`)))
+		eval(t, ctx, state, &got)
+		if got.Hash != "#~curve/"+id+"/"+commits[5].SHA || got.Series != 2 {
+			t.Errorf("click on the latest commit of a sweep's chart opened %s (%d series), want its load curve", got.Hash, got.Series)
+		}
+
+		// The capacity chart links to the curve it was derived from.
+		var href string
+		must(t, ctx, "capacity chart", chromedp.Navigate("about:blank"), chromedp.Navigate(fileURL(dir, "#serving.max_concurrency.qwen2.5-7b-b-.ci/capacity")), chromedp.WaitVisible(chromedp.ID("curvelink")))
+		eval(t, ctx, `document.getElementById("curvelink").getAttribute("href")`, &href)
+		if href != "#~curve/"+id {
+			t.Errorf("the capacity chart links to %q, want #~curve/%s", href, id)
+		}
+
+		// A chart of a benchmark not swept has no curve link.
+		var linked bool
+		must(t, ctx, "unit chart", chromedp.Navigate("about:blank"), chromedp.Navigate(fileURL(dir, "#unit/mean_ttft_ms")), chromedp.WaitVisible(chromedp.CSS(`#canvas[data-points]`)), chromedp.Sleep(200*time.Millisecond))
+		eval(t, ctx, `!document.getElementById("chartcurve").hidden`, &linked)
+		if linked {
+			t.Errorf("the chart of unit, never swept, links to a load curve")
+		}
+
+		// On a phone's screen the curve's page does not overflow.
+		var overflow bool
+		must(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Navigate("about:blank"),
+			chromedp.Navigate(fileURL(dir, "#~curve/"+id)), chromedp.WaitVisible(chromedp.CSS(`#ksvg`)))
+		eval(t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow)
+		if overflow {
+			t.Errorf("the load curve overflows a 390 px wide screen")
+		}
+		if e := errs(); len(e) > 0 {
+			t.Errorf("console errors: %q", e)
+		}
 	}
 }

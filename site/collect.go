@@ -23,6 +23,7 @@ type model struct {
 	commits []gate.Commit
 	series  []*series // by key
 	alerts  map[alertKey][]openAlert
+	sweeps  []*sweep // load curves per commit, by key (curves.go)
 	// runs is how many stored runs the charts draw (a run is drawn on
 	// one chart per metric it has, and counted once), measured how many
 	// commits they are at.
@@ -59,6 +60,7 @@ func collect(ctx context.Context, commits []gate.Commit, h gate.History, opts Op
 	benches := map[string]bool{}
 	seen := map[string]bool{}
 	runs, measured := 0, 0
+	sweeps := map[string]*sweep{}
 	shas := make([]string, 0, batchSize)
 	for start := 0; start < len(commits); start += batchSize {
 		if err := ctx.Err(); err != nil {
@@ -85,6 +87,7 @@ func collect(ctx context.Context, commits []gate.Commit, h gate.History, opts Op
 					drawn++
 				}
 			}
+			addCurves(sweeps, got[commits[i].SHA], int32(i), opts)
 			runs += drawn
 			if drawn > 0 {
 				measured++
@@ -95,6 +98,9 @@ func collect(ctx context.Context, commits []gate.Commit, h gate.History, opts Op
 		return nil, err
 	}
 	m := &model{commits: trimUnmeasured(commits, bySeries), runs: runs, measured: measured}
+	if len(m.commits) > 0 {
+		m.sweeps = sweepList(sweeps, int32(len(commits)-len(m.commits)))
+	}
 	for _, s := range bySeries {
 		if len(s.charts) > 0 {
 			m.series = append(m.series, s)

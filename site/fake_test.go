@@ -114,3 +114,51 @@ func stepHistory(n, back int, pct float64) ([]gate.Commit, fakeHistory) {
 	}
 	return commits, h
 }
+
+// sweepHistory is a serving benchmark swept at 5 concurrencies on the
+// last two of n commits (one run per load; the commits before have a
+// single-load result of another benchmark): the newer commit serves 10%
+// fewer requests per second, each with 20% more TTFT. A label and the
+// subjects carry markup, to be shown as text.
+func sweepHistory(n int) ([]gate.Commit, fakeHistory) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	commits := make([]gate.Commit, n)
+	h := fakeHistory{}
+	loads := []string{"1", "2", "4", "8", "16"}
+	req := []float64{1.9, 3.7, 7, 11.5, 13}
+	p99TTFT := []float64{60, 80, 120, 260, 900}
+	meanTPOT := []float64{20, 22, 26, 34, 48}
+	for i := range commits {
+		sha := fmt.Sprintf("%x", sha1.Sum([]byte(fmt.Sprint("sweep commit ", i))))
+		commits[i] = gate.Commit{SHA: sha, Subject: fmt.Sprintf("change %d: <img src=x onerror=alert(1)> batching", i), Time: t0.Add(time.Duration(i) * time.Hour)}
+		h[sha] = append(h[sha], gate.Sample{Commit: sha, Benchmark: "unit", Testbed: "ci", Time: commits[i].Time,
+			Metrics: map[string]float64{"mean_ttft_ms": 10 + float64(i)}})
+		if i < n-2 {
+			continue
+		}
+		slower := 1.0
+		if i == n-1 {
+			slower = 1.1
+		}
+		for k, l := range loads {
+			h[sha] = append(h[sha], gate.Sample{Commit: sha, Benchmark: "serving", Testbed: "ci", Time: commits[i].Time,
+				Labels: map[string]string{"model": "qwen2.5-7b <b>", "max_concurrency": l},
+				Metrics: map[string]float64{
+					"request_throughput": math.Round(req[k]/slower*1000) / 1000,
+					"output_throughput":  math.Round(req[k]/slower*128*1000) / 1000,
+					"mean_ttft_ms":       math.Round(0.6*p99TTFT[k]*slower*slower*1000) / 1000,
+					"p99_ttft_ms":        math.Round(p99TTFT[k]*slower*slower*1000) / 1000,
+					"mean_tpot_ms":       meanTPOT[k],
+					"p99_tpot_ms":        math.Round(1.3*meanTPOT[k]*1000) / 1000,
+				}})
+		}
+	}
+	return commits, h
+}
+
+// sweepRules is an SLO of p99 TTFT 200 ms and p99 TPOT 50 ms.
+func sweepRules() *gate.Config {
+	cfg := gate.DefaultConfig()
+	cfg.SLOs = []gate.SLO{{TTFTMs: 200, TPOTMs: 50}}
+	return cfg
+}

@@ -11,6 +11,8 @@
 //	data/commits.js                 the walked commits: id, subject, author date
 //	data/s/SERIES/METRIC.js         one chart: every run, medians, band, change points,
 //	                                accepted changes
+//	data/c/CURVE.js                 one load curve (a sweep of loads) at each commit that
+//	                                measured it, with its capacity at the SLO (curves.go)
 //	perfgate-site.json              what was generated (and the marker that lets
 //	                                a later run replace the directory's contents)
 //
@@ -21,7 +23,9 @@
 // Data files are JavaScript that calls perfgateData(key, value), loaded by
 // <script> elements: browsers refuse fetch() of file:// URLs, scripts they
 // load. A page loads only what it shows: the overview data/index.js, a
-// chart data/commits.js and its own file.
+// chart data/commits.js, its own file and data/index.js (to link the load
+// curve its series belongs to, whose file it then loads), a load curve
+// data/commits.js and its own file.
 //
 // A series is what the gate compares: a benchmark, its identity labels and
 // its testbed (gate.SeriesIdentity). Per commit the chart's line is the
@@ -121,7 +125,10 @@ type Summary struct {
 	Charts   int `json:"charts"` // series × metric
 	// Runs is how many stored runs are drawn, each counted once however
 	// many metrics (charts) it has.
-	Runs    int `json:"runs"`
+	Runs int `json:"runs"`
+	// Curves are the load curves drawn per commit (data/c/): a
+	// benchmark's results at several loads in one commit.
+	Curves  int `json:"load_curves,omitempty"`
 	Flagged int `json:"flagged"` // charts flagged as a regression: an open regression of watch's, or the latest commit beyond the band
 	// OpenRegressions are perfgate watch's open regressions on the
 	// charts shown (a chart may have more than one).

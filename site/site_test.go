@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -283,5 +284,60 @@ func TestSummaryCountsRuns(t *testing.T) {
 				t.Errorf("runs %d at %d measured of %d commits, want %d at %d of %d", sum.Runs, sum.Measured, sum.Commits, tt.runs, measured, len(commits))
 			}
 		})
+	}
+}
+
+// TestGoldenCurve holds a load curve's file to a golden file: a 5-load
+// sweep on two commits, each commit's points and its capacity at the SLO
+// (gate's: interpolated between loads 4 and 8), and the overview's row
+// of it. A history without sweeps writes no curve (TestGolden's files
+// are unchanged).
+func TestGoldenCurve(t *testing.T) {
+	commits, h := sweepHistory(6)
+	dir := t.TempDir()
+	// As perfgate site reads it: with each commit's capacity at the SLO.
+	sum, err := Generate(context.Background(), commits, gate.WithCapacity(h, sweepRules().SLOs, nil), dir, Options{Ref: "main", Rules: sweepRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Curves != 1 {
+		t.Fatalf("summary %+v: want 1 load curve", sum)
+	}
+	id := "serving.qwen2.5-7b-b.by.max_concurrency.ci"
+	got, err := os.ReadFile(filepath.Join(dir, "data", "c", id+".js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenfile.Check(t, filepath.Join("testdata", "curve_"+id+".js.golden"), got)
+	ix, err := os.ReadFile(filepath.Join(dir, "data", "index.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenfile.Check(t, filepath.Join("testdata", "curve_index.js.golden"), ix)
+	// The capacity is gate's, computed from the same curve.
+	curves := gate.Curves(h[commits[5].SHA], nil)
+	slo, _ := gate.SLOFor(sweepRules().SLOs, "serving")
+	want, ok := curves[0].Capacity(slo)
+	if !ok || !strings.Contains(string(got), fmt.Sprintf(`"cap":{"req":%s,`, strconv.FormatFloat(want.Requests, 'g', -1, 64))) {
+		t.Errorf("the latest commit's capacity is not gate's %+v", want)
+	}
+}
+
+// TestCurveNone: a sweep of one commit's single load, a dirty sweep and
+// a history without any write no curve file.
+func TestCurveNone(t *testing.T) {
+	commits, h := sweepHistory(6)
+	for _, sha := range []string{commits[4].SHA, commits[5].SHA} {
+		for i := range h[sha] {
+			h[sha][i].Dirty = h[sha][i].Benchmark == "serving"
+		}
+	}
+	dir := t.TempDir()
+	sum, err := Generate(context.Background(), commits, h, dir, Options{Ref: "main", Rules: sweepRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", "c")); sum.Curves != 0 || err == nil {
+		t.Errorf("dirty sweeps: %d curves written, want none", sum.Curves)
 	}
 }

@@ -41,8 +41,10 @@ func write(dir string, m *model, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := writeCurves(dir, m.sweeps, sum); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
-	buf.Reset()
 	indexFile(&buf, rows, m, sum.OpenRegressions, opts)
 	if err := writeData(filepath.Join(dir, "data", "index.js"), "index", buf.Bytes(), sum); err != nil {
 		return nil, err
@@ -79,6 +81,25 @@ func latestDrawn(m *model) *Commit {
 	}
 	c := m.commits[last]
 	return &Commit{SHA: c.SHA, Subject: c.Subject, Time: c.Time.UTC()}
+}
+
+// writeCurves writes each load curve's file, data/c/ID.js.
+func writeCurves(dir string, sweeps []*sweep, sum *Summary) error {
+	var buf []byte
+	for _, sw := range sweeps {
+		buf = dataHead(buf[:0], "c/"+sw.id)
+		buf = curveFile(buf, sw)
+		buf = append(buf, dataTail...)
+		if err := os.MkdirAll(filepath.Join(dir, "data", "c"), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "data", "c", sw.id+".js"), buf, 0o644); err != nil {
+			return err
+		}
+		sum.Files++
+		sum.Curves++
+	}
+	return nil
 }
 
 // job is one chart to write.
@@ -491,6 +512,17 @@ func indexFile(b *bytes.Buffer, rows [][]byte, m *model, open int, opts Options)
 	if n := len(m.commits); n > 0 {
 		b.WriteString(`,"head":`)
 		b.Write(jstr(m.commits[n-1].SHA))
+	}
+	if len(m.sweeps) > 0 {
+		b.WriteString(",\"curves\":[")
+		for i, sw := range m.sweeps {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("\n")
+			b.Write(curveRow(sw))
+		}
+		b.WriteString("]")
 	}
 	b.WriteString(",\"rows\":[")
 	for i, r := range rows {

@@ -56,6 +56,7 @@
   var index = null, rows = [], sortKey = null, sortDir = 1;
   function showOverview() {
     $("chart").hidden = true;
+    $("curve").hidden = true;
     $("overview").hidden = false;
     if (index) { document.title = index.title; return Promise.resolve(); }
     return load("index").then(function (ix) {
@@ -69,6 +70,7 @@
       $("agohead").textContent = "vs " + ix.ago + " ago";
       $("agohead").title = "change against the median " + ix.ago + " measured commits earlier";
       buildRows(ix);
+      buildCurves(ix);
       applyFilter();
       document.body.dataset.overviewMs = performance.now().toFixed(0);
     });
@@ -163,6 +165,7 @@
   var C = null; // the chart shown: data, commits, view
   function showChart(sid, file) {
     $("overview").hidden = true;
+    $("curve").hidden = true;
     $("chart").hidden = false;
     // Generated ids are slugs; anything else is a hand-written
     // #benchmark/metric link that the overview's data resolves.
@@ -209,6 +212,7 @@
       (d.watch || []).map(function (a) { return " \u00b7 watch: open regression " + pct(a.pct) + " at " + a.sha.slice(0, 7); }).join("");
     $("canvas").setAttribute("aria-label", "Chart of " + d.label + " for " + d.bench + " over " + xs.length + " commits");
     draw();
+    linkCurve(d);
   }
   function resetView() {
     if (!C) return;
@@ -356,6 +360,7 @@
     if (bad) tip.appendChild(el("div", {}, bad + " invalid" + (why ? ": " + why : "")));
     if (dirty) tip.appendChild(el("div", {}, dirty + " dirty"));
     (d.acc || []).forEach(function (a) { if (a.x === c) tip.appendChild(el("div", { class: "acc" }, a.text)); });
+    if (C.curve && C.curve.at[c]) tip.appendChild(el("div", {}, "click: its load curve"));
     tip.hidden = false;
     var pl = $("plot"), w = tip.offsetWidth, h = tip.offsetHeight;
     tip.style.left = Math.max(0, Math.min(pl.clientWidth - w, px + 12)) + "px";
@@ -402,6 +407,10 @@
       if (!C || !d || d.moved) return;
       var c = commitAt(e.offsetX);
       if (e.pointerType === "touch" && c !== d.shown) { showTip(c, e.offsetX, e.offsetY); return; }
+      if (c >= 0 && C.curve && C.curve.at[c]) {
+        location.hash = "~curve/" + C.curve.id + "/" + C.cm.sha[c];
+        return;
+      }
       if (c >= 0 && C.forge && C.forge.kind) {
         var url = C.forge.repo + (C.forge.kind === "gitlab" ? "/-/commit/" : "/commit/") + C.cm.sha[c];
         window.open(url, "_blank", "noopener");
@@ -423,9 +432,234 @@
     if (window.matchMedia) matchMedia("(prefers-color-scheme: dark)").addEventListener("change", draw);
   }
 
+  // ---- load curves ----
+  // A sweep's curve at one commit (data/c/ID.js): latency against the
+  // throughput each load achieved, beside the previous measured commit's,
+  // with the SLO's bound as a line and the capacity at it as a mark. All
+  // text from the history goes in through textContent or attributes.
+  var K = null; // the curve shown: data, commits, selected entry, metric
+  var SVGNS = "http://www.w3.org/2000/svg";
+  function sv(tag, attrs, text) {
+    var e = document.createElementNS(SVGNS, tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text != null) e.textContent = text;
+    return e;
+  }
+  function capText(c) {
+    if (!c) return "not computed (no SLO for this benchmark, or a point lacks a latency it bounds)";
+    if (c.status === "no swept point meets it") return "none: no swept point meets it (the lowest load is " + c.above + ")";
+    if (c.status === "beyond the swept range") return "at least " + fmt(c.req) + " req/s (beyond the swept range: every point meets it)";
+    if (c.status === "interpolated") return fmt(c.req) + " req/s (between loads " + c.below + " and " + c.above + ")";
+    return fmt(c.req) + " req/s (at load " + c.below + ")";
+  }
+  function capChange(c, p) {
+    if (!c || !p || !(p.req > 0) || c.status === "no swept point meets it") return null;
+    return 100 * (c.req / p.req - 1);
+  }
+  function commitLabel(cm, x) {
+    return cm.sha[x].slice(0, 7) + " " + new Date(cm.time[x] * 1000).toISOString().slice(0, 10) + " " + cm.subject[x];
+  }
+  function showCurve(id, sha) {
+    $("overview").hidden = true;
+    $("chart").hidden = true;
+    $("curve").hidden = false;
+    var data = /^[a-z0-9_.-]+$/.test(id) ? load("c/" + id) : Promise.reject(new Error("no load curve " + id));
+    return Promise.all([data, load("commits")])
+      .then(function (got) {
+        $("home").textContent = got[1].title;
+        addUp(got[1].up);
+        openCurve(got[0], got[1], sha);
+      })
+      .catch(function (e) {
+        $("ktitle").textContent = "No such load curve";
+        $("ksub").textContent = String(e.message) + "; pick one from the overview.";
+        K = null;
+        $("kplot").textContent = "";
+      });
+  }
+  function openCurve(d, cm, sha) {
+    var i = d.at.length - 1;
+    if (sha) for (var j = 0; j < d.at.length; j++) if (cm.sha[d.at[j].x].indexOf(sha) === 0) i = j;
+    var metric = K && K.d.id === d.id ? K.metric : null;
+    if (!metric || d.metrics.indexOf(metric) < 0) {
+      var objs = ((d.slo || {}).obj || []).map(function (o) { return o.m; }).filter(function (m) { return d.metrics.indexOf(m) >= 0; });
+      metric = objs[0] || (d.metrics.indexOf("mean_ttft_ms") >= 0 ? "mean_ttft_ms" : d.metrics[0]);
+    }
+    K = { d: d, cm: cm, i: i, metric: metric };
+    document.title = d.bench + " \u2013 load curve by " + d.load;
+    $("ktitle").textContent = d.bench + ": load curve by " + d.load;
+    var sel = $("kcommit");
+    sel.textContent = "";
+    for (j = d.at.length - 1; j >= 0; j--) sel.appendChild(el("option", { value: String(j) }, commitLabel(cm, d.at[j].x)));
+    var ms = $("kmetric");
+    ms.textContent = "";
+    d.metrics.forEach(function (m) { ms.appendChild(el("option", { value: m }, m)); });
+    selectCurve(i);
+  }
+  function selectCurve(i) {
+    var d = K.d, cm = K.cm;
+    K.i = Math.max(0, Math.min(d.at.length - 1, i));
+    var a = d.at[K.i], p = K.i > 0 ? d.at[K.i - 1] : null, sha = cm.sha[a.x];
+    history.replaceState(null, "", "#~curve/" + d.id + "/" + sha);
+    $("kcommit").value = String(K.i);
+    $("kmetric").value = K.metric;
+    $("kprev").disabled = K.i === 0;
+    $("knext").disabled = K.i === d.at.length - 1;
+    $("kheadname").textContent = "commit " + sha.slice(0, 7);
+    $("kprevname").textContent = p ? "previous measured commit " + cm.sha[p.x].slice(0, 7) : "no earlier commit measured this curve";
+    $("ksub").textContent = [labelText(d.labels).join(", ") || "no labels", d.testbed ? "testbed " + d.testbed : "",
+      d.at.length + " commit" + (d.at.length === 1 ? "" : "s") + " measured it",
+      d.slo ? "SLO " + d.slo.text : "no SLO in the rules file for this benchmark"].filter(Boolean).join(" \u00b7 ");
+    var cap = $("kcap");
+    cap.textContent = "";
+    var f = cm.forge || {};
+    if (f.kind) cap.appendChild(el("a", { href: f.repo + (f.kind === "gitlab" ? "/-/commit/" : "/commit/") + sha, rel: "noopener" }, sha.slice(0, 7)));
+    else cap.appendChild(el("code", {}, sha.slice(0, 7)));
+    cap.appendChild(document.createTextNode(" " + cm.subject[a.x]));
+    cap.appendChild(document.createElement("br"));
+    var chg = capChange(a.cap, p && p.cap);
+    cap.appendChild(document.createTextNode("Capacity at SLO: " + capText(a.cap) +
+      (p ? "; previous measured commit: " + capText(p.cap) : "") + (chg != null ? " (" + pct(chg) + ")" : "")));
+    drawCurve();
+    pointTable(a, p);
+  }
+  function series(e, mi) {
+    var out = [];
+    if (e) e.pts.forEach(function (q) { if (q.req > 0 && q.lat[mi] != null) out.push({ x: q.req, y: q.lat[mi], q: q }); });
+    return out;
+  }
+  function drawCurve() {
+    var d = K.d, a = d.at[K.i], p = K.i > 0 ? d.at[K.i - 1] : null, mi = d.metrics.indexOf(K.metric);
+    var hs = series(a, mi), ps = series(p, mi);
+    var obj = ((d.slo || {}).obj || []).filter(function (o) { return o.m === K.metric; })[0];
+    var box = $("kplot");
+    box.textContent = "";
+    var W = Math.max(300, box.clientWidth || 800), H = 380, m = { l: 64, r: 16, t: 16, b: 46 }, pw = W - m.l - m.r, ph = H - m.t - m.b;
+    var xmax = 0, ymax = 0;
+    hs.concat(ps).forEach(function (s) { xmax = Math.max(xmax, s.x); ymax = Math.max(ymax, s.y); });
+    [a.cap, p && p.cap].forEach(function (c) { if (c && c.req > 0) xmax = Math.max(xmax, c.req); });
+    if (obj) ymax = Math.max(ymax, obj.v);
+    xmax = xmax > 0 ? xmax * 1.06 : 1; ymax = ymax > 0 ? ymax * 1.08 : 1;
+    var X = function (v) { return m.l + (v / xmax) * pw; }, Y = function (v) { return m.t + ph - (v / ymax) * ph; };
+    var svg = sv("svg", { viewBox: "0 0 " + W + " " + H, role: "img", id: "ksvg",
+      "aria-label": K.metric + " against achieved throughput, commit " + K.cm.sha[a.x].slice(0, 7) + (p ? " and the previous measured commit" : "") });
+    niceTicks(0, ymax, 6).forEach(function (v) {
+      svg.appendChild(sv("line", { class: "grid", x1: m.l, x2: m.l + pw, y1: Y(v), y2: Y(v) }));
+      svg.appendChild(sv("text", { class: "tick", x: m.l - 6, y: Y(v) + 4, "text-anchor": "end" }, fmt(v)));
+    });
+    niceTicks(0, xmax, Math.max(3, Math.floor(pw / 90))).forEach(function (v) {
+      svg.appendChild(sv("line", { class: "grid", x1: X(v), x2: X(v), y1: m.t, y2: m.t + ph }));
+      svg.appendChild(sv("text", { class: "tick", x: X(v), y: m.t + ph + 16, "text-anchor": "middle" }, fmt(v)));
+    });
+    svg.appendChild(sv("rect", { class: "frame", x: m.l, y: m.t, width: pw, height: ph }));
+    svg.appendChild(sv("text", { class: "axis", x: m.l + pw / 2, y: H - 8, "text-anchor": "middle" }, "achieved throughput (req/s)"));
+    svg.appendChild(sv("text", { class: "axis", x: 14, y: m.t + ph / 2, "text-anchor": "middle", transform: "rotate(-90 14 " + (m.t + ph / 2) + ")" }, K.metric));
+    if (obj) {
+      svg.appendChild(sv("line", { class: "slo", x1: m.l, x2: m.l + pw, y1: Y(obj.v), y2: Y(obj.v), "data-limit": String(obj.v) }));
+      svg.appendChild(sv("text", { class: "slo", x: m.l + 6, y: Y(obj.v) - 5 }, "SLO " + K.metric + " \u2264 " + fmt(obj.v)));
+    }
+    [[p, "cap prevcap"], [a, "cap headcap"]].forEach(function (e) {
+      var c = e[0] && e[0].cap;
+      if (!c || !(c.req > 0) || c.status === "no swept point meets it") return;
+      var g = sv("g", { class: e[1], "data-req": String(c.req) });
+      g.appendChild(sv("line", { class: e[1], x1: X(c.req), x2: X(c.req), y1: m.t, y2: m.t + ph }));
+      if (e[0] === a) g.appendChild(sv("text", { class: "cap", x: X(c.req) - 4, y: m.t + 14, "text-anchor": "end" },
+        (c.status === "beyond the swept range" ? "\u2265 " : "") + fmt(c.req) + " req/s"));
+      else g.appendChild(sv("text", { class: "cap", x: X(c.req) + 4, y: m.t + ph - 6 }, "previous " + fmt(c.req) + " req/s"));
+      g.appendChild(sv("title", {}, "capacity at SLO: " + capText(c)));
+      svg.appendChild(g);
+    });
+    [[ps, "prev", p], [hs, "head", a]].forEach(function (e) {
+      if (!e[0].length) return;
+      var g = sv("g", { class: "series " + e[1], "data-points": String(e[0].length) });
+      g.appendChild(sv("polyline", { class: "line " + e[1], points: e[0].map(function (s) { return X(s.x).toFixed(1) + "," + Y(s.y).toFixed(1); }).join(" ") }));
+      e[0].forEach(function (s) {
+        var c = sv("circle", { class: "pt " + e[1], cx: X(s.x).toFixed(1), cy: Y(s.y).toFixed(1), r: 4, "data-load": s.q.load });
+        c.appendChild(sv("title", {}, K.cm.sha[e[2].x].slice(0, 7) + ", " + d.load + " " + s.q.load + ": " + fmt(s.x) + " req/s, " + K.metric + " " + fmt(s.y) +
+          (s.q.sat ? " (saturated: under 90% of the configured rate achieved)" : "")));
+        g.appendChild(c);
+      });
+      svg.appendChild(g);
+    });
+    svg.dataset.series = String((hs.length ? 1 : 0) + (ps.length ? 1 : 0));
+    box.appendChild(svg);
+  }
+  function pointTable(a, p) {
+    var d = K.d, mi = d.metrics.indexOf(K.metric), loads = [];
+    (p ? p.pts : []).concat(a.pts).forEach(function (q) { if (loads.indexOf(q.load) < 0) loads.push(q.load); });
+    var find = function (e, l) { return e ? e.pts.filter(function (q) { return q.load === l; })[0] : null; };
+    var th = $("kpoints").tHead, tb = $("kpoints").tBodies[0];
+    th.textContent = ""; tb.textContent = "";
+    var hr = el("tr");
+    [d.load, "previous req/s", "req/s", "previous " + K.metric, K.metric].forEach(function (h, i) { hr.appendChild(el("th", { scope: "col", class: i ? "num" : "" }, h)); });
+    th.appendChild(hr);
+    loads.forEach(function (l) {
+      var qa = find(a, l), qp = find(p, l), tr = el("tr");
+      tr.appendChild(el("td", {}, l));
+      [qp && qp.req, qa && qa.req, qp && qp.lat[mi], qa && qa.lat[mi]].forEach(function (v) { tr.appendChild(el("td", { class: "num" }, fmt(v))); });
+      tb.appendChild(tr);
+    });
+  }
+  // curveOf finds the load curve a chart's series belongs to: the same
+  // benchmark (guidellm's "constant@5.00" is curve "constant"), its labels
+  // among the series', and for a capacity series the curve it was derived from.
+  function curveOf(ix, d) {
+    return (ix.curves || []).filter(function (c) {
+      if (c.b !== d.bench && d.bench.indexOf(c.b + "@") !== 0) return false;
+      if (d.labels.load_label != null && d.labels.load_label !== c.load) return false;
+      if (d.labels.load_label == null && d.labels[c.load] == null) return false;
+      return Object.keys(c.l).every(function (k) { return d.labels[k] === c.l[k]; });
+    })[0];
+  }
+  function linkCurve(d) {
+    var p = $("chartcurve");
+    p.hidden = true; p.textContent = ""; $("curvehint").hidden = true;
+    return load("index").then(function (ix) {
+      var c = curveOf(ix, d);
+      if (!c || !C || C.d !== d) return;
+      return load("c/" + c.id).then(function (cd) {
+        if (!C || C.d !== d) return;
+        C.curve = { id: c.id, at: {} };
+        cd.at.forEach(function (e) { C.curve.at[e.x] = true; });
+        p.appendChild(el("a", { href: "#~curve/" + c.id, id: "curvelink" }, "Load curve by " + c.load + " at the latest commit"));
+        p.appendChild(document.createTextNode(" (latency against achieved throughput, with the capacity at the SLO)"));
+        p.hidden = false;
+        $("curvehint").hidden = false;
+      });
+    }).catch(function () { /* no curve: the chart alone */ });
+  }
+  function wireCurve() {
+    $("kcommit").addEventListener("change", function () { if (K) selectCurve(+$("kcommit").value); });
+    $("kmetric").addEventListener("change", function () { if (K) { K.metric = $("kmetric").value; selectCurve(K.i); } });
+    $("kprev").addEventListener("click", function () { if (K) selectCurve(K.i - 1); });
+    $("knext").addEventListener("click", function () { if (K) selectCurve(K.i + 1); });
+    window.addEventListener("resize", function () { if (K && !$("curve").hidden) drawCurve(); });
+  }
+  function buildCurves(ix) {
+    var cs = ix.curves || [], tb = document.querySelector("#ctable tbody");
+    $("curves").hidden = cs.length === 0;
+    cs.forEach(function (c) {
+      var tr = el("tr", { "data-curve": c.id }), name = el("td", { class: "name" });
+      name.appendChild(el("a", { href: "#~curve/" + c.id }, c.b));
+      name.appendChild(document.createElement("br"));
+      labelText(c.l).forEach(function (t) { name.appendChild(el("span", { class: "chip" }, t)); });
+      tr.appendChild(name);
+      tr.appendChild(el("td", {}, c.load + " (" + c.pts + " loads)"));
+      tr.appendChild(el("td", { class: "num", title: capText(c.cap) }, c.cap ? (c.cap.status === "no swept point meets it" ? "none" : (c.cap.status === "beyond the swept range" ? "\u2265 " : "") + fmt(c.cap.req) + " req/s") : "\u2013"));
+      var chg = capChange(c.cap, c.prev);
+      tr.appendChild(el("td", { class: "num " + worse(chg, "higher") }, pct(chg)));
+      tr.appendChild(el("td", { class: "num" }, String(c.n)));
+      tb.appendChild(tr);
+    });
+  }
+
   // ---- routing ----
   function route() {
     var h = location.hash.replace(/^#/, ""), cut = h.lastIndexOf("/");
+    if (h.indexOf("~curve/") === 0) {
+      var parts = h.split("/");
+      try { return showCurve(decodeURIComponent(parts[1]), decodeURIComponent(parts[2] || "")); } catch (e) { /* a malformed escape: the overview */ }
+    }
     if (cut > 0) {
       try { return showChart(decodeURIComponent(h.slice(0, cut)), decodeURIComponent(h.slice(cut + 1))); } catch (e) { /* a malformed escape: show the overview */ }
     }
@@ -435,11 +669,14 @@
   $("onlyflag").addEventListener("change", applyFilter);
   document.querySelectorAll("#table th button").forEach(function (b) { b.addEventListener("click", function () { sortBy(b.dataset.sort); }); });
   wireChart();
+  wireCurve();
   window.addEventListener("hashchange", route);
   window.perfgateReady = route();
   // for tests and scripts: the shown chart's geometry
   window.perfgateChart = {
     xy: function (c) { if (!C || !C.X) return null; var k = lowerBound(C.d.med.x, c); return { x: C.X(c), y: C.d.med.x[k] === c ? C.Y(C.d.med.y[k]) : C.plot.ph / 2 }; },
-    commits: function () { return C ? C.xs.slice() : []; }
+    commits: function () { return C ? C.xs.slice() : []; },
+    // the load curve shown: its commit and metric
+    curve: function () { return K ? { id: K.d.id, sha: K.cm.sha[K.d.at[K.i].x], metric: K.metric } : null; }
   };
 })();
