@@ -208,10 +208,19 @@ func displayNames(checks []CheckResult) []string {
 		parts := make([]string, 0, len(keys))
 		for _, k := range keys {
 			v, ok := c.Labels[k]
-			if !ok {
-				v = "-"
+			switch {
+			case !ok:
+				// a key the series has not: saying nothing tells it
+				// apart from those that have it
+			case k == LoadLabelKey:
+				parts = append(parts, "by "+v) // a capacity series
+			default:
+				parts = append(parts, k+"="+v)
 			}
-			parts = append(parts, k+"="+v)
+		}
+		if len(parts) == 0 {
+			out[i] = c.Benchmark
+			continue
 		}
 		out[i] = c.Benchmark + " [" + strings.Join(parts, ",") + "]"
 	}
