@@ -224,6 +224,11 @@ func BenchmarkGitCLIRevParseMergeBase(b *testing.B) {
 	}
 }
 
+// keepBenchEnv, set to 1, keeps the check benchmark's repository and
+// history after the run and prints where they are, to profile the real
+// binary on them (README.md, "Performance").
+const keepBenchEnv = "PERFGATE_BENCH_KEEP"
+
 // childArgsEnv makes the test binary run the CLI with the JSON-encoded
 // arguments instead of the tests (Check10kProcess).
 const childArgsEnv = "PERFGATE_BENCH_CHILD_ARGS"
@@ -327,8 +332,10 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	code := m.Run()
-	if checkBench.dir != "" {
+	if checkBench.dir != "" && os.Getenv(keepBenchEnv) == "" {
 		os.RemoveAll(filepath.Dir(checkBench.dir))
+	} else if checkBench.dir != "" {
+		fmt.Fprintf(os.Stderr, "%s: kept the check benchmark's repository %s and history %s\n", keepBenchEnv, checkBench.dir, checkBench.db)
 	}
 	if builtDir != "" {
 		os.RemoveAll(builtDir) // the perfgate builtPerfgate made
