@@ -3,6 +3,7 @@ package gate
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -35,17 +36,17 @@ func FitText(text string, width int) string {
 }
 
 var (
-	ansiRE   = regexp.MustCompile("\x1b\\[[0-9;]*m")
-	headerRE = regexp.MustCompile(`^[A-Z][A-Z/()%]*( {2,}[A-Z][A-Z/()%]*)+ *$`)
+	ansiRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;]*m") })
+	headerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z/()%]*( {2,}[A-Z][A-Z/()%]*)+ *$`) })
 )
 
-func visible(s string) string { return ansiRE.ReplaceAllString(s, "") }
+func visible(s string) string { return ansiRE().ReplaceAllString(s, "") }
 
 // tableColumns returns the start of each column of a table's header line
 // (upper-case words two or more spaces apart), or nil.
 func tableColumns(line string) []int {
 	v := visible(line)
-	if !headerRE.MatchString(v) {
+	if !headerRE().MatchString(v) {
 		return nil
 	}
 	var cols []int
@@ -81,7 +82,7 @@ func fitTable(rows []string, cols []int, width int) []string {
 		// The first column holds no colour codes (only the header's
 		// bold wraps the whole line, and the verdict is last).
 		prefix := ""
-		if loc := ansiRE.FindStringIndex(r); loc != nil && loc[0] == 0 {
+		if loc := ansiRE().FindStringIndex(r); loc != nil && loc[0] == 0 {
 			prefix, r = r[:loc[1]], r[loc[1]:]
 		}
 		rs := []rune(r)

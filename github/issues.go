@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	gh "github.com/google/go-github/v60/github"
 )
@@ -40,8 +41,10 @@ func alsoMarker(keys []string) string {
 }
 
 var (
-	watchMarkerRE = regexp.MustCompile(`^<!-- perfgate:watch=([A-Za-z0-9_.-]{1,100}) -->`)
-	alsoMarkerRE  = regexp.MustCompile(`^<!-- perfgate:watch=[A-Za-z0-9_.-]{1,100} -->\r?\n<!-- perfgate:watch-also=([A-Za-z0-9_. -]*) -->`)
+	watchMarkerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<!-- perfgate:watch=([A-Za-z0-9_.-]{1,100}) -->`) })
+	alsoMarkerRE  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^<!-- perfgate:watch=[A-Za-z0-9_.-]{1,100} -->\r?\n<!-- perfgate:watch-also=([A-Za-z0-9_. -]*) -->`)
+	})
 )
 
 // IssueAlert is one alert to keep as an issue: Key is stable across runs
@@ -256,7 +259,7 @@ func (c *Client) ownWatchIssues(ctx context.Context, labels []string) (map[strin
 			return nil, c.wrap("list the open issues", resp, err)
 		}
 		for _, is := range page {
-			if is.IsPullRequest() || !watchMarkerRE.MatchString(is.GetBody()) {
+			if is.IsPullRequest() || !watchMarkerRE().MatchString(is.GetBody()) {
 				continue
 			}
 			found = append(found, is)
@@ -278,8 +281,8 @@ func (c *Client) ownWatchIssues(ctx context.Context, labels []string) (map[strin
 		if !strings.EqualFold(is.GetUser().GetLogin(), self) {
 			continue // someone else's issue that quotes a marker: never adopted
 		}
-		wi := &watchIssue{Issue: is, key: watchMarkerRE.FindStringSubmatch(is.GetBody())[1]}
-		if m := alsoMarkerRE.FindStringSubmatch(is.GetBody()); m != nil {
+		wi := &watchIssue{Issue: is, key: watchMarkerRE().FindStringSubmatch(is.GetBody())[1]}
+		if m := alsoMarkerRE().FindStringSubmatch(is.GetBody()); m != nil {
 			wi.also = strings.Fields(m[1])
 		}
 		out[wi.key] = append(out[wi.key], wi)

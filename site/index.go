@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -133,7 +134,7 @@ func WriteIndex(dir, title string, repos []RepoSite) (*IndexSummary, error) {
 		return nil, err
 	}
 	var page bytes.Buffer
-	if err := indexPage.Execute(&page, indexData{Title: title, Repos: repos, Sum: sum}); err != nil {
+	if err := indexPage().Execute(&page, indexData{Title: title, Repos: repos, Sum: sum}); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), page.Bytes(), 0o644); err != nil {
@@ -167,17 +168,19 @@ type indexData struct {
 }
 
 // indexPage is the list of repositories: plain HTML (html/template
-// escapes every name), no script, so it works from file:// as is.
-var indexPage = template.Must(template.New("index").Funcs(template.FuncMap{
-	"short": func(s string) string { return s[:min(len(s), 7)] },
-	"date":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
-	"plural": func(n int, one, many string) string {
-		if n == 1 {
-			return one
-		}
-		return many
-	},
-}).Parse(`<!doctype html>
+// escapes every name), no script, so it works from file:// as is. Parsed
+// on first use: every perfgate process starts the package (issue 37).
+var indexPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("index").Funcs(template.FuncMap{
+		"short": func(s string) string { return s[:min(len(s), 7)] },
+		"date":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
+		"plural": func(n int, one, many string) string {
+			if n == 1 {
+				return one
+			}
+			return many
+		},
+	}).Parse(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -233,3 +236,4 @@ var indexPage = template.Must(template.New("index").Funcs(template.FuncMap{
 </body>
 </html>
 `))
+})

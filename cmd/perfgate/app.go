@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -358,12 +359,14 @@ func isBoolFlag(f cli.Flag) bool {
 // flagNamed is a flag as Go's flag package names it in its errors: one
 // dash, even for a long name ("flag provided but not defined: -testbed",
 // "flag needs an argument: -name", "invalid value ... for flag -limit").
-var flagNamed = regexp.MustCompile(`(defined: |argument: |for flag )-([A-Za-z0-9][A-Za-z0-9_-]+)`)
+var flagNamed = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(defined: |argument: |for flag )-([A-Za-z0-9][A-Za-z0-9_-]+)`)
+})
 
 // dashedFlags is a flag parsing error with long flags written as they are
 // typed, with two dashes.
 func dashedFlags(err error) string {
-	return flagNamed.ReplaceAllString(err.Error(), "${1}--${2}")
+	return flagNamed().ReplaceAllString(err.Error(), "${1}--${2}")
 }
 
 // flagSuggestion turns urfave/cli's "flag provided but not defined: -rulez"

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -312,7 +313,7 @@ func checkoutPath(repo *gitrepo.Repo) string {
 	return filepath.ToSlash(main)
 }
 
-var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.+)$`)
+var scpLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.+)$`) })
 
 // remoteName turns a remote URL into host/owner/name: the same
 // repository reached over https or ssh gets the same name.
@@ -324,7 +325,7 @@ func remoteName(raw string) string {
 	var host, path string
 	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Host != "" {
 		host, path = u.Hostname(), u.Path
-	} else if m := scpLike.FindStringSubmatch(raw); m != nil && !strings.Contains(raw, "://") {
+	} else if m := scpLike().FindStringSubmatch(raw); m != nil && !strings.Contains(raw, "://") {
 		host, path = m[1], m[2]
 	} else {
 		return filepath.ToSlash(filepath.Clean(raw)) // a local path

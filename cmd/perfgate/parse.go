@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -89,7 +90,7 @@ func sloFlag() cli.Flag {
 
 // sectionLabelRE is what --section-label accepts: a label key as the
 // parsers write them.
-var sectionLabelRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
+var sectionLabelRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`) })
 
 // readOptions reads --format, --max-doc-size and --section-label.
 func readOptions(c *cli.Context) (ingest.Options, error) {
@@ -98,7 +99,7 @@ func readOptions(c *cli.Context) (ingest.Options, error) {
 		return ingest.Options{}, usageErrorf("--max-doc-size (or PERFGATE_MAX_DOC_SIZE) %q: %v; use a size like 512MiB or 2GiB", c.String("max-doc-size"), err)
 	}
 	section := c.String("section-label")
-	if c.IsSet("section-label") && !sectionLabelRE.MatchString(section) {
+	if c.IsSet("section-label") && !sectionLabelRE().MatchString(section) {
 		return ingest.Options{}, usageErrorf("--section-label %q is not a label name; use letters, digits and _ . - (starting with a letter or _), e.g. --section-label section", section)
 	}
 	opts := ingest.Options{Format: c.String("format"), MaxDocBytes: n, SectionLabel: section}

@@ -1,6 +1,7 @@
 // Package jsontext appends JSON strings exactly as encoding/json writes
 // them, for the hand-written encoders on hot paths: the check report
-// (gate) and the history export (store).
+// (gate) and the history export (store); and indents encoding/json's
+// output as json.Indent does, faster (AppendIndent).
 package jsontext
 
 import "unicode/utf8"
