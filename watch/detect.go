@@ -61,6 +61,10 @@ type Step struct {
 	// Minor marks a change beyond the noise (Z at least MinZ) but smaller
 	// than MinMagnitude: real, below the threshold worth an alert.
 	Minor bool
+	// Moving marks a drift still under way at the last point: no level
+	// holds after it yet, At is the last point and After the drift's
+	// line there (its size so far).
+	Moving bool
 }
 
 // Detect finds the changes of level of x (oldest first). Values are
@@ -88,7 +92,135 @@ func Detect(x []float64, p Params) []Step {
 	if nm.level >= 2*nm.point {
 		st = jumps(y, st, p, useLog)
 	}
+	if len(st) == 0 {
+		// A trend is no change of level, unless it moves the level by
+		// more than the rule: then it is a creep (creep).
+		if c, ok := creep(y, sd, p, useLog); ok {
+			st = []Step{c}
+		}
+	}
+	return markMoving(y, st, p, useLog)
+}
+
+// CreepZ is how many standard errors the move of a creep (creep) must
+// span: twice MinZ's evidence, since a trend through a whole series is
+// what slow wander looks like too.
+const CreepZ = 2
+
+// creep finds a change of level that a trend hides: a series that, from
+// a level (or from its first point), moves along a line by at least
+// MinMagnitude and by CreepZ·MinZ standard errors, still moving at the
+// last point or stopped at a level that holds at least MinSegment
+// points. The fit is a level (from the best flat-then-line bend, when
+// it leaves MinSegment points), a line, and a level (kept only where it
+// fits better than the line by more than chance over the choice of the
+// bend, 2·log n point noises squared); its residuals
+// must be white at the point noise sd (at most 1.5 sd around the fit),
+// so a random walk, a cycle or a rise that turns into a fall is never a
+// creep. It is reported as a drift.
+func creep(y []float64, sd float64, p Params, useLog bool) (Step, bool) {
+	n, m := len(y), p.MinSegment
+	if n < 4*m || !(sd > 0) {
+		return Step{}, false
+	}
+	y = clipped(y, sd, p) // a spike weighs like an ordinary point
+	crit := 2 * math.Log(float64(n)) * sd * sd
+	from, _ := hinge(y, true) // where the move began, the best bend
+	if from < m {
+		from = 0
+	}
+	end := n
+	if k, ga := hinge(y[from:], false); ga >= crit && n-(from+k) >= m && k >= 2*m {
+		end = from + k
+	}
+	if end-from < 4*m {
+		return Step{}, false
+	}
+	line := y[from:end]
+	last := float64(end-from) - 1
+	b0, v0 := lineAt(line, 0, 0)
+	b1, v1 := lineAt(line, 0, last)
+	before, after := b0, b1
+	var res []float64
+	buf := make([]float64, 0, n)
+	if from > 0 {
+		before = level(y, 0, from, buf)
+		for _, v := range y[:from] {
+			res = append(res, v-before)
+		}
+		v0 = robust.MedianVar(from)
+	}
+	res = lineResiduals(line, res)
+	if end < n {
+		after = level(y, end, n, buf)
+		for _, v := range y[end:] {
+			res = append(res, v-after)
+		}
+		v1 = robust.MedianVar(n - end)
+	}
+	for i, v := range res {
+		res[i] = math.Abs(v)
+	}
+	if 1.4826*medianOf(res) > 1.5*sd {
+		return Step{}, false
+	}
+	z := math.Abs(after-before) / (sd * math.Sqrt(v0+v1))
+	if z < CreepZ*p.MinZ || magnitude(before, after, useLog) < p.MinMagnitude {
+		return Step{}, false
+	}
+	st := Step{
+		From: max(1, from), At: end, Drift: true, Moving: end == n,
+		Before: unscale(before, useLog), After: unscale(after, useLog),
+		NoiseUnits: math.Abs(after-before) / sd, Z: z, Sigma: sd,
+		NBefore: from, NAfter: n - end,
+	}
+	if st.Moving {
+		st.At, st.NAfter = n-1, 1
+	}
+	return st, true
+}
+
+// markMoving marks the last change of st, a drift, as still moving when
+// the points after its end keep moving its way (their slope beyond 3
+// standard errors at their own scatter around it) or are too few to be
+// a level (under 2·MinSegment): its end is then the last point and its
+// new level the drift's line there.
+func markMoving(y []float64, st []Step, p Params, useLog bool) []Step {
+	if len(st) == 0 {
+		return st
+	}
+	s := &st[len(st)-1]
+	n := len(y)
+	if !s.Drift || s.Moving {
+		return st
+	}
+	if n-s.At < 2*p.MinSegment {
+		// No level holds after it yet.
+		moved(y, s, useLog)
+		return st
+	}
+	tail := y[s.At:]
+	e := lineResiduals(tail, make([]float64, 0, len(tail)))
+	ss := 0.0
+	for _, v := range e {
+		ss += v * v
+	}
+	sigma := math.Sqrt(ss / float64(max(1, len(e)-2)))
+	dir := math.Copysign(1, s.After-s.Before)
+	if t, ok := slopeT(y, s.At, n, sigma); !ok || t*dir <= 3 {
+		return st
+	}
+	moved(y, s, useLog)
 	return st
+}
+
+// moved marks the drift s as still moving: its end is the last point of
+// y and its new level the line through its points from From there.
+func moved(y []float64, s *Step, useLog bool) {
+	n := len(y)
+	v, _ := lineAt(y[s.From:], 0, float64(n-1-s.From))
+	s.Moving, s.At, s.NAfter, s.Suspected = true, n-1, 1, false
+	s.After = unscale(v, useLog)
 }
 
 // withoutTrend segments y again without a trend through the whole
