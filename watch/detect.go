@@ -181,10 +181,11 @@ func creep(y []float64, sd float64, p Params, useLog bool) (Step, bool) {
 }
 
 // markMoving marks the last change of st, a drift, as still moving when
-// the points after its end keep moving its way (their slope beyond 3
-// standard errors at their own scatter around it) or are too few to be
-// a level (under 2·MinSegment): its end is then the last point and its
-// new level the drift's line there.
+// the points after its end are too few to be a level (under
+// 2·MinSegment) or do not lie closer to their own level than to the
+// drift's line carried on by more than chance (squared error, less
+// 4·log n point noises squared): its end is then the last point and
+// its new level the drift's line there.
 func markMoving(y []float64, st []Step, p Params, useLog bool) []Step {
 	if len(st) == 0 {
 		return st
@@ -199,20 +200,25 @@ func markMoving(y []float64, st []Step, p Params, useLog bool) []Step {
 		moved(y, s, useLog)
 		return st
 	}
-	tail := y[s.At:]
-	e := lineResiduals(tail, make([]float64, 0, len(tail)))
-	ss := 0.0
-	for _, v := range e {
-		ss += v * v
+	drift := y[s.From:s.At]
+	x0 := float64(len(drift))
+	v0, _ := lineAt(drift, 0, x0)
+	v1, _ := lineAt(drift, 0, x0+1)
+	flat := level(y, s.At, n, make([]float64, 0, n-s.At))
+	var onLine, onFlat float64
+	for t, v := range y[s.At:] {
+		onLine += sq(v - v0 - (v1-v0)*float64(t))
+		onFlat += sq(v - flat)
 	}
-	sigma := math.Sqrt(ss / float64(max(1, len(e)-2)))
-	dir := math.Copysign(1, s.After-s.Before)
-	if t, ok := slopeT(y, s.At, n, sigma); !ok || t*dir <= 3 {
-		return st
+	// A stop is a bend of its own: it must fit better by more than
+	// chance over the bend's choice (4·log n point noises squared).
+	if onLine < onFlat+4*math.Log(float64(n))*sq(s.Sigma) {
+		moved(y, s, useLog)
 	}
-	moved(y, s, useLog)
 	return st
 }
+
+func sq(v float64) float64 { return v * v }
 
 // moved marks the drift s as still moving: its end is the last point of
 // y and its new level the line through its points from From there.

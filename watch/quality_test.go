@@ -253,7 +253,6 @@ var corpusCases = []corpusCase{
 	}},
 }
 
-func sq(v float64) float64 { return v * v }
 
 // ramp is a relative level that rises by rel from a to b, linearly.
 func ramp(a, b int, rel float64) func(int) float64 {
