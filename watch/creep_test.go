@@ -138,3 +138,23 @@ func TestWatchCreepReport(t *testing.T) {
 		goldenfile.Check(t, filepath.Join("testdata", f.name), b.Bytes())
 	}
 }
+
+// Noise-sized level jumps at irregular times between long flat stretches
+// are no change (issue 38, item 4: annotators marked such a series as
+// having none): a step under 0.75 point noises with evidence under 1.5
+// MinZ is dropped. Without that, two of the six series report one.
+func TestDetectNoiseSizedJumps(t *testing.T) {
+	var n int
+	for _, s := range otherCorpus() {
+		if s.name != "noise-sized jumps at irregular times, no change" {
+			continue
+		}
+		n++
+		if st := Detect(s.values, DefaultParams()); len(st) != 0 {
+			t.Errorf("series %d: %+v, want no change", n, st)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no noise-sized jumps series in the corpus")
+	}
+}

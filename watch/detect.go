@@ -99,8 +99,16 @@ func Detect(x []float64, p Params) []Step {
 			st = []Step{c}
 		}
 	}
+	// A step under 0.75 point noises with evidence under 1.5 MinZ is a
+	// noise-sized jump, no change (a level that shifts a little at
+	// irregular times between long flat stretches).
+	st = slices.DeleteFunc(st, func(s Step) bool { return !s.Drift && s.NoiseUnits < NoiseSized && s.Z < 1.5*p.MinZ })
 	return markMoving(y, st, p, useLog)
 }
+
+// NoiseSized is the size, in noises of one point, under which a step
+// with weak evidence (Z under 1.5 MinZ) is no change (Detect).
+const NoiseSized = 0.75
 
 // CreepZ is how many standard errors the move of a creep (creep) must
 // span: twice MinZ's evidence, since a trend through a whole series is
