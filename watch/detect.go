@@ -92,6 +92,10 @@ func Detect(x []float64, p Params) []Step {
 	if nm.level >= 2*nm.point {
 		st = jumps(y, st, p, useLog)
 	}
+	// A step under 0.75 point noises with evidence under 1.5 MinZ is a
+	// noise-sized jump, no change (a level that shifts a little at
+	// irregular times between long flat stretches).
+	st = slices.DeleteFunc(st, func(s Step) bool { return !s.Drift && s.NoiseUnits < NoiseSized && s.Z < 1.5*p.MinZ })
 	if len(st) == 0 {
 		// A trend is no change of level, unless it moves the level by
 		// more than the rule: then it is a creep (creep).
@@ -99,10 +103,6 @@ func Detect(x []float64, p Params) []Step {
 			st = []Step{c}
 		}
 	}
-	// A step under 0.75 point noises with evidence under 1.5 MinZ is a
-	// noise-sized jump, no change (a level that shifts a little at
-	// irregular times between long flat stretches).
-	st = slices.DeleteFunc(st, func(s Step) bool { return !s.Drift && s.NoiseUnits < NoiseSized && s.Z < 1.5*p.MinZ })
 	return markMoving(y, st, p, useLog)
 }
 
