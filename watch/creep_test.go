@@ -158,3 +158,26 @@ func TestDetectNoiseSizedJumps(t *testing.T) {
 		t.Fatal("no noise-sized jumps series in the corpus")
 	}
 }
+
+// A long rise that turns into a fall (issue 38, item 4) is two drifts
+// that meet at the turn: without turns the hinges read the peak as a
+// level and placed its ends some 20 to 40 points either side of it.
+func TestDetectTurn(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		const up, down = 200, 200
+		x := synth(seed, up+down, 0.02, func(i int) float64 {
+			if i < up {
+				return 1 + 0.3*float64(i)/up
+			}
+			return 1.3 - 0.3*float64(i-up)/down
+		})
+		st := Detect(x, DefaultParams())
+		if len(st) != 2 || !st[0].Drift || !st[1].Drift {
+			t.Errorf("seed %d: %+v, want two drifts", seed, st)
+			continue
+		}
+		if st[0].At != st[1].From || st[0].At < up-15 || st[0].At > up+15 {
+			t.Errorf("seed %d: the rise ends at %d and the fall starts at %d, want both at the turn, within 15 of %d", seed, st[0].At, st[1].From, up)
+		}
+	}
+}

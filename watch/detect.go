@@ -103,7 +103,64 @@ func Detect(x []float64, p Params) []Step {
 			st = []Step{c}
 		}
 	}
-	return markMoving(y, st, p, useLog)
+	return markMoving(y, turns(y, st), p, useLog)
+}
+
+// turns places the turn between two drifts the opposite way (a long rise
+// that turns into a fall) where their lines meet, when that lies in the
+// stretch between them, which the drifts' hinges read as a level, and
+// the stretch fits those lines carried on no worse than a level of its
+// own by more than chance (squared error, 2·log n point noises squared):
+// a peak has no level, and the hinges placed its ends either side of it.
+// The first drift then ends, and the second starts, at the turn.
+func turns(y []float64, st []Step) []Step {
+	for k := 0; k+1 < len(st); k++ {
+		a, b := &st[k], &st[k+1]
+		if !a.Drift || !b.Drift || (a.After-a.Before)*(b.After-b.Before) >= 0 || b.From <= a.At {
+			continue
+		}
+		end := b.At
+		if b.Moving {
+			end = len(y)
+		}
+		if a.At-a.From < 3 || end-b.From < 3 {
+			continue
+		}
+		l1, s1 := lineOf(y[a.From:a.At], float64(a.From))
+		l2, s2 := lineOf(y[b.From:end], float64(b.From))
+		if s1 == s2 {
+			continue
+		}
+		x := (l2 - l1) / (s1 - s2) // where l1 + s1·t = l2 + s2·t
+		turn := int(math.Round(x))
+		if turn < a.At || turn > b.From {
+			continue
+		}
+		flat := level(y, a.At, b.From, make([]float64, 0, b.From-a.At))
+		var onLines, onFlat float64
+		for t := a.At; t < b.From; t++ {
+			l, s := l1, s1
+			if t >= turn {
+				l, s = l2, s2
+			}
+			onLines += sq(y[t] - l - s*float64(t))
+			onFlat += sq(y[t] - flat)
+		}
+		if onLines >= onFlat+2*math.Log(float64(len(y)))*sq(a.Sigma) {
+			continue
+		}
+		a.At, b.From = turn, turn
+		a.NAfter, b.NBefore = 0, 0
+	}
+	return st
+}
+
+// lineOf is the least-squares line through y, whose first point is at
+// t0: its value at 0 and its slope.
+func lineOf(y []float64, t0 float64) (at0, slope float64) {
+	v0, _ := lineAt(y, t0, t0)
+	v1, _ := lineAt(y, t0, t0+1)
+	return v0 - t0*(v1-v0), v1 - v0
 }
 
 // NoiseSized is the size, in noises of one point, under which a step
