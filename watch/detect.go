@@ -96,11 +96,18 @@ func Detect(x []float64, p Params) []Step {
 	// noise-sized jump, no change (a level that shifts a little at
 	// irregular times between long flat stretches).
 	st = slices.DeleteFunc(st, func(s Step) bool { return !s.Drift && s.NoiseUnits < NoiseSized && s.Z < 1.5*p.MinZ })
+	// A trend is no change of level, unless it moves the level by more
+	// than the rule: then it is a creep (creep), or a rise that turns
+	// into a fall (turn), which also explains a change suspected at the
+	// tip.
 	if len(st) == 0 {
-		// A trend is no change of level, unless it moves the level by
-		// more than the rule: then it is a creep (creep).
 		if c, ok := creep(y, sd, p, useLog); ok {
 			st = []Step{c}
+		}
+	}
+	if !slices.ContainsFunc(st, func(s Step) bool { return !s.Suspected || s.Drift }) {
+		if t := turn(y, sd, p, useLog); t != nil {
+			st = t
 		}
 	}
 	return markMoving(y, turns(y, st), p, useLog)
@@ -243,6 +250,120 @@ func creep(y []float64, sd float64, p Params, useLog bool) (Step, bool) {
 		st.At, st.NAfter = n-1, 1
 	}
 	return st, true
+}
+
+// turn finds a long rise that turns into a fall (or a fall into a
+// rise) with no level anywhere, which segmentation reads as wander and a
+// line through it cannot fit: the best continuous two-piece line (every
+// bend tried, O(1) each from suffix sums), each
+// piece at least 4·MinSegment points, the two slopes opposite, the
+// residuals white at the point noise sd (robust scale at most 1.5 sd),
+// and each piece's move at least MinMagnitude and CreepZ·MinZ standard
+// errors (sd·sqrt(12/len) for a line's end-to-end move). It returns the
+// two drifts, the second still moving, or nil.
+func turn(y []float64, sd float64, p Params, useLog bool) []Step {
+	n, m := len(y), 4*p.MinSegment
+	if n < 2*m || !(sd > 0) {
+		return nil
+	}
+	y = clipped(y, sd, p)
+	bl := newBent(y)
+	best, bk := math.Inf(1), -1
+	for k := m; k <= n-m; k++ {
+		if sse, _ := bl.fit(k); sse < best {
+			best, bk = sse, k
+		}
+	}
+	if bk < 0 {
+		return nil
+	}
+	_, c := bl.fit(bk)
+	at := func(t float64) float64 { return c[0] + c[1]*t + c[2]*max(0, t-float64(bk)) }
+	s1, s2 := c[1], c[1]+c[2]
+	if s1*s2 >= 0 {
+		return nil
+	}
+	res := make([]float64, n)
+	for t, v := range y {
+		res[t] = math.Abs(v - at(float64(t)))
+	}
+	if 1.4826*medianOf(res) > 1.5*sd {
+		return nil
+	}
+	v0, vk, vn := at(0), at(float64(bk)), at(float64(n-1))
+	for _, leg := range [][3]float64{{v0, vk, float64(bk)}, {vk, vn, float64(n - bk)}} {
+		z := math.Abs(leg[1]-leg[0]) / (sd * math.Sqrt(12/leg[2]))
+		if z < CreepZ*p.MinZ || magnitude(leg[0], leg[1], useLog) < p.MinMagnitude {
+			return nil
+		}
+	}
+	return []Step{
+		{From: 1, At: bk, Drift: true, Before: unscale(v0, useLog), After: unscale(vk, useLog),
+			NoiseUnits: math.Abs(vk-v0) / sd, Z: math.Abs(vk-v0) / (sd * math.Sqrt(12/float64(bk))), Sigma: sd, NBefore: 0, NAfter: 0},
+		{From: bk, At: n - 1, Drift: true, Moving: true, Before: unscale(vk, useLog), After: unscale(vn, useLog),
+			NoiseUnits: math.Abs(vn-vk) / sd, Z: math.Abs(vn-vk) / (sd * math.Sqrt(12/float64(n-bk))), Sigma: sd, NBefore: 0, NAfter: 1},
+	}
+}
+
+// bent holds the sums that fit a continuous two-piece line to y at any
+// bend in O(1): totals, and suffix sums from each t on.
+type bent struct {
+	n                float64
+	st, stt, sy, syy float64
+	sty              float64
+	s1, s2, sY, stY  []float64 // suffix sums of t, t², y, t·y from index k on
+}
+
+func newBent(y []float64) *bent {
+	n := len(y)
+	b := &bent{n: float64(n), s1: make([]float64, n+1), s2: make([]float64, n+1), sY: make([]float64, n+1), stY: make([]float64, n+1)}
+	for t := n - 1; t >= 0; t-- {
+		ft, v := float64(t), y[t]
+		b.s1[t] = b.s1[t+1] + ft
+		b.s2[t] = b.s2[t+1] + ft*ft
+		b.sY[t] = b.sY[t+1] + v
+		b.stY[t] = b.stY[t+1] + ft*v
+		b.syy += v * v
+	}
+	b.st, b.stt, b.sy, b.sty = b.s1[0], b.s2[0], b.sY[0], b.stY[0]
+	return b
+}
+
+// fit is the least-squares fit c0 + c1·t + c2·max(0, t-k): its squared
+// error and c.
+func (b *bent) fit(k int) (float64, [3]float64) {
+	fk, cnt := float64(k), b.n-float64(k)
+	su := b.s1[k] - fk*cnt
+	suu := b.s2[k] - 2*fk*b.s1[k] + fk*fk*cnt
+	stu := b.s2[k] - fk*b.s1[k]
+	suy := b.stY[k] - fk*b.sY[k]
+	a := [3][3]float64{{b.n, b.st, su}, {b.st, b.stt, stu}, {su, stu, suu}}
+	r := [3]float64{b.sy, b.sty, suy}
+	c, ok := solve3(a, r)
+	if !ok {
+		return math.Inf(1), c
+	}
+	return b.syy - (c[0]*r[0] + c[1]*r[1] + c[2]*r[2]), c
+}
+
+// solve3 solves a·c = b by Cramer's rule.
+func solve3(a [3][3]float64, b [3]float64) ([3]float64, bool) {
+	det := func(m [3][3]float64) float64 {
+		return m[0][0]*(m[1][1]*m[2][2]-m[1][2]*m[2][1]) - m[0][1]*(m[1][0]*m[2][2]-m[1][2]*m[2][0]) + m[0][2]*(m[1][0]*m[2][1]-m[1][1]*m[2][0])
+	}
+	d := det(a)
+	var c [3]float64
+	if d == 0 || math.IsNaN(d) {
+		return c, false
+	}
+	for i := range 3 {
+		m := a
+		for r := range 3 {
+			m[r][i] = b[r]
+		}
+		c[i] = det(m) / d
+	}
+	return c, true
 }
 
 // markMoving marks the last change of st, a drift, as still moving when
