@@ -181,3 +181,25 @@ func TestDetectTurn(t *testing.T) {
 		}
 	}
 }
+
+// A creep ended by a fix is a drift that runs into the fix: before
+// runInto its hinge made up a level and ended it some 10 to 30 points
+// early.
+func TestDetectCreepThenFix(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		x := synth(seed, 450, 0.02, func(i int) float64 {
+			if i >= 350 {
+				return 1
+			}
+			return creepLevel(100, 250, 0.25)(i)
+		})
+		st := Detect(x, DefaultParams())
+		if len(st) != 2 || !st[0].Drift || st[1].Drift {
+			t.Errorf("seed %d: %+v, want a drift and a step", seed, st)
+			continue
+		}
+		if st[0].At != st[1].At || st[1].At < 347 || st[1].At > 353 {
+			t.Errorf("seed %d: the drift ends at %d and the fix is at %d, want both at about 350", seed, st[0].At, st[1].At)
+		}
+	}
+}

@@ -110,7 +110,7 @@ func Detect(x []float64, p Params) []Step {
 			st = t
 		}
 	}
-	return markMoving(y, turns(y, st), p, useLog)
+	return markMoving(y, runInto(y, turns(y, st)), p, useLog)
 }
 
 // turns places the turn between two drifts the opposite way (a long rise
@@ -160,6 +160,39 @@ func turns(y []float64, st []Step) []Step {
 		a.NAfter, b.NBefore = 0, 0
 	}
 	return st
+}
+
+// runInto ends a drift at the step that follows it (a creep ended by a
+// fix) when one line through the drift and the stretch up to the step,
+// which the drift's hinge read as a level, fits no worse than the
+// drift's line and that level by more than chance (squared error,
+// 2·log n point noises squared): the level moved until the step.
+func runInto(y []float64, st []Step) []Step {
+	for k := 0; k+1 < len(st); k++ {
+		a, b := &st[k], &st[k+1]
+		if !a.Drift || b.Drift || b.At <= a.At || a.At-a.From < 3 {
+			continue
+		}
+		buf := make([]float64, 0, b.At-a.From)
+		onLine := sumSq(lineResiduals(y[a.From:b.At], buf))
+		onBent := sumSq(lineResiduals(y[a.From:a.At], buf))
+		flat := level(y, a.At, b.At, buf)
+		for _, v := range y[a.At:b.At] {
+			onBent += sq(v - flat)
+		}
+		if onLine < onBent+2*math.Log(float64(len(y)))*sq(a.Sigma) {
+			a.At = b.At
+		}
+	}
+	return st
+}
+
+func sumSq(xs []float64) float64 {
+	s := 0.0
+	for _, v := range xs {
+		s += v * v
+	}
+	return s
 }
 
 // lineOf is the least-squares line through y, whose first point is at
