@@ -25,6 +25,8 @@ type openAlert struct {
 	Before, After      float64
 	Pct, Confidence    float64
 	Drift              bool
+	Moving             bool    // a drift still under way
+	PerHundred         float64 // a drift's change in percent per 100 commits
 }
 
 // alertKey names a chart: series key and metric.
@@ -80,7 +82,8 @@ func watchOpen(ctx context.Context, commits []gate.Commit, h gate.History, opts 
 	for _, c := range rep.Regressions() {
 		k := alertKey{c.SeriesKey(), c.Metric}
 		out[k] = append(out[k], openAlert{LastGood: c.LastGood, FirstBad: c.FirstBad, At: -1, Before: c.Before, After: c.After,
-			Pct: c.ChangePct, Confidence: c.Confidence, Drift: c.Drift})
+			Pct: c.ChangePct, Confidence: c.Confidence, Drift: c.Drift,
+			Moving: c.Moving, PerHundred: c.PerHundred})
 	}
 	return out, rep, nil
 }
@@ -110,7 +113,13 @@ func alertsJSON(buf []byte, as []openAlert) []byte {
 		buf = append(buf, `,"conf":`...)
 		buf = num(buf, math.Round(a.Confidence*1000)/1000)
 		if a.Drift {
-			buf = append(buf, `,"drift":true`...)
+			// A drift: its first commit off the old level is sha, its
+			// change per 100 commits, and whether it still moves.
+			buf = append(buf, `,"drift":true,"per100":`...)
+			buf = num(buf, math.Round(a.PerHundred*10)/10)
+			if a.Moving {
+				buf = append(buf, `,"moving":true`...)
+			}
 		}
 		buf = append(buf, '}')
 	}

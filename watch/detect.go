@@ -61,6 +61,10 @@ type Step struct {
 	// Minor marks a change beyond the noise (Z at least MinZ) but smaller
 	// than MinMagnitude: real, below the threshold worth an alert.
 	Minor bool
+	// Moving marks a drift still under way at the last point: no level
+	// holds after it yet, At is the last point and After the drift's
+	// line there (its size so far).
+	Moving bool
 }
 
 // Detect finds the changes of level of x (oldest first). Values are
@@ -88,7 +92,360 @@ func Detect(x []float64, p Params) []Step {
 	if nm.level >= 2*nm.point {
 		st = jumps(y, st, p, useLog)
 	}
+	// A step under 0.75 point noises with evidence under 1.5 MinZ is a
+	// noise-sized jump, no change (a level that shifts a little at
+	// irregular times between long flat stretches).
+	st = slices.DeleteFunc(st, func(s Step) bool { return !s.Drift && s.NoiseUnits < NoiseSized && s.Z < 1.5*p.MinZ })
+	// A trend is no change of level, unless it moves the level by more
+	// than the rule: then it is a creep (creep), or a rise that turns
+	// into a fall (turn), which also explains a change suspected at the
+	// tip.
+	if len(st) == 0 {
+		if c, ok := creep(y, sd, p, useLog); ok {
+			st = []Step{c}
+		}
+	}
+	if !slices.ContainsFunc(st, func(s Step) bool { return !s.Suspected || s.Drift }) {
+		if t := turn(y, sd, p, useLog); t != nil {
+			st = t
+		}
+	}
+	return markMoving(y, runInto(y, turns(y, st)), p, useLog)
+}
+
+// turns places the turn between two drifts the opposite way (a long rise
+// that turns into a fall) where their lines meet, when that lies in the
+// stretch between them, which the drifts' hinges read as a level, and
+// the stretch fits those lines carried on no worse than a level of its
+// own by more than chance (squared error, 2·log n point noises squared):
+// a peak has no level, and the hinges placed its ends either side of it.
+// The first drift then ends, and the second starts, at the turn.
+func turns(y []float64, st []Step) []Step {
+	for k := 0; k+1 < len(st); k++ {
+		a, b := &st[k], &st[k+1]
+		if !a.Drift || !b.Drift || (a.After-a.Before)*(b.After-b.Before) >= 0 || b.From <= a.At {
+			continue
+		}
+		end := b.At
+		if b.Moving {
+			end = len(y)
+		}
+		if a.At-a.From < 3 || end-b.From < 3 {
+			continue
+		}
+		l1, s1 := lineOf(y[a.From:a.At], float64(a.From))
+		l2, s2 := lineOf(y[b.From:end], float64(b.From))
+		if s1 == s2 {
+			continue
+		}
+		x := (l2 - l1) / (s1 - s2) // where l1 + s1·t = l2 + s2·t
+		turn := int(math.Round(x))
+		if turn < a.At || turn > b.From {
+			continue
+		}
+		flat := level(y, a.At, b.From, make([]float64, 0, b.From-a.At))
+		var onLines, onFlat float64
+		for t := a.At; t < b.From; t++ {
+			l, s := l1, s1
+			if t >= turn {
+				l, s = l2, s2
+			}
+			onLines += sq(y[t] - l - s*float64(t))
+			onFlat += sq(y[t] - flat)
+		}
+		if onLines >= onFlat+2*math.Log(float64(len(y)))*sq(a.Sigma) {
+			continue
+		}
+		a.At, b.From = turn, turn
+		a.NAfter, b.NBefore = 0, 0
+	}
 	return st
+}
+
+// runInto ends a drift at the step that follows it (a creep ended by a
+// fix) when one line through the drift and the stretch up to the step,
+// which the drift's hinge read as a level, fits no worse than the
+// drift's line and that level by more than chance (squared error,
+// 2·log n point noises squared): the level moved until the step.
+func runInto(y []float64, st []Step) []Step {
+	for k := 0; k+1 < len(st); k++ {
+		a, b := &st[k], &st[k+1]
+		if !a.Drift || b.Drift || b.At <= a.At || a.At-a.From < 3 {
+			continue
+		}
+		buf := make([]float64, 0, b.At-a.From)
+		onLine := sumSq(lineResiduals(y[a.From:b.At], buf))
+		onBent := sumSq(lineResiduals(y[a.From:a.At], buf))
+		flat := level(y, a.At, b.At, buf)
+		for _, v := range y[a.At:b.At] {
+			onBent += sq(v - flat)
+		}
+		if onLine < onBent+2*math.Log(float64(len(y)))*sq(a.Sigma) {
+			a.At = b.At
+		}
+	}
+	return st
+}
+
+func sumSq(xs []float64) float64 {
+	s := 0.0
+	for _, v := range xs {
+		s += v * v
+	}
+	return s
+}
+
+// lineOf is the least-squares line through y, whose first point is at
+// t0: its value at 0 and its slope.
+func lineOf(y []float64, t0 float64) (at0, slope float64) {
+	v0, _ := lineAt(y, t0, t0)
+	v1, _ := lineAt(y, t0, t0+1)
+	return v0 - t0*(v1-v0), v1 - v0
+}
+
+// NoiseSized is the size, in noises of one point, under which a step
+// with weak evidence (Z under 1.5 MinZ) is no change (Detect).
+const NoiseSized = 0.75
+
+// CreepZ is how many standard errors the move of a creep (creep) must
+// span: twice MinZ's evidence, since a trend through a whole series is
+// what slow wander looks like too.
+const CreepZ = 2
+
+// creep finds a change of level that a trend hides: a series that, from
+// a level (or from its first point), moves along a line by at least
+// MinMagnitude and by CreepZ·MinZ standard errors, still moving at the
+// last point or stopped at a level that holds at least MinSegment
+// points. The fit is a level (from the best flat-then-line bend, when
+// it leaves MinSegment points), a line, and a level (kept only where it
+// fits better than the line by more than chance over the choice of the
+// bend, 2·log n point noises squared); its residuals
+// must be white at the point noise sd (at most 1.5 sd around the fit),
+// so a random walk, a cycle or a rise that turns into a fall is never a
+// creep. It is reported as a drift.
+func creep(y []float64, sd float64, p Params, useLog bool) (Step, bool) {
+	n, m := len(y), p.MinSegment
+	if n < 4*m || !(sd > 0) {
+		return Step{}, false
+	}
+	y = clipped(y, sd, p) // a spike weighs like an ordinary point
+	crit := 2 * math.Log(float64(n)) * sd * sd
+	from, _ := hinge(y, true) // where the move began, the best bend
+	if from < m {
+		from = 0
+	}
+	end := n
+	if k, ga := hinge(y[from:], false); ga >= crit && n-(from+k) >= m && k >= 2*m {
+		end = from + k
+	}
+	if end-from < 4*m {
+		return Step{}, false
+	}
+	line := y[from:end]
+	last := float64(end-from) - 1
+	b0, v0 := lineAt(line, 0, 0)
+	b1, v1 := lineAt(line, 0, last)
+	before, after := b0, b1
+	var res []float64
+	buf := make([]float64, 0, n)
+	if from > 0 {
+		before = level(y, 0, from, buf)
+		for _, v := range y[:from] {
+			res = append(res, v-before)
+		}
+		v0 = robust.MedianVar(from)
+	}
+	res = lineResiduals(line, res)
+	if end < n {
+		after = level(y, end, n, buf)
+		for _, v := range y[end:] {
+			res = append(res, v-after)
+		}
+		v1 = robust.MedianVar(n - end)
+	}
+	for i, v := range res {
+		res[i] = math.Abs(v)
+	}
+	if 1.4826*medianOf(res) > 1.5*sd {
+		return Step{}, false
+	}
+	z := math.Abs(after-before) / (sd * math.Sqrt(v0+v1))
+	if z < CreepZ*p.MinZ || magnitude(before, after, useLog) < p.MinMagnitude {
+		return Step{}, false
+	}
+	st := Step{
+		From: max(1, from), At: end, Drift: true, Moving: end == n,
+		Before: unscale(before, useLog), After: unscale(after, useLog),
+		NoiseUnits: math.Abs(after-before) / sd, Z: z, Sigma: sd,
+		NBefore: from, NAfter: n - end,
+	}
+	if st.Moving {
+		st.At, st.NAfter = n-1, 1
+	}
+	return st, true
+}
+
+// turn finds a long rise that turns into a fall (or a fall into a
+// rise) with no level anywhere, which segmentation reads as wander and a
+// line through it cannot fit: the best continuous two-piece line (every
+// bend tried, O(1) each from suffix sums), each
+// piece at least 4·MinSegment points, the two slopes opposite, the
+// residuals white at the point noise sd (robust scale at most 1.5 sd),
+// and each piece's move at least MinMagnitude and CreepZ·MinZ standard
+// errors (sd·sqrt(12/len) for a line's end-to-end move). It returns the
+// two drifts, the second still moving, or nil.
+func turn(y []float64, sd float64, p Params, useLog bool) []Step {
+	n, m := len(y), 4*p.MinSegment
+	if n < 2*m || !(sd > 0) {
+		return nil
+	}
+	y = clipped(y, sd, p)
+	bl := newBent(y)
+	best, bk := math.Inf(1), -1
+	for k := m; k <= n-m; k++ {
+		if sse, _ := bl.fit(k); sse < best {
+			best, bk = sse, k
+		}
+	}
+	if bk < 0 {
+		return nil
+	}
+	_, c := bl.fit(bk)
+	at := func(t float64) float64 { return c[0] + c[1]*t + c[2]*max(0, t-float64(bk)) }
+	s1, s2 := c[1], c[1]+c[2]
+	if s1*s2 >= 0 {
+		return nil
+	}
+	res := make([]float64, n)
+	for t, v := range y {
+		res[t] = math.Abs(v - at(float64(t)))
+	}
+	if 1.4826*medianOf(res) > 1.5*sd {
+		return nil
+	}
+	v0, vk, vn := at(0), at(float64(bk)), at(float64(n-1))
+	for _, leg := range [][3]float64{{v0, vk, float64(bk)}, {vk, vn, float64(n - bk)}} {
+		z := math.Abs(leg[1]-leg[0]) / (sd * math.Sqrt(12/leg[2]))
+		if z < CreepZ*p.MinZ || magnitude(leg[0], leg[1], useLog) < p.MinMagnitude {
+			return nil
+		}
+	}
+	return []Step{
+		{From: 1, At: bk, Drift: true, Before: unscale(v0, useLog), After: unscale(vk, useLog),
+			NoiseUnits: math.Abs(vk-v0) / sd, Z: math.Abs(vk-v0) / (sd * math.Sqrt(12/float64(bk))), Sigma: sd, NBefore: 0, NAfter: 0},
+		{From: bk, At: n - 1, Drift: true, Moving: true, Before: unscale(vk, useLog), After: unscale(vn, useLog),
+			NoiseUnits: math.Abs(vn-vk) / sd, Z: math.Abs(vn-vk) / (sd * math.Sqrt(12/float64(n-bk))), Sigma: sd, NBefore: 0, NAfter: 1},
+	}
+}
+
+// bent holds the sums that fit a continuous two-piece line to y at any
+// bend in O(1): totals, and suffix sums from each t on.
+type bent struct {
+	n                float64
+	st, stt, sy, syy float64
+	sty              float64
+	s1, s2, sY, stY  []float64 // suffix sums of t, t², y, t·y from index k on
+}
+
+func newBent(y []float64) *bent {
+	n := len(y)
+	b := &bent{n: float64(n), s1: make([]float64, n+1), s2: make([]float64, n+1), sY: make([]float64, n+1), stY: make([]float64, n+1)}
+	for t := n - 1; t >= 0; t-- {
+		ft, v := float64(t), y[t]
+		b.s1[t] = b.s1[t+1] + ft
+		b.s2[t] = b.s2[t+1] + ft*ft
+		b.sY[t] = b.sY[t+1] + v
+		b.stY[t] = b.stY[t+1] + ft*v
+		b.syy += v * v
+	}
+	b.st, b.stt, b.sy, b.sty = b.s1[0], b.s2[0], b.sY[0], b.stY[0]
+	return b
+}
+
+// fit is the least-squares fit c0 + c1·t + c2·max(0, t-k): its squared
+// error and c.
+func (b *bent) fit(k int) (float64, [3]float64) {
+	fk, cnt := float64(k), b.n-float64(k)
+	su := b.s1[k] - fk*cnt
+	suu := b.s2[k] - 2*fk*b.s1[k] + fk*fk*cnt
+	stu := b.s2[k] - fk*b.s1[k]
+	suy := b.stY[k] - fk*b.sY[k]
+	a := [3][3]float64{{b.n, b.st, su}, {b.st, b.stt, stu}, {su, stu, suu}}
+	r := [3]float64{b.sy, b.sty, suy}
+	c, ok := solve3(a, r)
+	if !ok {
+		return math.Inf(1), c
+	}
+	return b.syy - (c[0]*r[0] + c[1]*r[1] + c[2]*r[2]), c
+}
+
+// solve3 solves a·c = b by Cramer's rule.
+func solve3(a [3][3]float64, b [3]float64) ([3]float64, bool) {
+	det := func(m [3][3]float64) float64 {
+		return m[0][0]*(m[1][1]*m[2][2]-m[1][2]*m[2][1]) - m[0][1]*(m[1][0]*m[2][2]-m[1][2]*m[2][0]) + m[0][2]*(m[1][0]*m[2][1]-m[1][1]*m[2][0])
+	}
+	d := det(a)
+	var c [3]float64
+	if d == 0 || math.IsNaN(d) {
+		return c, false
+	}
+	for i := range 3 {
+		m := a
+		for r := range 3 {
+			m[r][i] = b[r]
+		}
+		c[i] = det(m) / d
+	}
+	return c, true
+}
+
+// markMoving marks the last change of st, a drift, as still moving when
+// the points after its end are too few to be a level (under
+// 2·MinSegment) or do not lie closer to their own level than to the
+// drift's line carried on by more than chance (squared error, less
+// 4·log n point noises squared): its end is then the last point and
+// its new level the drift's line there.
+func markMoving(y []float64, st []Step, p Params, useLog bool) []Step {
+	if len(st) == 0 {
+		return st
+	}
+	s := &st[len(st)-1]
+	n := len(y)
+	if !s.Drift || s.Moving {
+		return st
+	}
+	if n-s.At < 2*p.MinSegment {
+		// No level holds after it yet.
+		moved(y, s, useLog)
+		return st
+	}
+	drift := y[s.From:s.At]
+	x0 := float64(len(drift))
+	v0, _ := lineAt(drift, 0, x0)
+	v1, _ := lineAt(drift, 0, x0+1)
+	flat := level(y, s.At, n, make([]float64, 0, n-s.At))
+	var onLine, onFlat float64
+	for t, v := range y[s.At:] {
+		onLine += sq(v - v0 - (v1-v0)*float64(t))
+		onFlat += sq(v - flat)
+	}
+	// A stop is a bend of its own: it must fit better by more than
+	// chance over the bend's choice (4·log n point noises squared).
+	if onLine < onFlat+4*math.Log(float64(n))*sq(s.Sigma) {
+		moved(y, s, useLog)
+	}
+	return st
+}
+
+func sq(v float64) float64 { return v * v }
+
+// moved marks the drift s as still moving: its end is the last point of
+// y and its new level the line through its points from From there.
+func moved(y []float64, s *Step, useLog bool) {
+	n := len(y)
+	v, _ := lineAt(y[s.From:], 0, float64(n-1-s.From))
+	s.Moving, s.At, s.NAfter, s.Suspected = true, n-1, 1, false
+	s.After = unscale(v, useLog)
 }
 
 // withoutTrend segments y again without a trend through the whole

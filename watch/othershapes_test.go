@@ -24,12 +24,14 @@ var otherCases = []corpusCase{
 			return s(i) * (1 + 0.3*float64(i)/float64(n)) * (1 + amp*math.Sin(2*math.Pi*float64(i)/12))
 		}, gauss(r, 0.01)), []int{at}
 	}},
-	{"monthly: trend + season 12, no change", 6, func(r *rand.Rand) ([]float64, []int) {
+	// A 30% trend is a creep, reported as a drift from the first point
+	// unless accepted (issue 38); labelled change-free before issue 38.
+	{"monthly: trend +30% + season 12, no step (creep)", 6, func(r *rand.Rand) ([]float64, []int) {
 		n := 120 + r.IntN(240)
 		amp := 0.03 + 0.05*r.Float64()
 		return levels(r, n, func(i int) float64 {
 			return (1 + 0.3*float64(i)/float64(n)) * (1 + amp*math.Sin(2*math.Pi*float64(i)/12))
-		}, gauss(r, 0.01)), nil
+		}, gauss(r, 0.01)), []int{1}
 	}},
 	{"yearly growth whose rate halves", 6, func(r *rand.Rand) ([]float64, []int) {
 		n := 50 + r.IntN(50)
@@ -222,5 +224,83 @@ var otherCases = []corpusCase{
 	}},
 }
 
+// creepCases are the shapes of issue 38, written from its description
+// (not from any collection's data) and appended to otherCases so the
+// series before them stay the same: creeping regressions (a level that
+// moves a little with every commit), long rises that turn into falls,
+// dips inside growth, and noise-sized level jumps at irregular times
+// between long flat stretches (no change). A creep's truth is where it
+// starts and, when it stops, where it stops.
+var creepCases = []corpusCase{
+	{"creep +30% over 300, still moving", 6, func(r *rand.Rand) ([]float64, []int) {
+		a := 80 + r.IntN(120)
+		return levels(r, a+300, ramp(a, a+300, 0.3), gauss(r, 0.02)), []int{a}
+	}},
+	{"creep +20% over 150, then stopped", 6, func(r *rand.Rand) ([]float64, []int) {
+		a := 80 + r.IntN(120)
+		b := a + 150
+		return levels(r, b+100+r.IntN(100), ramp(a, b, 0.2), gauss(r, 0.02)), []int{a, b}
+	}},
+	{"creep +25% over 200, then a fix", 6, func(r *rand.Rand) ([]float64, []int) {
+		a := 80 + r.IntN(120)
+		b := a + 200
+		up := ramp(a, b, 0.25)
+		return levels(r, b+100, func(i int) float64 {
+			if i >= b {
+				return 1
+			}
+			return up(i)
+		}, gauss(r, 0.02)), []int{a, b}
+	}},
+	{"creep +20% inside a season of 12", 6, func(r *rand.Rand) ([]float64, []int) {
+		a := 80 + r.IntN(120)
+		up := ramp(a, a+200, 0.2)
+		return levels(r, a+200, func(i int) float64 {
+			return up(i) * (1 + 0.05*math.Sin(2*math.Pi*float64(i)/12))
+		}, gauss(r, 0.01)), []int{a}
+	}},
+	{"long rise that turns into a fall", 6, func(r *rand.Rand) ([]float64, []int) {
+		up := 150 + r.IntN(100)
+		down := 150 + r.IntN(100)
+		return levels(r, up+down, func(i int) float64 {
+			if i < up {
+				return 1 + 0.3*float64(i)/float64(up)
+			}
+			return 1.3 - 0.3*float64(i-up)/float64(down)
+		}, gauss(r, 0.02)), []int{1, up} // the rise is a creep from the start
+	}},
+	{"dip inside growth", 6, func(r *rand.Rand) ([]float64, []int) {
+		n := 300 + r.IntN(100)
+		a := n/3 + r.IntN(n/3)
+		b := a + 30 + r.IntN(30)
+		return levels(r, n, func(i int) float64 {
+			l := 1 + 0.3*float64(i)/float64(n)
+			if i >= a && i < b {
+				l *= 0.85
+			}
+			return l
+		}, gauss(r, 0.01)), []int{a, b}
+	}},
+	{"noise-sized jumps at irregular times, no change", 6, func(r *rand.Rand) ([]float64, []int) {
+		n := 500 + r.IntN(200)
+		x := make([]float64, n)
+		l := 1.0
+		next := 20 + r.IntN(80)
+		for i := range x {
+			if i == next {
+				// A new level around the same one, a quarter of the noise
+				// away: the jumps do not add up.
+				l = 1 + 0.005*r.NormFloat64()
+				next += 20 + r.IntN(80)
+			}
+			x[i] = l * (1 + 0.02*r.NormFloat64())
+		}
+		return x, nil
+	}},
+}
+
 // otherCorpus is the other shapes' series, the same on every run.
-func otherCorpus() []labelled { return generate(otherCases, 7000, 91) }
+func otherCorpus() []labelled { return generate(append(otherCases, creepCases...), 7000, 91) }
+
+// otherCorpusOld is otherCorpus before issue 38's shapes.
+func otherCorpusOld() []labelled { return generate(otherCases, 7000, 91) }

@@ -117,7 +117,13 @@ func watchDetect(p Params) func([]float64) []int {
 	return func(x []float64) []int {
 		var at []int
 		for _, st := range Detect(x, p) {
-			at = append(at, reportedAt(st, len(x), p)...)
+			for _, i := range reportedAt(st, len(x), p) {
+				// A commit named twice (a drift's end where the next
+				// starts, at a turn) is one change point.
+				if len(at) == 0 || at[len(at)-1] != i {
+					at = append(at, i)
+				}
+			}
 		}
 		return at
 	}

@@ -56,6 +56,9 @@ func (c *Change) end() string {
 
 // rangeText is the commit range of a change: "a1b2c3d..e4f5a6b (3 unmeasured)".
 func (c *Change) rangeText() string {
+	if c.Drift && c.Moving {
+		return fmt.Sprintf("%s..%s (a drift from %s on, still moving; %d unmeasured between)", shortSHA(c.LastGood), shortSHA(c.DriftEnd), shortSHA(c.FirstBad), c.Unmeasured)
+	}
 	if c.Drift {
 		return fmt.Sprintf("%s..%s (a drift from %s on; %d unmeasured between)", shortSHA(c.LastGood), shortSHA(c.DriftEnd), shortSHA(c.FirstBad), c.Unmeasured)
 	}
@@ -84,10 +87,21 @@ func (c *Change) status() string {
 func (c *Change) summary() string {
 	d := ""
 	if c.Drift {
-		d = " (drift)"
+		d = " (" + c.DriftText() + ")"
 	}
 	return fmt.Sprintf("%s -> %s (%+.1f%%, %.1f noise units, confidence %.3f, %d/%d points)%s",
 		fmtVal(c.Before), fmtVal(c.After), c.ChangePct, c.NoiseUnits, c.Confidence, c.NBefore, c.NAfter, d)
+}
+
+// DriftText describes a drift: "drift +30.0% since a1b2c3d (+10.0%/100
+// commits), still moving" (or "stopped at e4f5a6b"); its size is so far
+// when it is still moving.
+func (c *Change) DriftText() string {
+	end := "still moving"
+	if !c.Moving {
+		end = "stopped at " + shortSHA(c.DriftEnd)
+	}
+	return fmt.Sprintf("drift %+.1f%% since %s (%+.1f%%/100 commits), %s", c.ChangePct, shortSHA(c.FirstBad), c.PerHundred, end)
 }
 
 // split parts the changes into those at or above their threshold and
@@ -155,6 +169,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				fmtVal(c.Before), fmtVal(c.After), c.ChangePct, c.NoiseUnits, c.Confidence)
 		}
 		b.WriteString("\n")
+		for _, c := range listed {
+			if c.Drift {
+				fmt.Fprintf(&b, "%s %s: %s.  \n", mdtext.Escape(c.Name()), mdtext.Code(c.Metric), mdtext.Escape(c.DriftText()))
+			}
+		}
 		for _, c := range listed {
 			if c.Accepted != "" {
 				fmt.Fprintf(&b, "☑️ %s %s at %s: %s.  \n", mdtext.Escape(c.Name()), mdtext.Code(c.Metric), mdtext.Code(shortSHA(c.FirstBad)), mdtext.Escape(c.Accepted))
@@ -361,6 +380,7 @@ func (g *group) issueBody(r *Report) string {
 	switch {
 	case same && first.Drift:
 		fmt.Fprintf(&b, "| commits | `%s`..`%s` (a drift over several commits, from `%s` on; %d unmeasured between) |\n", first.LastGood, first.DriftEnd, first.FirstBad, first.Unmeasured)
+		fmt.Fprintf(&b, "| drift | %s |\n", mdtext.Escape(first.DriftText()))
 	case same && first.Unmeasured == 0:
 		fmt.Fprintf(&b, "| commit | `%s` (its parent `%s` measured at the old level) |\n", first.FirstBad, first.LastGood)
 	case same:

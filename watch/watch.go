@@ -141,6 +141,12 @@ type Change struct {
 	NBefore    int     `json:"points_before"`
 	NAfter     int     `json:"points_after"`
 	Drift      bool    `json:"drift,omitempty"`
+	// For a drift: Moving when it is still under way at the last measured
+	// commit (DriftEnd is then that commit, After the level there: the
+	// size so far), and PerHundred its change in percent per 100
+	// first-parent commits.
+	Moving     bool    `json:"moving,omitempty"`
+	PerHundred float64 `json:"drift_pct_per_100_commits,omitempty"`
 	Threshold  float64 `json:"threshold_pct"` // smallest change worth reporting
 	Rule       string  `json:"rule"`          // where the threshold came from
 	Open       bool    `json:"open"`          // a regression the series has not recovered from
@@ -517,6 +523,10 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 		}
 		if st.Drift {
 			ch.FirstBad, ch.DriftEnd = sha(tr.idx[from]), ch.FirstBad
+			ch.Moving = st.Moving
+			if span := tr.idx[st.At] - tr.idx[from-1]; span > 0 && st.Before != 0 {
+				ch.PerHundred = 100 * ch.ChangePct / float64(span)
+			}
 		}
 		if ch.Kind == Regression && ch.Accepted == "" && !ch.Suspected && !ch.BelowThreshold {
 			// Open while the level now is still worse than before the

@@ -43,6 +43,12 @@
     if (v == null || !isFinite(v)) return "\u2013";
     return (v > 0 ? "+" : v < 0 ? "\u2212" : "\u00b1") + Math.abs(v).toFixed(Math.abs(v) < 10 ? 1 : 0) + "%";
   }
+  // driftText describes one of watch's drifts: "drift +30% since abc1234
+  // (+10%/100 commits), still moving".
+  function driftText(a) {
+    return "drift " + pct(a.pct) + " since " + a.sha.slice(0, 7) + " (" + pct(a.per100) + "/100 commits), " +
+      (a.moving ? "still moving" : "stopped");
+  }
   function worse(change, dir) {
     if (change == null || !isFinite(change) || change === 0) return "";
     if (dir === "lower") return change > 0 ? "worse" : "better";
@@ -98,10 +104,10 @@
         // perfgate watch's open regressions: the newest one's change and commit.
         var w = r.w[r.w.length - 1];
         st.appendChild(document.createElement("br"));
-        st.appendChild(el("span", { class: "why" }, pct(w.pct) + " at " + w.sha.slice(0, 7)));
+        st.appendChild(el("span", { class: "why" }, w.drift ? driftText(w) : pct(w.pct) + " at " + w.sha.slice(0, 7)));
         st.title = r.w.map(function (a) {
-          return "perfgate watch: open regression " + pct(a.pct) + " at " + a.sha.slice(0, 7) + " (" + fmt(a.before) + " \u2192 " + fmt(a.after) +
-            ", confidence " + a.conf + ")";
+          return "perfgate watch: open regression " + (a.drift ? driftText(a) : pct(a.pct) + " at " + a.sha.slice(0, 7)) +
+            " (" + fmt(a.before) + " \u2192 " + fmt(a.after) + ", confidence " + a.conf + ")";
         }).join("\n");
       }
       tr.appendChild(st);
@@ -209,7 +215,9 @@
     var dirText = { lower: "lower is better", higher: "higher is better" }[d.dir] || "no better direction";
     $("csub").textContent = (labelText(d.labels).join(", ") || "no labels") + " \u00b7 " + d.runs.y.length + " runs at " + xs.length +
       " commits \u00b7 " + dirText + (d.flag ? " \u00b7 latest: " + (flagText[d.flag] || d.flag) : "") +
-      (d.watch || []).map(function (a) { return " \u00b7 watch: open regression " + pct(a.pct) + " at " + a.sha.slice(0, 7); }).join("");
+      (d.watch || []).map(function (a) {
+        return " \u00b7 watch: open regression " + (a.drift ? driftText(a) : pct(a.pct) + " at " + a.sha.slice(0, 7));
+      }).join("");
     $("canvas").setAttribute("aria-label", "Chart of " + d.label + " for " + d.bench + " over " + xs.length + " commits");
     draw();
     linkCurve(d);

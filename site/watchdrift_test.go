@@ -1,0 +1,83 @@
+package site
+
+import (
+	"context"
+	"crypto/sha1"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfgate/perfgate/gate"
+)
+
+// creepHistory is n commits of serving's mean_ttft_ms, flat up to
+// commit from, then 30% worse linearly over the rest (1% noise).
+func creepHistory(n, from int) ([]gate.Commit, fakeHistory) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	commits := make([]gate.Commit, n)
+	h := fakeHistory{}
+	for i := range commits {
+		sha := fmt.Sprintf("%x", sha1.Sum([]byte(fmt.Sprint("creep commit ", i))))
+		commits[i] = gate.Commit{SHA: sha, Subject: fmt.Sprintf("change %d", i), Time: t0.Add(time.Duration(i) * time.Hour)}
+		ttft := 100.0
+		if i >= from {
+			ttft *= 1 + 0.3*float64(i-from)/float64(n-from)
+		}
+		h[sha] = []gate.Sample{{Commit: sha, Benchmark: "serving", Testbed: "ci", Time: commits[i].Time,
+			Labels:  map[string]string{"model": "qwen2.5-7b"},
+			Metrics: map[string]float64{"mean_ttft_ms": math.Round(ttft*(1+0.01*rng.NormFloat64())*1000) / 1000}}}
+	}
+	return commits, h
+}
+
+// Issue 38: the site shows watch's creep as a drift (its rate per 100
+// commits, still moving), flagged; accepted at the commit where it began
+// to move, it is not flagged.
+func TestGenerateShowsWatchDrift(t *testing.T) {
+	const n, from = 300, 100
+	commits, h := creepHistory(n, from)
+	dir := t.TempDir()
+	sum, err := Generate(context.Background(), commits, h, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, err := os.ReadFile(filepath.Join(dir, "data", "index.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := ""
+	for _, l := range strings.Split(string(index), "\n") {
+		if strings.Contains(l, `"m":"mean_ttft_ms"`) {
+			row = l
+		}
+	}
+	if sum.OpenRegressions != 1 || !strings.Contains(row, `"flag":"regression"`) || !strings.Contains(row, `"drift":true,"per100":`) || !strings.Contains(row, `"moving":true`) {
+		t.Fatalf("open %d; row %s\nwant flagged, carrying a drift still moving", sum.OpenRegressions, row)
+	}
+	// The drift's first commit, where the level began to move.
+	i := strings.Index(row, `"sha":"`)
+	sha := row[i+7 : i+47]
+	pos := -1
+	for k, c := range commits {
+		if c.SHA == sha {
+			pos = k
+		}
+	}
+	if pos < from-20 || pos > from+20 {
+		t.Errorf("drift's first commit at %d, want within 20 of %d", pos, from)
+	}
+	acc := []gate.Acceptance{{Commit: sha, Benchmark: "serving", Metric: "mean_ttft_ms", By: "ana", Reason: "growing workload"}}
+	sum, err = Generate(context.Background(), commits, h, t.TempDir(), Options{Accepted: acc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.OpenRegressions != 0 {
+		t.Errorf("accepted drift: open regressions %d, want 0", sum.OpenRegressions)
+	}
+}
