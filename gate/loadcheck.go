@@ -64,7 +64,9 @@ const matchTolerance = 0.02
 
 // relation compares head's curve with the baseline's on a latency metric
 // at matched load: each head point against the baseline interpolated at
-// its throughput, a head point beyond the baseline's highest throughput
+// its throughput, or, where the baseline is saturated (several loads at
+// one throughput), its point at the same load when that achieved head's
+// throughput. A head point beyond the baseline's highest throughput
 // counting as better (it serves load the baseline never reached) and a
 // baseline reaching beyond head's highest as worse at high load.
 func relation(head, base Curve, name string, tol float64) (string, []Matched) {
@@ -89,7 +91,10 @@ func relation(head, base Curve, name string, tol float64) (string, []Matched) {
 			signs = append(signs, 1)
 			continue
 		}
-		bl, ok := base.LatencyAt(name, p.Requests)
+		bl, ok := base.sameLoadLatency(name, p)
+		if !ok {
+			bl, ok = base.LatencyAt(name, p.Requests)
+		}
 		if !ok {
 			continue
 		}

@@ -1,0 +1,40 @@
+package gate
+
+import "testing"
+
+// curveOf builds a curve of p99_ttft_ms from (load, req/s, ms) triples in
+// load order.
+func curveOf(pts ...[3]float64) Curve {
+	var c Curve
+	for _, p := range pts {
+		c.Points = append(c.Points, LoadPoint{Load: fmtNum(p[0]), Requests: p[1], Latency: map[string]float64{"p99_ttft_ms": p[2]}, Runs: 1})
+	}
+	return c
+}
+
+// TestRelationSaturated: past saturation a curve's throughput stops
+// growing while its latency (queueing) grows with the load, so several
+// points share one throughput. An unchanged head matches the baseline
+// there (it used to be "dominated": its saturated points were compared
+// with the baseline's unsaturated point of the same throughput), a head
+// whose capacity fell is dominated, one whose capacity rose dominates.
+func TestRelationSaturated(t *testing.T) {
+	base := curveOf([3]float64{4, 1.53, 51.4}, [3]float64{8, 3.07, 51.4}, [3]float64{16, 6.13, 51.4}, [3]float64{32, 6.13, 2738}, [3]float64{64, 6.13, 8110})
+	noisyBase := curveOf([3]float64{4, 1.53, 51.4}, [3]float64{8, 3.06, 51.5}, [3]float64{16, 6.13, 51.4}, [3]float64{32, 6.12, 2738}, [3]float64{64, 6.135, 8110})
+	for _, tc := range []struct {
+		name       string
+		head, base Curve
+		want       string
+	}{
+		{"unchanged", base, base, RelMatches},
+		{"unchanged within noise", curveOf([3]float64{4, 1.532, 51.45}, [3]float64{8, 3.065, 51.4}, [3]float64{16, 6.125, 51.5}, [3]float64{32, 6.13, 2740}, [3]float64{64, 6.12, 8105}), noisyBase, RelMatches},
+		{"capacity 10% lower", curveOf([3]float64{4, 1.37, 51.4}, [3]float64{8, 2.74, 51.4}, [3]float64{16, 5.47, 51.4}, [3]float64{32, 5.47, 3061}, [3]float64{64, 5.47, 9080}), base, RelDominated},
+		{"capacity 10% higher", curveOf([3]float64{4, 1.53, 51.4}, [3]float64{8, 3.07, 51.4}, [3]float64{16, 6.13, 51.4}, [3]float64{32, 6.75, 2400}, [3]float64{64, 6.75, 7300}), base, RelDominates},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, m := relation(tc.head, tc.base, "p99_ttft_ms", matchTolerance); got != tc.want {
+				t.Errorf("relation = %q, want %q (matched %+v)", got, tc.want, m)
+			}
+		})
+	}
+}
