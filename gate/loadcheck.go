@@ -22,6 +22,11 @@ type LoadCurve struct {
 	// Capacity and BaselineCapacity are the curves' capacities at SLO.
 	Capacity         *CapacityAt `json:"capacity,omitempty"`
 	BaselineCapacity *CapacityAt `json:"baseline_capacity,omitempty"`
+	// CapacityReference is the value the capacity rule compared head's
+	// capacity with (the median of the base branch's, over
+	// CapacityWindow commits) when it is not BaselineCapacity's.
+	CapacityReference *float64 `json:"capacity_reference,omitempty"`
+	CapacityWindow    int      `json:"capacity_window,omitempty"`
 	// Metric is the latency compared at matched load (the SLO's first
 	// objective, else a mean latency both curves have); Relation says how
 	// head's curve moved against the baseline's on it: "dominates", "is
@@ -295,8 +300,14 @@ func anySaturated(a, b []LoadPoint) bool {
 func (c *checker) annotate(lc *LoadCurve) {
 	capChecks := c.capacityChecks(lc)
 	capRaised, capDecided := capacityVerdict(capChecks)
-	if lc.Capacity != nil && lc.BaselineCapacity != nil {
-		lc.Notes = append(lc.Notes, capacityNote(lc))
+	if b := lc.BaselineCapacity; b != nil && b.Status != CapacityNone {
+		for _, cr := range capChecks {
+			if cr.Metric == "capacity" && cr.Baseline != nil && math.Abs(*cr.Baseline-b.Requests) > 1e-9*b.Requests {
+				ref := *cr.Baseline
+				lc.CapacityReference, lc.CapacityWindow = &ref, cr.Window
+				break
+			}
+		}
 	}
 	ident := curveIdent(lc.Benchmark, lc.Labels)
 	for i := range c.rep.Checks {

@@ -12,33 +12,46 @@ func (lc LoadCurve) curveName() string {
 	return seriesName(lc.Benchmark, lc.Labels) + " by " + lc.LoadLabel
 }
 
-// capacityLine says both capacities at the SLO and their change; "" when
-// head's is unknown.
+// capacityLine says both capacities at the SLO and their change, and the
+// capacity rule's reference when it is not the baseline commit's; ""
+// when head's is unknown.
 func (lc LoadCurve) capacityLine() string {
 	if lc.Capacity == nil {
 		return ""
 	}
-	s := "capacity at SLO: head " + capDesc(*lc.Capacity)
+	s := "capacity at SLO: head " + capDesc(*lc.Capacity, lc.LoadLabel)
 	if b := lc.BaselineCapacity; b != nil {
-		s += ", baseline " + capDesc(*b)
+		s += ", baseline "
+		if lc.BaselineCommit != "" {
+			s += shortSHA(lc.BaselineCommit) + " "
+		}
+		s += capDesc(*b, lc.LoadLabel)
 		if b.Requests > 0 && lc.Capacity.Status != CapacityNone {
 			s += fmt.Sprintf(" (%+.1f%%)", 100*(lc.Capacity.Requests/b.Requests-1))
 		}
 	}
+	if r := lc.CapacityReference; r != nil {
+		s += fmt.Sprintf("; the capacity rule compares head with %s req/s, the median of the base branch's capacities", fmtNum(*r))
+		if lc.CapacityWindow > 0 {
+			s += fmt.Sprintf(" over %d commits", lc.CapacityWindow)
+		}
+		s += ", not with the baseline commit's alone"
+	}
 	return s
 }
 
-// capDesc renders one capacity with how it was found.
-func capDesc(c CapacityAt) string {
+// capDesc renders one capacity with how it was found, its loads named
+// with the curve's load label.
+func capDesc(c CapacityAt, label string) string {
 	switch c.Status {
 	case CapacityNone:
-		return "none (no swept point meets it; the lowest load is " + c.Above + ")"
+		return fmt.Sprintf("none (no swept point meets it; the lowest load is %s=%s)", label, c.Above)
 	case CapacityBeyond:
 		return fmt.Sprintf("at least %s req/s (beyond the swept range: every point meets it)", fmtNum(c.Requests))
 	case CapacityInterpolated:
-		return fmt.Sprintf("%s req/s (interpolated between loads %s and %s)", fmtNum(c.Requests), c.Below, c.Above)
+		return fmt.Sprintf("%s req/s (interpolated between %s=%s and %s)", fmtNum(c.Requests), label, c.Below, c.Above)
 	}
-	return fmt.Sprintf("%s req/s (at load %s)", fmtNum(c.Requests), c.Below)
+	return fmt.Sprintf("%s req/s (at %s=%s)", fmtNum(c.Requests), label, c.Below)
 }
 
 // pointRows returns the points of both curves by load: load, head's and

@@ -1,6 +1,10 @@
 package gate
 
-import "testing"
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
 
 // curveOf builds a curve of p99_ttft_ms from (load, req/s, ms) triples in
 // load order.
@@ -36,5 +40,45 @@ func TestRelationSaturated(t *testing.T) {
 				t.Errorf("relation = %q, want %q (matched %+v)", got, tc.want, m)
 			}
 		})
+	}
+}
+
+// TestCapacityLineReference: the load section's capacity line names the
+// load label of the points it cites, and when the capacity rule's
+// reference (the median of the base branch's capacities) is not the
+// baseline commit's capacity shown beside head's, it says so, with both,
+// instead of two different "baseline" capacities without a word.
+func TestCapacityLineReference(t *testing.T) {
+	rep := capacityWorld(refServer.sweep(nil)).checkCfg(t, sloConfig(t, sloRules))
+	c := findCheck(rep, "capacity", "")
+	if c == nil || c.Baseline == nil || len(rep.Load) != 1 || rep.Load[0].BaselineCapacity == nil {
+		t.Fatalf("capacity check %+v, load %+v", c, rep.Load)
+	}
+	if *c.Baseline == rep.Load[0].BaselineCapacity.Requests {
+		t.Fatalf("the world's reference equals the baseline commit's capacity (%v): the test needs them apart", *c.Baseline)
+	}
+	var text, md bytes.Buffer
+	if err := rep.WriteText(&text, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		out  string
+	}{{"text", text.String()}, {"markdown", md.String()}} {
+		for _, want := range []string{
+			"interpolated between max_concurrency=16 and 24",
+			"baseline " + shortSHA(rep.Load[0].BaselineCommit) + " ",
+			"the capacity rule compares head with " + fmtNum(*c.Baseline) + " req/s",
+		} {
+			if !strings.Contains(tc.out, want) && !strings.Contains(tc.out, strings.ReplaceAll(want, "_", `\_`)) {
+				t.Errorf("%s report lacks %q:\n%s", tc.name, want, tc.out)
+			}
+		}
+		if n := strings.Count(tc.out, "capacity at the SLO ("); n != 0 {
+			t.Errorf("%s report repeats the capacity line as a note %d times:\n%s", tc.name, n, tc.out)
+		}
 	}
 }
