@@ -23,10 +23,10 @@ type LoadCurve struct {
 	Capacity         *CapacityAt `json:"capacity,omitempty"`
 	BaselineCapacity *CapacityAt `json:"baseline_capacity,omitempty"`
 	// CapacityReference is the value the capacity rule compared head's
-	// capacity with (the median of the base branch's, over
-	// CapacityWindow commits) when it is not BaselineCapacity's.
+	// capacity with (the median of CapacityValues of the base branch's)
+	// when it is not BaselineCapacity's.
 	CapacityReference *float64 `json:"capacity_reference,omitempty"`
-	CapacityWindow    int      `json:"capacity_window,omitempty"`
+	CapacityValues    int      `json:"capacity_reference_values,omitempty"`
 	// Metric is the latency compared at matched load (the SLO's first
 	// objective, else a mean latency both curves have); Relation says how
 	// head's curve moved against the baseline's on it: "dominates", "is
@@ -304,7 +304,7 @@ func (c *checker) annotate(lc *LoadCurve) {
 		for _, cr := range capChecks {
 			if cr.Metric == "capacity" && cr.Baseline != nil && math.Abs(*cr.Baseline-b.Requests) > 1e-9*b.Requests {
 				ref := *cr.Baseline
-				lc.CapacityReference, lc.CapacityWindow = &ref, cr.Window
+				lc.CapacityReference, lc.CapacityValues = &ref, cr.Samples.Baseline
 				break
 			}
 		}

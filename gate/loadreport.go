@@ -31,11 +31,11 @@ func (lc LoadCurve) capacityLine() string {
 		}
 	}
 	if r := lc.CapacityReference; r != nil {
-		s += fmt.Sprintf("; the capacity rule compares head with %s req/s, the median of the base branch's capacities", fmtNum(*r))
-		if lc.CapacityWindow > 0 {
-			s += fmt.Sprintf(" over %d commits", lc.CapacityWindow)
+		s += fmt.Sprintf("; the capacity rule compares head with its reference, %s req/s: the median of ", fmtNum(*r))
+		if lc.CapacityValues > 0 {
+			s += fmt.Sprintf("%d ", lc.CapacityValues)
 		}
-		s += ", not with the baseline commit's alone"
+		s += "base-branch capacities, not the baseline commit's alone"
 	}
 	return s
 }

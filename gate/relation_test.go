@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -71,7 +72,7 @@ func TestCapacityLineReference(t *testing.T) {
 		for _, want := range []string{
 			"interpolated between max_concurrency=16 and 24",
 			"baseline " + shortSHA(rep.Load[0].BaselineCommit) + " ",
-			"the capacity rule compares head with " + fmtNum(*c.Baseline) + " req/s",
+			"the capacity rule compares head with its reference, " + fmtNum(*c.Baseline) + " req/s: the median of " + strconv.Itoa(c.Samples.Baseline) + " base-branch capacities",
 		} {
 			if !strings.Contains(tc.out, want) && !strings.Contains(tc.out, strings.ReplaceAll(want, "_", `\_`)) {
 				t.Errorf("%s report lacks %q:\n%s", tc.name, want, tc.out)
