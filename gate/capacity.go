@@ -490,7 +490,7 @@ func capacitySample(c Curve, slos []SLO) (Sample, bool) {
 		m["capacity_tokens"] = capa.Tokens
 	}
 	return Sample{Commit: c.Commit, Benchmark: c.Benchmark, Labels: labels, Metrics: m, Time: c.Time,
-		Dirty: c.Dirty, Testbed: c.Testbed, Before: c.Before}, true
+		Dirty: c.Dirty, Testbed: c.Testbed, Before: c.Before, Derived: true}, true
 }
 
 // capacityHistory adds each commit's derived capacity results to a
