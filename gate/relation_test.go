@@ -83,3 +83,19 @@ func TestCapacityLineReference(t *testing.T) {
 		}
 	}
 }
+
+// TestChecksInLoadOrder: the checks of a sweep's points are listed in the
+// order of their loads (4, 8, 16, 24, 48), not of their label strings
+// (16, 24, 4, 48, 8).
+func TestChecksInLoadOrder(t *testing.T) {
+	rep := capacityWorld(refServer.sweep(nil)).checkCfg(t, sloConfig(t, sloRules))
+	var got []string
+	for _, c := range rep.Checks {
+		if c.Metric == "mean_tpot_ms" {
+			got = append(got, c.Labels["max_concurrency"])
+		}
+	}
+	if want := "4 8 16 24 48"; strings.Join(got, " ") != want {
+		t.Errorf("checks in order %v, want %s", got, want)
+	}
+}
