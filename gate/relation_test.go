@@ -99,3 +99,23 @@ func TestChecksInLoadOrder(t *testing.T) {
 		t.Errorf("checks in order %v, want %s", got, want)
 	}
 }
+
+// TestCompareInLoadOrder: compare lists a sweep's points in the order of
+// their loads, as check does.
+func TestCompareInLoadOrder(t *testing.T) {
+	sweep := func(commit string) []Sample {
+		var out []Sample
+		for _, c := range []string{"16", "4", "64", "8", "32"} {
+			out = append(out, Sample{Commit: commit, Benchmark: "serving", Labels: map[string]string{"max_concurrency": c}, Metrics: map[string]float64{"mean_ttft_ms": 10}})
+		}
+		return out
+	}
+	c := CompareSamples("a", "b", sweep("a"), sweep("b"), nil)
+	var got []string
+	for _, r := range c.Rows {
+		got = append(got, r.Labels["max_concurrency"])
+	}
+	if want := "4 8 16 32 64"; strings.Join(got, " ") != want {
+		t.Errorf("rows in order %v, want %s", got, want)
+	}
+}
