@@ -25,6 +25,7 @@ func curveOf(pts ...[3]float64) Curve {
 // whose capacity fell is dominated, one whose capacity rose dominates.
 func TestRelationSaturated(t *testing.T) {
 	base := curveOf([3]float64{4, 1.53, 51.4}, [3]float64{8, 3.07, 51.4}, [3]float64{16, 6.13, 51.4}, [3]float64{32, 6.13, 2738}, [3]float64{64, 6.13, 8110})
+	rateBase := curveOf([3]float64{2, 2.0117, 62.5}, [3]float64{4, 4.0071, 83.333}, [3]float64{8, 8.0585, 250}, [3]float64{16, 9.998, 7511.36}, [3]float64{32, 9.9001, 13890.61})
 	noisyBase := curveOf([3]float64{4, 1.53, 51.4}, [3]float64{8, 3.06, 51.5}, [3]float64{16, 6.13, 51.4}, [3]float64{32, 6.12, 2738}, [3]float64{64, 6.135, 8110})
 	for _, tc := range []struct {
 		name       string
@@ -34,6 +35,11 @@ func TestRelationSaturated(t *testing.T) {
 		{"unchanged", base, base, RelMatches},
 		{"unchanged within noise", curveOf([3]float64{4, 1.532, 51.45}, [3]float64{8, 3.065, 51.4}, [3]float64{16, 6.125, 51.5}, [3]float64{32, 6.13, 2740}, [3]float64{64, 6.12, 8105}), noisyBase, RelMatches},
 		{"capacity 10% lower", curveOf([3]float64{4, 1.37, 51.4}, [3]float64{8, 2.74, 51.4}, [3]float64{16, 5.47, 51.4}, [3]float64{32, 5.47, 3061}, [3]float64{64, 5.47, 9080}), base, RelDominated},
+		// A request-rate sweep whose rate 8 sits where the curve turns
+		// steep: head achieved 1.5% less there at the same latency, and
+		// the baseline interpolated at 1.5% less is 2% lower.
+		{"unchanged, throughput noise on a steep segment", curveOf([3]float64{2, 2.012, 62.5}, [3]float64{4, 3.9601, 83.333}, [3]float64{8, 7.9387, 250}, [3]float64{16, 10.022, 7426.77}, [3]float64{32, 9.9169, 13695.8}), rateBase, RelMatches},
+		{"rate sweep, capacity 10% lower", curveOf([3]float64{2, 1.9962, 64.286}, [3]float64{4, 4.0025, 90}, [3]float64{8, 8.059, 450}, [3]float64{16, 8.9701, 9779.53}, [3]float64{32, 8.9978, 16000.88}), rateBase, RelDominated},
 		{"capacity 10% higher", curveOf([3]float64{4, 1.53, 51.4}, [3]float64{8, 3.07, 51.4}, [3]float64{16, 6.13, 51.4}, [3]float64{32, 6.75, 2400}, [3]float64{64, 6.75, 7300}), base, RelDominates},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,5 +123,20 @@ func TestCompareInLoadOrder(t *testing.T) {
 	}
 	if want := "4 8 16 32 64"; strings.Join(got, " ") != want {
 		t.Errorf("rows in order %v, want %s", got, want)
+	}
+}
+
+// TestRelText: a curve worse at one matched load and the same at the
+// others is "dominated", and the report does not claim it is worse at
+// every matched load.
+func TestRelText(t *testing.T) {
+	base := curveOf([3]float64{2, 2, 60}, [3]float64{4, 4, 80}, [3]float64{8, 8, 250})
+	head := curveOf([3]float64{2, 2, 60}, [3]float64{4, 4, 80}, [3]float64{8, 8, 300})
+	rel, _ := relation(head, base, "p99_ttft_ms", matchTolerance)
+	if rel != RelDominated {
+		t.Fatalf("relation %q", rel)
+	}
+	if txt := relText(rel); strings.Contains(txt, "every matched load") {
+		t.Errorf("%q claims every matched load for a curve the same at two of three", txt)
 	}
 }
