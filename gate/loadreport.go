@@ -95,8 +95,8 @@ func (lc LoadCurve) pointRows() [][]string {
 				return fmtNum(m.Baseline)
 			}
 		}
-		if h := find(lc.Head, load); h != nil && h.Requests > baseMax {
-			return "beyond" // the baseline never served this much
+		if h := find(lc.Head, load); h != nil && h.Requests > baseMax*(1+matchTolerance) {
+			return "beyond" // the baseline never served this much, beyond the noise
 		}
 		return "-"
 	}

@@ -140,3 +140,23 @@ func TestRelText(t *testing.T) {
 		t.Errorf("%q claims every matched load for a curve the same at two of three", txt)
 	}
 }
+
+// TestPointRowsBeyond: the load table says a head point is "beyond" the
+// baseline's throughput only when it is beyond it by more than the
+// matching tolerance, as relation counts it: an unchanged head 0.24% above
+// the baseline's highest throughput is no new load served.
+func TestPointRowsBeyond(t *testing.T) {
+	base := curveOf([3]float64{8, 8.06, 250}, [3]float64{16, 9.998, 7511})
+	for _, tc := range []struct {
+		req  float64
+		want string
+	}{{10.022, "-"}, {10.5, "beyond"}} {
+		head := curveOf([3]float64{8, 8.06, 250}, [3]float64{16, tc.req, 7400})
+		lc := LoadCurve{LoadLabel: "request_rate", Metric: "p99_ttft_ms", Head: head.Points, Baseline: base.Points}
+		_, lc.Matched = relation(head, base, "p99_ttft_ms", matchTolerance)
+		rows := lc.pointRows()
+		if got := rows[1][len(rows[1])-1]; got != tc.want {
+			t.Errorf("head at %v req/s: %q, want %q (rows %v)", tc.req, got, tc.want, rows)
+		}
+	}
+}
