@@ -17,6 +17,10 @@
 //   - a serving run (--server, --ready, --repeat) against a stand-in engine
 //     (internal/fakeserve);
 //   - the same on PostgreSQL (PERFGATE_TEST_POSTGRES, internal/pgtest);
+//   - a serving sweep (README, "Serving: load curves and SLOs"): five
+//     concurrencies per commit, each point's vLLM --save-result file
+//     ingested with its load label, an SLO and a capacity rule; its
+//     regression is a capacity 10% lower, failing the capacity rule;
 //   - bisect naming the commit that made TTFT 10% worse;
 //   - the README's demo, run exactly as the README prints it.
 //
