@@ -3,8 +3,9 @@
 // checkout (go build, once per test run) on real files: the optimisation
 // log in testdata, the seeds and real tool outputs of ../shared when they
 // are there. Each journey has a regression (Mean TTFT made 10% worse in
-// the real file's own text) that must fail with exit 1 naming Mean TTFT,
-// and an unchanged head that must pass:
+// the real file's own text) that must fail with exit 1 naming Mean TTFT
+// (the sweep's: a capacity 10% lower, naming capacity), and an unchanged
+// head that must pass:
 //
 //   - a backfill from a log on a laptop, then a local pre-merge check;
 //   - the GitHub Action (its main step, action.yml) recording runs on main
