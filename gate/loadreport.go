@@ -135,6 +135,12 @@ func (r *Report) writeLoadText(b *strings.Builder, color bool) {
 		return
 	}
 	fmt.Fprintf(b, "\n%s\n", paint(color, ansiBold, "Load curves"))
+	// A check's load note is said in Why with the check (reasons): the
+	// terminal shows both sections, so it is not said again here.
+	saidInWhy := map[string]bool{}
+	for _, c := range r.Checks {
+		saidInWhy[c.LoadNote] = c.LoadNote != ""
+	}
 	for _, lc := range r.Load {
 		fmt.Fprintf(b, "  %s", lc.curveName())
 		if lc.SLO != "" {
@@ -161,7 +167,9 @@ func (r *Report) writeLoadText(b *strings.Builder, color bool) {
 		}
 		b.WriteString("\n")
 		for _, n := range lc.Notes {
-			fmt.Fprintf(b, "    - %s\n", n)
+			if !saidInWhy[n] {
+				fmt.Fprintf(b, "    - %s\n", n)
+			}
 		}
 	}
 }

@@ -160,3 +160,21 @@ func TestPointRowsBeyond(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadNotesOnce: the terminal report says a saturated point's note
+// once, in Why with its check, not again under Load curves.
+func TestLoadNotesOnce(t *testing.T) {
+	run := func(rate, ttft float64) Sample {
+		return Sample{Benchmark: "qwen2.5-vl", Labels: map[string]string{"request_rate": "16.0"},
+			Metrics: map[string]float64{"request_throughput": rate, "mean_ttft_ms": ttft, "completed": 500, "failed": 0}}
+	}
+	w := newWorld(3, func(int) []Sample { return []Sample{run(5.32, 8246.29)} }, []Sample{run(4.41, 11300.73)})
+	rep := w.check(t, "mean_ttft_ms:3%")
+	var text bytes.Buffer
+	if err := rep.WriteText(&text, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(text.String(), "saturated at request_rate=16.0:"); n != 1 {
+		t.Errorf("the saturated note is said %d times, want once:\n%s", n, text.String())
+	}
+}
