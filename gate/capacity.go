@@ -166,8 +166,11 @@ func (c Curve) Capacity(slo SLO) (CapacityAt, bool) {
 }
 
 // LatencyAt interpolates the curve's latency metric at an achieved
-// throughput x; ok is false outside the swept throughputs or when a
-// point lacks the metric.
+// throughput x along the curve in load order, on the lowest load whose
+// segment reaches x (past saturation the throughput stops growing while
+// the latency keeps rising, so the curve is not a function of
+// throughput); ok is false outside the swept throughputs or when a point
+// lacks the metric.
 func (c Curve) LatencyAt(name string, x float64) (float64, bool) {
 	pts := make([]LoadPoint, 0, len(c.Points))
 	for _, p := range c.Points {
@@ -175,16 +178,42 @@ func (c Curve) LatencyAt(name string, x float64) (float64, bool) {
 			pts = append(pts, p)
 		}
 	}
-	sort.SliceStable(pts, func(i, j int) bool { return pts[i].Requests < pts[j].Requests })
 	for i := range pts {
 		if pts[i].Requests == x {
 			return pts[i].Latency[name], true
 		}
-		if i > 0 && pts[i-1].Requests < x && x < pts[i].Requests {
-			a, b := pts[i-1], pts[i]
+		if i == 0 {
+			continue
+		}
+		a, b := pts[i-1], pts[i]
+		if lo, hi := math.Min(a.Requests, b.Requests), math.Max(a.Requests, b.Requests); lo < x && x < hi {
 			t := (x - a.Requests) / (b.Requests - a.Requests)
 			return a.Latency[name] + t*(b.Latency[name]-a.Latency[name]), true
 		}
+	}
+	return 0, false
+}
+
+// sameLoadLatency is the curve's latency at head point p's load when the
+// curve is saturated there (its point achieved no more than a lower
+// load's, within matchTolerance) and achieved p's throughput within
+// matchTolerance: past saturation several loads share one throughput and
+// only the load tells their queueing apart.
+func (c Curve) sameLoadLatency(name string, p LoadPoint) (float64, bool) {
+	for i, q := range c.Points {
+		if q.Load != p.Load || q.Requests <= 0 {
+			continue
+		}
+		l, ok := q.Latency[name]
+		if !ok || math.Abs(p.Requests-q.Requests) > matchTolerance*q.Requests {
+			return 0, false
+		}
+		for _, lower := range c.Points[:i] {
+			if lower.Requests >= q.Requests*(1-matchTolerance) {
+				return l, true
+			}
+		}
+		return 0, false
 	}
 	return 0, false
 }
@@ -461,7 +490,7 @@ func capacitySample(c Curve, slos []SLO) (Sample, bool) {
 		m["capacity_tokens"] = capa.Tokens
 	}
 	return Sample{Commit: c.Commit, Benchmark: c.Benchmark, Labels: labels, Metrics: m, Time: c.Time,
-		Dirty: c.Dirty, Testbed: c.Testbed, Before: c.Before}, true
+		Dirty: c.Dirty, Testbed: c.Testbed, Before: c.Before, Derived: true}, true
 }
 
 // capacityHistory adds each commit's derived capacity results to a

@@ -254,7 +254,7 @@ func TestCapacityGate(t *testing.T) {
 		if err := rep.WriteText(&text, false); err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"TRADE-OFF", "Load curves", "capacity at SLO: head", "interpolated between loads 16 and 24", "dominates"} {
+		for _, want := range []string{"TRADE-OFF", "Load curves", "capacity at SLO: head", "interpolated between max_concurrency=16 and 24", "dominates"} {
 			if !strings.Contains(text.String(), want) {
 				t.Errorf("text report lacks %q:\n%s", want, text.String())
 			}
@@ -447,7 +447,7 @@ func TestGoldenLoadMarkdown(t *testing.T) {
 		}
 	}
 	chart := regexp.MustCompile("(?s)```mermaid\nxychart-beta\n    title \"serve: p99_tpot_ms by max_concurrency\".*?```").FindString(s)
-	if strings.Count(chart, "\n    line [") != 2 || !strings.Contains(s, "capacity at SLO: head 8.9244 req/s") || !strings.Contains(s, "baseline 9.791 req/s") {
+	if strings.Count(chart, "\n    line [") != 2 || !strings.Contains(s, "capacity at SLO: head 8.9244 req/s") || !strings.Contains(s, "baseline 3ae9238 9.791 req/s") || !strings.Contains(s, "the capacity rule compares head with its reference, 9.8685 req/s: the median of 12 base-branch capacities") {
 		t.Errorf("the load curves section lacks both capacities or both curves:\n%s", s)
 	}
 }

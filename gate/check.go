@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfgate/perfgate/metric"
 
+	"github.com/perfgate/perfgate/internal/natsort"
 	"github.com/perfgate/perfgate/internal/robust"
 )
 
@@ -279,7 +280,8 @@ func (c *checker) group(head []Sample) (map[string]*series, []*series) {
 		if all[i].bench != all[j].bench {
 			return all[i].bench < all[j].bench
 		}
-		return all[i].key < all[j].key
+		// A sweep's points in the order of their loads (8 before 16).
+		return natsort.Less(all[i].key, all[j].key)
 	})
 	return byKey, all
 }

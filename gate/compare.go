@@ -14,6 +14,7 @@ import (
 	"github.com/perfgate/perfgate/metric"
 
 	"github.com/perfgate/perfgate/internal/mdtext"
+	"github.com/perfgate/perfgate/internal/natsort"
 
 	"github.com/perfgate/perfgate/internal/robust"
 )
@@ -196,7 +197,8 @@ func CompareSamples(a, b string, as, bs []Sample, ignoreLabels []string) *Compar
 	}
 	add(as, "a")
 	add(bs, "b")
-	sort.Strings(keys)
+	// A sweep's points in the order of their loads (8 before 16).
+	sort.Slice(keys, func(i, j int) bool { return natsort.Less(keys[i], keys[j]) })
 	cmp := &Comparison{A: a, B: b}
 	if nLegacy > 0 {
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%d result(s) have no testbed (stored before perfgate recorded one) and are shown with the testbed of the other results of their series", nLegacy))

@@ -432,10 +432,14 @@
 // the SLO used. A rule on capacity without an SLO is a warning.
 //
 // The report's Load section pairs head's curve with the baseline
-// commit's: both capacities (with "beyond the swept range", a lower
+// commit's: both capacities (and the capacity rule's reference, the
+// median of the base branch's capacities, when it is not the baseline
+// commit's; with "beyond the swept range", a lower
 // bound, and "no swept point meets it", capacity 0, said as such), head's
 // latency against the baseline curve interpolated at head's achieved
-// throughput (latency at matched load), and how the curve moved:
+// throughput (latency at matched load; along the curve in load order,
+// and, where the baseline is saturated, several loads at one throughput,
+// against its point at head's load), and how the curve moved:
 // dominates, is dominated, or crosses (better at low load and worse at
 // high, or the reverse). A point at which the server achieved under 90%
 // of its configured request rate is saturated: its capacity is about the

@@ -22,6 +22,11 @@ type LoadCurve struct {
 	// Capacity and BaselineCapacity are the curves' capacities at SLO.
 	Capacity         *CapacityAt `json:"capacity,omitempty"`
 	BaselineCapacity *CapacityAt `json:"baseline_capacity,omitempty"`
+	// CapacityReference is the value the capacity rule compared head's
+	// capacity with (the median of CapacityValues of the base branch's)
+	// when it is not BaselineCapacity's.
+	CapacityReference *float64 `json:"capacity_reference,omitempty"`
+	CapacityValues    int      `json:"capacity_reference_values,omitempty"`
 	// Metric is the latency compared at matched load (the SLO's first
 	// objective, else a mean latency both curves have); Relation says how
 	// head's curve moved against the baseline's on it: "dominates", "is
@@ -64,7 +69,10 @@ const matchTolerance = 0.02
 
 // relation compares head's curve with the baseline's on a latency metric
 // at matched load: each head point against the baseline interpolated at
-// its throughput, a head point beyond the baseline's highest throughput
+// its throughput (the same when within tol of the baseline's latency
+// anywhere within tol of that throughput), or, where the baseline is
+// saturated (several loads at one throughput), its point at the same
+// load when that achieved head's throughput. A head point beyond the baseline's highest throughput
 // counting as better (it serves load the baseline never reached) and a
 // baseline reaching beyond head's highest as worse at high load.
 func relation(head, base Curve, name string, tol float64) (string, []Matched) {
@@ -89,14 +97,19 @@ func relation(head, base Curve, name string, tol float64) (string, []Matched) {
 			signs = append(signs, 1)
 			continue
 		}
-		bl, ok := base.LatencyAt(name, p.Requests)
-		if !ok {
-			continue
+		bl, same := base.sameLoadLatency(name, p)
+		lo, hi := bl, bl
+		if !same {
+			var ok bool
+			if bl, ok = base.LatencyAt(name, p.Requests); !ok {
+				continue
+			}
+			lo, hi = base.latencyRange(name, p.Requests, tol, bl)
 		}
 		matched = append(matched, Matched{Load: p.Load, Requests: p.Requests, Head: hl, Baseline: bl})
-		switch d := hl - bl; {
-		case bl > 0 && math.Abs(d)/bl <= tol:
-		case d < 0:
+		switch {
+		case lo > 0 && hl >= lo*(1-tol) && hl <= hi*(1+tol):
+		case hl < bl:
 			signs = append(signs, 1)
 		default:
 			signs = append(signs, -1)
@@ -109,6 +122,21 @@ func relation(head, base Curve, name string, tol float64) (string, []Matched) {
 		signs = append(signs, -1)
 	}
 	return relationOf(signs), matched
+}
+
+// latencyRange is the span of the curve's latency over achieved
+// throughputs within tol of x (bl, its latency at x, where the curve does
+// not reach): a head point's throughput is measured with noise too, and
+// where the curve turns steep a throughput 1% lower reads as a latency
+// far lower.
+func (c Curve) latencyRange(name string, x, tol, bl float64) (lo, hi float64) {
+	lo, hi = bl, bl
+	for _, xx := range []float64{x * (1 - tol), x * (1 + tol)} {
+		if l, ok := c.LatencyAt(name, xx); ok {
+			lo, hi = math.Min(lo, l), math.Max(hi, l)
+		}
+	}
+	return lo, hi
 }
 
 // relationOf names a sequence of better (+1) and worse (-1) signs in
@@ -290,8 +318,14 @@ func anySaturated(a, b []LoadPoint) bool {
 func (c *checker) annotate(lc *LoadCurve) {
 	capChecks := c.capacityChecks(lc)
 	capRaised, capDecided := capacityVerdict(capChecks)
-	if lc.Capacity != nil && lc.BaselineCapacity != nil {
-		lc.Notes = append(lc.Notes, capacityNote(lc))
+	if b := lc.BaselineCapacity; b != nil && b.Status != CapacityNone {
+		for _, cr := range capChecks {
+			if cr.Metric == "capacity" && cr.Baseline != nil && math.Abs(*cr.Baseline-b.Requests) > 1e-9*b.Requests {
+				ref := *cr.Baseline
+				lc.CapacityReference, lc.CapacityValues = &ref, cr.Samples.Baseline
+				break
+			}
+		}
 	}
 	ident := curveIdent(lc.Benchmark, lc.Labels)
 	for i := range c.rep.Checks {
@@ -424,9 +458,9 @@ func capText(c CapacityAt) string {
 func relText(rel string) string {
 	switch rel {
 	case RelDominates:
-		return "dominates the baseline's (better at every matched load)"
+		return "dominates the baseline's (better wherever the two differ at matched load, worse nowhere)"
 	case RelDominated:
-		return "is dominated by the baseline's (worse at every matched load)"
+		return "is dominated by the baseline's (worse wherever the two differ at matched load, better nowhere)"
 	case RelMatches:
 		return "matches the baseline's (the same at every matched load, within the noise)"
 	case "":

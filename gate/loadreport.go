@@ -12,33 +12,46 @@ func (lc LoadCurve) curveName() string {
 	return seriesName(lc.Benchmark, lc.Labels) + " by " + lc.LoadLabel
 }
 
-// capacityLine says both capacities at the SLO and their change; "" when
-// head's is unknown.
+// capacityLine says both capacities at the SLO and their change, and the
+// capacity rule's reference when it is not the baseline commit's; ""
+// when head's is unknown.
 func (lc LoadCurve) capacityLine() string {
 	if lc.Capacity == nil {
 		return ""
 	}
-	s := "capacity at SLO: head " + capDesc(*lc.Capacity)
+	s := "capacity at SLO: head " + capDesc(*lc.Capacity, lc.LoadLabel)
 	if b := lc.BaselineCapacity; b != nil {
-		s += ", baseline " + capDesc(*b)
+		s += ", baseline "
+		if lc.BaselineCommit != "" {
+			s += shortSHA(lc.BaselineCommit) + " "
+		}
+		s += capDesc(*b, lc.LoadLabel)
 		if b.Requests > 0 && lc.Capacity.Status != CapacityNone {
 			s += fmt.Sprintf(" (%+.1f%%)", 100*(lc.Capacity.Requests/b.Requests-1))
 		}
 	}
+	if r := lc.CapacityReference; r != nil {
+		s += fmt.Sprintf("; the capacity rule compares head with its reference, %s req/s: the median of ", fmtNum(*r))
+		if lc.CapacityValues > 0 {
+			s += fmt.Sprintf("%d ", lc.CapacityValues)
+		}
+		s += "base-branch capacities, not the baseline commit's alone"
+	}
 	return s
 }
 
-// capDesc renders one capacity with how it was found.
-func capDesc(c CapacityAt) string {
+// capDesc renders one capacity with how it was found, its loads named
+// with the curve's load label.
+func capDesc(c CapacityAt, label string) string {
 	switch c.Status {
 	case CapacityNone:
-		return "none (no swept point meets it; the lowest load is " + c.Above + ")"
+		return fmt.Sprintf("none (no swept point meets it; the lowest load is %s=%s)", label, c.Above)
 	case CapacityBeyond:
 		return fmt.Sprintf("at least %s req/s (beyond the swept range: every point meets it)", fmtNum(c.Requests))
 	case CapacityInterpolated:
-		return fmt.Sprintf("%s req/s (interpolated between loads %s and %s)", fmtNum(c.Requests), c.Below, c.Above)
+		return fmt.Sprintf("%s req/s (interpolated between %s=%s and %s)", fmtNum(c.Requests), label, c.Below, c.Above)
 	}
-	return fmt.Sprintf("%s req/s (at load %s)", fmtNum(c.Requests), c.Below)
+	return fmt.Sprintf("%s req/s (at %s=%s)", fmtNum(c.Requests), label, c.Below)
 }
 
 // pointRows returns the points of both curves by load: load, head's and
@@ -82,8 +95,8 @@ func (lc LoadCurve) pointRows() [][]string {
 				return fmtNum(m.Baseline)
 			}
 		}
-		if h := find(lc.Head, load); h != nil && h.Requests > baseMax {
-			return "beyond" // the baseline never served this much
+		if h := find(lc.Head, load); h != nil && h.Requests > baseMax*(1+matchTolerance) {
+			return "beyond" // the baseline never served this much, beyond the noise
 		}
 		return "-"
 	}
@@ -122,6 +135,12 @@ func (r *Report) writeLoadText(b *strings.Builder, color bool) {
 		return
 	}
 	fmt.Fprintf(b, "\n%s\n", paint(color, ansiBold, "Load curves"))
+	// A check's load note is said in Why with the check (reasons): the
+	// terminal shows both sections, so it is not said again here.
+	saidInWhy := map[string]bool{}
+	for _, c := range r.Checks {
+		saidInWhy[c.LoadNote] = c.LoadNote != ""
+	}
 	for _, lc := range r.Load {
 		fmt.Fprintf(b, "  %s", lc.curveName())
 		if lc.SLO != "" {
@@ -148,7 +167,9 @@ func (r *Report) writeLoadText(b *strings.Builder, color bool) {
 		}
 		b.WriteString("\n")
 		for _, n := range lc.Notes {
-			fmt.Fprintf(b, "    - %s\n", n)
+			if !saidInWhy[n] {
+				fmt.Fprintf(b, "    - %s\n", n)
+			}
 		}
 	}
 }

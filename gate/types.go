@@ -16,7 +16,11 @@ import (
 type Sample struct {
 	// ID is the run's id in the history, for reports that name a run (""
 	// when unknown).
-	ID        string
+	ID string
+	// Derived marks a result perfgate computed from a commit's stored
+	// runs (capacity at the SLO, see WithCapacity), not a stored run:
+	// counts of runs leave it out.
+	Derived   bool
 	Commit    string             // full commit id the result measured
 	Benchmark string             // benchmark name
 	Labels    map[string]string  // labels; identity labels pick the series

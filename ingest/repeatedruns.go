@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/perfgate/perfgate/internal/natsort"
 )
 
 // Repeated runs written by the tool. Some benchmark tools repeat a
@@ -249,34 +251,4 @@ func contains(list []string, s string) bool {
 }
 
 // naturalLess orders names with their digit runs compared as numbers.
-func naturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := digitPrefix(a), digitPrefix(b)
-		if da != "" && db != "" {
-			ta, tb := strings.TrimLeft(da, "0"), strings.TrimLeft(db, "0")
-			switch {
-			case len(ta) != len(tb):
-				return len(ta) < len(tb)
-			case ta != tb:
-				return ta < tb
-			case da != db:
-				return da < db
-			}
-			a, b = a[len(da):], b[len(db):]
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-func digitPrefix(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i]
-}
+func naturalLess(a, b string) bool { return natsort.Less(a, b) }

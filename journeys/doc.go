@@ -3,8 +3,9 @@
 // checkout (go build, once per test run) on real files: the optimisation
 // log in testdata, the seeds and real tool outputs of ../shared when they
 // are there. Each journey has a regression (Mean TTFT made 10% worse in
-// the real file's own text) that must fail with exit 1 naming Mean TTFT,
-// and an unchanged head that must pass:
+// the real file's own text) that must fail with exit 1 naming Mean TTFT
+// (the sweep's: a capacity 10% lower, naming capacity), and an unchanged
+// head that must pass:
 //
 //   - a backfill from a log on a laptop, then a local pre-merge check;
 //   - the GitHub Action (its main step, action.yml) recording runs on main
@@ -17,6 +18,10 @@
 //   - a serving run (--server, --ready, --repeat) against a stand-in engine
 //     (internal/fakeserve);
 //   - the same on PostgreSQL (PERFGATE_TEST_POSTGRES, internal/pgtest);
+//   - a serving sweep (README, "Serving: load curves and SLOs"): five
+//     concurrencies per commit, each point's vLLM --save-result file
+//     ingested with its load label, an SLO and a capacity rule; its
+//     regression is a capacity 10% lower, failing the capacity rule;
 //   - bisect naming the commit that made TTFT 10% worse;
 //   - the README's demo, run exactly as the README prints it.
 //

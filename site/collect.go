@@ -83,7 +83,7 @@ func collect(ctx context.Context, commits []gate.Commit, h gate.History, opts Op
 				if !opts.matchBenchmark(s.Benchmark) {
 					continue
 				}
-				if addSample(bySeries, id, s, int32(i), want, seen) {
+				if addSample(bySeries, id, s, int32(i), want, seen) && !s.Derived {
 					drawn++
 				}
 			}

@@ -107,7 +107,7 @@ func TestCapacitySGLangSweep(t *testing.T) {
 	stdout, stderr, code := runCLI(t, "", "--repo", repo, "check")
 	// 1.9189 req/s at rate 2 (TTFT 87.556 ms), 4.0424 at rate 4 (106.06):
 	// the objective is crossed 67% of the way.
-	for _, want := range []string{"capacity at SLO: head 3.3467 req/s (interpolated between loads 2 and 4)", "saturated (under 90% of the configured rate achieved): head at 8, 16"} {
+	for _, want := range []string{"capacity at SLO: head 3.3467 req/s (interpolated between request_rate=2 and 4)", "saturated (under 90% of the configured rate achieved): head at 8, 16"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("check: exit %d, want %q\n%s\n%s", code, want, stdout, stderr)
 		}
