@@ -288,7 +288,7 @@ func TestPostgresServerGoneMidIngest(t *testing.T) {
 		// does, while the import's COPY waits for more lines.
 		time.Sleep(200 * time.Millisecond)
 		conn := connect(t, raw)
-		conn.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = $1 AND query LIKE 'copy%perfgate_import%'`, pgtest.Schema(t, raw))
+		conn.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = $1 AND query LIKE 'copy%perfgate%'`, pgtest.Schema(t, raw))
 		pw.Close()
 	}()
 	_, _, err = s.Import(pr, ImportOptions{BatchSize: 50})
