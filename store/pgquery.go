@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/perfgate/perfgate/internal/jsontext"
 )
 
 // runColumns are perfgate_runs' columns of a run, in the order of
@@ -25,19 +26,37 @@ var runColumns = []string{"repository", "commit", "id", "benchmark", "time_ns", 
 var selectRun = "SELECT seq, " + strings.Join(runColumns[1:], ", ") + " FROM perfgate_runs"
 
 // runValues returns the column values of a run. The JSON columns are
-// encoded here, as JSONL does, rather than by encoding/json's reflection.
+// encoded here, as JSONL does, rather than by encoding/json's reflection,
+// with the keys in map order: jsonb orders them itself.
 func runValues(repo string, r *Run) []any {
 	var env []byte
 	if r.Env != nil {
-		env = appendStringsJSON(nil, r.Env)
+		env = appendJSONB(nil, r.Env, jsontext.AppendString)
 	}
 	var reqs *string
 	if len(r.Requests) > 0 {
 		s := string(r.Requests)
 		reqs = &s
 	}
-	return []any{repo, r.Commit, r.ID, r.Benchmark, r.Time.UnixNano(), appendMetricsJSON(nil, r.Metrics), appendStringsJSON(nil, r.Labels),
+	return []any{repo, r.Commit, r.ID, r.Benchmark, r.Time.UnixNano(), appendJSONB(nil, r.Metrics, appendNumber), appendJSONB(nil, r.Labels, jsontext.AppendString),
 		r.Source.Format, r.Source.File, r.Source.Line, r.Command, r.ExitCode, r.Dirty, r.Invalid, r.Testbed, env, r.Tree, reqs}
+}
+
+// appendJSONB appends m as a JSON object for a jsonb column, its keys in
+// map order.
+func appendJSONB[V any](b []byte, m map[string]V, value func([]byte, V) []byte) []byte {
+	b = append(b, '{')
+	first := true
+	for k, v := range m {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = jsontext.AppendString(b, k)
+		b = append(b, ':')
+		b = value(b, v)
+	}
+	return append(b, '}')
 }
 
 // setRequests sets a run's request summary from its column (NULL: none).
