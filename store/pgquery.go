@@ -17,6 +17,13 @@ import (
 	"github.com/perfgate/perfgate/internal/jsontext"
 )
 
+// lookup runs a small query in one round trip (parse, bind and execute
+// sent together) rather than preparing it first, as pgx does by default
+// to reuse the statement: a command runs each of these once, and on a
+// loaded machine every round trip waits for the server to be scheduled.
+// The parameters' types come from their Go types (string: text).
+const lookup = pgx.QueryExecModeExec
+
 // runColumns are perfgate_runs' columns of a run, in the order of
 // runValues and scanRun.
 var runColumns = []string{"repository", "commit", "id", "benchmark", "time_ns", "metrics", "labels",
@@ -437,7 +444,7 @@ SELECT benchmark FROM b WHERE benchmark IS NOT NULL`, s.repo)
 }
 
 func (s *pgStore) strings(op, q string, args ...any) ([]string, error) {
-	rows, err := s.pool.Query(context.Background(), q, args...)
+	rows, err := s.pool.Query(context.Background(), q, append([]any{lookup}, args...)...)
 	if err != nil {
 		return nil, s.fail(op, err)
 	}
@@ -512,7 +519,7 @@ func (s *pgStore) EachSeq(from, to uint64, fn func(seq uint64, r Run) error) err
 // Mark returns the value SetMark stored under key, or nil.
 func (s *pgStore) Mark(key string) ([]byte, error) {
 	var v []byte
-	err := s.pool.QueryRow(context.Background(), `SELECT value FROM perfgate_marks WHERE repository = $1 AND key = $2`, s.repo, key).Scan(&v)
+	err := s.pool.QueryRow(context.Background(), `SELECT value FROM perfgate_marks WHERE repository = $1 AND key = $2`, lookup, s.repo, key).Scan(&v)
 	if err == pgx.ErrNoRows {
 		return nil, nil
 	}
@@ -611,7 +618,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (repository, i
 
 // Records returns every record of the repository, oldest first.
 func (s *pgStore) Records() ([]Record, error) {
-	rows, err := s.pool.Query(context.Background(), `SELECT id, line FROM perfgate_records WHERE repository = $1`, s.repo)
+	rows, err := s.pool.Query(context.Background(), `SELECT id, line FROM perfgate_records WHERE repository = $1`, lookup, s.repo)
 	if err != nil {
 		return nil, s.fail("read records", err)
 	}
