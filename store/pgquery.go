@@ -866,7 +866,7 @@ type importSource struct {
 
 // maxDirect bounds the runs of a direct COPY (the set of their hashes,
 // about 40 MiB at most); the runs after them go through importRest.
-const maxDirect = 2_000_000
+var maxDirect = 2_000_000
 
 var importSeed = maphash.MakeSeed()
 
