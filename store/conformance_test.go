@@ -60,6 +60,7 @@ var conformanceCases = []struct {
 	{"SyncSeqMarks", confSyncSeqMarks},
 	{"ExportImportRoundTrip", confRoundTrip},
 	{"ImportAllOrNothing", confImportAllOrNothing},
+	{"ImportRepeatedLines", confImportRepeated},
 	{"OneTransactionPerIngest", confOneTransaction},
 	{"ConcurrentWriters", confConcurrentWriters},
 	{"ReadOnly", confReadOnly},
@@ -389,6 +390,45 @@ func confImportAllOrNothing(t *testing.T, b backendUnderTest) {
 	}
 	if n, _ := s.Len(); n != 1 {
 		t.Errorf("a conflicting import left %d runs, want 1", n)
+	}
+}
+
+// confImportRepeated imports into an empty history (PostgreSQL copies
+// such an import straight into its table) a file that repeats a run: the
+// repetition is skipped, and a line that reuses an id with different
+// content stops the import, which stores nothing.
+func confImportRepeated(t *testing.T, b backendUnderTest) {
+	lines := func(runs ...Run) *bytes.Buffer {
+		var in bytes.Buffer
+		for _, r := range runs {
+			in.Write(append(AppendJSON(nil, &r), '\n'))
+		}
+		return &in
+	}
+	s := b.open(t, Options{Repository: "r"})
+	a, c := withIDs(mkRun(1, "a", 1))[0], withIDs(mkRun(3, "a", 3))[0]
+	runs := []Run{a}
+	for i := range 20 {
+		runs = append(runs, withIDs(mkRun(i+4, "b", float64(i)))[0])
+	}
+	runs = append(runs, a, c, c)
+	added, skipped, err := s.Import(lines(runs...), ImportOptions{File: "h.jsonl", BatchSize: 5})
+	if err != nil || added != 22 || skipped != 2 {
+		t.Errorf("Import of a file repeating two runs = %d added, %d skipped, %v; want 22, 2", added, skipped, err)
+	}
+	if n, _ := s.Len(); n != 22 {
+		t.Errorf("Len = %d, want 22", n)
+	}
+	s2 := newBackend(t, b.name).open(t, Options{Repository: "r"})
+	edited := mkRun(1, "a", 2)
+	edited.ID = a.ID
+	_, _, err = s2.Import(lines(a, c, edited), ImportOptions{File: "h.jsonl"})
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 3 || !errors.Is(err, ErrBadInput) {
+		t.Errorf("Import of an id repeated with different content on line 3: %v", err)
+	}
+	if n, _ := s2.Len(); n != 0 {
+		t.Errorf("a conflicting import left %d runs, want 0", n)
 	}
 }
 

@@ -263,7 +263,9 @@ func parseBatches(r io.Reader, name string, size int, warn func(int, string), ou
 		}
 	}
 	b := parsedBatch{runs: make([]Run, 0, size), lines: make([]int, 0, size)}
-	var dec lineDecoder
+	// Lines in the shape export writes take fastLine; the names they
+	// repeat are kept once (parseValid).
+	names := map[string]string{}
 	warned := map[string]bool{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLineLen)
@@ -283,22 +285,16 @@ func parseBatches(r io.Reader, name string, size int, warn func(int, string), ou
 			b.recs = append(b.recs, r)
 			continue
 		}
-		run, unknown, err := dec.decode(line)
+		v, unknown, err := parseValid(line, names)
 		if unknown != "" && !warned[unknown] && warn != nil {
 			warned[unknown] = true
 			warn(n, unknown)
-		}
-		if err == nil {
-			err = validate(&run)
 		}
 		if err != nil {
 			send(parsedBatch{err: &LineError{File: name, Line: n, Err: err}})
 			return
 		}
-		if run.ID == "" {
-			run.ID = ContentID(run)
-		}
-		b.runs = append(b.runs, run)
+		b.runs = append(b.runs, v.run)
 		b.lines = append(b.lines, n)
 		if len(b.runs) == size {
 			if !send(b) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"slices"
 	"strings"
@@ -13,7 +14,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/perfgate/perfgate/internal/jsontext"
 )
+
+// lookup runs a small query in one round trip (parse, bind and execute
+// sent together) rather than preparing it first, as pgx does by default
+// to reuse the statement: a command runs each of these once, and on a
+// loaded machine every round trip waits for the server to be scheduled.
+// The parameters' types come from their Go types (string: text).
+const lookup = pgx.QueryExecModeExec
 
 // runColumns are perfgate_runs' columns of a run, in the order of
 // runValues and scanRun.
@@ -24,19 +33,37 @@ var runColumns = []string{"repository", "commit", "id", "benchmark", "time_ns", 
 var selectRun = "SELECT seq, " + strings.Join(runColumns[1:], ", ") + " FROM perfgate_runs"
 
 // runValues returns the column values of a run. The JSON columns are
-// encoded here, as JSONL does, rather than by encoding/json's reflection.
+// encoded here, as JSONL does, rather than by encoding/json's reflection,
+// with the keys in map order: jsonb orders them itself.
 func runValues(repo string, r *Run) []any {
 	var env []byte
 	if r.Env != nil {
-		env = appendStringsJSON(nil, r.Env)
+		env = appendJSONB(nil, r.Env, jsontext.AppendString)
 	}
 	var reqs *string
 	if len(r.Requests) > 0 {
 		s := string(r.Requests)
 		reqs = &s
 	}
-	return []any{repo, r.Commit, r.ID, r.Benchmark, r.Time.UnixNano(), appendMetricsJSON(nil, r.Metrics), appendStringsJSON(nil, r.Labels),
+	return []any{repo, r.Commit, r.ID, r.Benchmark, r.Time.UnixNano(), appendJSONB(nil, r.Metrics, appendNumber), appendJSONB(nil, r.Labels, jsontext.AppendString),
 		r.Source.Format, r.Source.File, r.Source.Line, r.Command, r.ExitCode, r.Dirty, r.Invalid, r.Testbed, env, r.Tree, reqs}
+}
+
+// appendJSONB appends m as a JSON object for a jsonb column, its keys in
+// map order.
+func appendJSONB[V any](b []byte, m map[string]V, value func([]byte, V) []byte) []byte {
+	b = append(b, '{')
+	first := true
+	for k, v := range m {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = jsontext.AppendString(b, k)
+		b = append(b, ':')
+		b = value(b, v)
+	}
+	return append(b, '}')
 }
 
 // setRequests sets a run's request summary from its column (NULL: none).
@@ -417,7 +444,7 @@ SELECT benchmark FROM b WHERE benchmark IS NOT NULL`, s.repo)
 }
 
 func (s *pgStore) strings(op, q string, args ...any) ([]string, error) {
-	rows, err := s.pool.Query(context.Background(), q, args...)
+	rows, err := s.pool.Query(context.Background(), q, append([]any{lookup}, args...)...)
 	if err != nil {
 		return nil, s.fail(op, err)
 	}
@@ -492,7 +519,7 @@ func (s *pgStore) EachSeq(from, to uint64, fn func(seq uint64, r Run) error) err
 // Mark returns the value SetMark stored under key, or nil.
 func (s *pgStore) Mark(key string) ([]byte, error) {
 	var v []byte
-	err := s.pool.QueryRow(context.Background(), `SELECT value FROM perfgate_marks WHERE repository = $1 AND key = $2`, s.repo, key).Scan(&v)
+	err := s.pool.QueryRow(context.Background(), `SELECT value FROM perfgate_marks WHERE repository = $1 AND key = $2`, lookup, s.repo, key).Scan(&v)
 	if err == pgx.ErrNoRows {
 		return nil, nil
 	}
@@ -591,7 +618,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (repository, i
 
 // Records returns every record of the repository, oldest first.
 func (s *pgStore) Records() ([]Record, error) {
-	rows, err := s.pool.Query(context.Background(), `SELECT id, line FROM perfgate_records WHERE repository = $1`, s.repo)
+	rows, err := s.pool.Query(context.Background(), `SELECT id, line FROM perfgate_records WHERE repository = $1`, lookup, s.repo)
 	if err != nil {
 		return nil, s.fail("read records", err)
 	}
@@ -613,9 +640,15 @@ func (s *pgStore) Records() ([]Record, error) {
 	return out, nil
 }
 
-// Import reads JSONL runs and stores them in one transaction, through
-// COPY into a temporary table: all of the input, or nothing when a line
-// is bad or the database fails.
+// Import reads JSONL runs and stores them in one transaction: all of the
+// input, or nothing when a line is bad or the database fails. Into a
+// repository with no runs yet the runs are copied straight into
+// perfgate_runs (no conflict is possible, so the temporary table and the
+// INSERT ... SELECT of importRest are not needed) until a line repeats a
+// commit and id already copied (or the set of them is full); the rest
+// goes through importRest, which then sees the runs already copied.
+// COPY is refused into a table whose row-level security applies to the
+// role (a granted writer), so that role always takes importRest.
 func (s *pgStore) Import(r io.Reader, opts ImportOptions) (added, skipped int, err error) {
 	if s.readOnly {
 		return 0, 0, fmt.Errorf("import into history %s: %w", s.display, ErrReadOnly)
@@ -628,32 +661,34 @@ func (s *pgStore) Import(r io.Reader, opts ImportOptions) (added, skipped int, e
 	src := &importSource{repo: s.repo, batches: batches}
 	var recsAdded int
 	err = s.write("import", func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE perfgate_import (LIKE perfgate_runs INCLUDING DEFAULTS, line bigint NOT NULL) ON COMMIT DROP`); err != nil {
+		var direct bool
+		if err := tx.QueryRow(ctx, `SELECT NOT row_security_active('perfgate_runs') AND NOT EXISTS (SELECT 1 FROM perfgate_runs WHERE repository = $1)`, s.repo).Scan(&direct); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `ALTER TABLE perfgate_import DROP COLUMN seq, DROP COLUMN measured_at`); err != nil {
-			return err
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"perfgate_import"}, append(slices.Clip(runColumns), "line"), src); err != nil {
-			if src.err != nil {
-				return src.err
+		if direct {
+			src.seen = make(map[uint64]struct{})
+			n, err := tx.CopyFrom(ctx, pgx.Identifier{"perfgate_runs"}, runColumns, src)
+			if err != nil {
+				if src.err != nil {
+					return src.err
+				}
+				return err
 			}
-			return err
+			added = int(n)
 		}
-		if err := s.importConflicts(ctx, tx, name); err != nil {
-			return err
+		if !direct || src.rest {
+			n, err := s.importRest(ctx, tx, name, src)
+			if err != nil {
+				return err
+			}
+			added += n
 		}
-		cols := strings.Join(runColumns, ", ")
-		tag, err := tx.Exec(ctx, `INSERT INTO perfgate_runs (`+cols+`) SELECT `+cols+` FROM perfgate_import ON CONFLICT (repository, commit, id) DO NOTHING`)
-		if err != nil {
-			return err
-		}
-		added = int(tag.RowsAffected())
 		skipped = src.n - added
 		if len(src.recs) > 0 {
 			if err := prepareRecords(src.recs, s.now()); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
+			var err error
 			if recsAdded, err = s.putRecordsTx(ctx, tx, src.recs); err != nil {
 				return fmt.Errorf("%s: storing its %d records: %w", name, len(src.recs), err)
 			}
@@ -670,6 +705,34 @@ func (s *pgStore) Import(r io.Reader, opts ImportOptions) (added, skipped int, e
 		opts.Records(recsAdded, len(src.recs))
 	}
 	return added, skipped, nil
+}
+
+// importRest imports the runs src has not sent yet through COPY into a
+// temporary table, then one INSERT ... ON CONFLICT DO NOTHING after
+// importConflicts; it returns the runs added.
+func (s *pgStore) importRest(ctx context.Context, tx pgx.Tx, name string, src *importSource) (int, error) {
+	src.seen, src.rest = nil, false
+	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE perfgate_import (LIKE perfgate_runs INCLUDING DEFAULTS, line bigint NOT NULL) ON COMMIT DROP`); err != nil {
+		return 0, err
+	}
+	if _, err := tx.Exec(ctx, `ALTER TABLE perfgate_import DROP COLUMN seq, DROP COLUMN measured_at`); err != nil {
+		return 0, err
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"perfgate_import"}, append(slices.Clip(runColumns), "line"), src); err != nil {
+		if src.err != nil {
+			return 0, src.err
+		}
+		return 0, err
+	}
+	if err := s.importConflicts(ctx, tx, name); err != nil {
+		return 0, err
+	}
+	cols := strings.Join(runColumns, ", ")
+	tag, err := tx.Exec(ctx, `INSERT INTO perfgate_runs (`+cols+`) SELECT `+cols+` FROM perfgate_import ON CONFLICT (repository, commit, id) DO NOTHING`)
+	if err != nil {
+		return 0, err
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 // importConflicts fails the import when a line's id is stored with
@@ -783,7 +846,11 @@ func jsonbObject[V any](b []byte, names map[string]string, value func(*fastParse
 }
 
 // importSource feeds COPY from parseBatches, numbering the rows by their
-// input line, and keeps the record lines for after the runs.
+// input line (for importRest), and keeps the record lines for after the
+// runs. While seen is not nil (the direct COPY of Import) it holds a hash
+// of the commit and id of each run sent; a run whose hash is there (a
+// repeated run, or a rare collision), or a full set, ends that COPY with
+// rest set, and the run is sent again by importRest.
 type importSource struct {
 	repo    string
 	batches <-chan parsedBatch
@@ -793,7 +860,15 @@ type importSource struct {
 	recs    []Record
 	err     error
 	vals    []any
+	seen    map[uint64]struct{}
+	rest    bool
 }
+
+// maxDirect bounds the runs of a direct COPY (the set of their hashes,
+// about 40 MiB at most); the runs after them go through importRest.
+var maxDirect = 2_000_000
+
+var importSeed = maphash.MakeSeed()
 
 func (s *importSource) Next() bool {
 	for s.i >= len(s.cur.runs) {
@@ -809,7 +884,22 @@ func (s *importSource) Next() bool {
 		s.cur, s.i = b, 0
 	}
 	r := &s.cur.runs[s.i]
-	s.vals = append(runValues(s.repo, r), int64(s.cur.lines[s.i]))
+	if s.seen != nil {
+		var h maphash.Hash
+		h.SetSeed(importSeed)
+		h.WriteString(r.Commit)
+		h.WriteByte(0)
+		h.WriteString(r.ID)
+		k := h.Sum64()
+		if _, dup := s.seen[k]; dup || len(s.seen) >= maxDirect {
+			s.rest = true
+			return false
+		}
+		s.seen[k] = struct{}{}
+		s.vals = runValues(s.repo, r)
+	} else {
+		s.vals = append(runValues(s.repo, r), int64(s.cur.lines[s.i]))
+	}
 	s.i++
 	s.n++
 	return true

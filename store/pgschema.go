@@ -107,7 +107,7 @@ func schemaVersion(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }) (int, error) {
 	var v *int
-	err := q.QueryRow(ctx, `SELECT max(version) FROM perfgate_schema`).Scan(&v)
+	err := q.QueryRow(ctx, `SELECT max(version) FROM perfgate_schema`, lookup).Scan(&v)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
 		return -1, nil

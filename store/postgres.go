@@ -246,10 +246,14 @@ func openPool(cfg *pgxpool.Config, display, secret string, opts Options) (*pgSto
 	if err != nil {
 		return nil, connectError(display, secret, err)
 	}
-	if err := pool.Ping(ctx); err != nil {
+	// Connecting checks the login (the first query would be a round
+	// trip more, as Ping is).
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
 		pool.Close()
 		return nil, connectError(display, secret, err)
 	}
+	conn.Release()
 	return &pgStore{pool: pool, display: display, secret: secret, repo: opts.Repository, readOnly: opts.ReadOnly, now: time.Now, bad: &badRows{warn: opts.Warn}}, nil
 }
 

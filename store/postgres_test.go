@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -288,7 +289,7 @@ func TestPostgresServerGoneMidIngest(t *testing.T) {
 		// does, while the import's COPY waits for more lines.
 		time.Sleep(200 * time.Millisecond)
 		conn := connect(t, raw)
-		conn.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = $1 AND query LIKE 'copy%perfgate_import%'`, pgtest.Schema(t, raw))
+		conn.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = $1 AND query LIKE 'copy%perfgate%'`, pgtest.Schema(t, raw))
 		pw.Close()
 	}()
 	_, _, err = s.Import(pr, ImportOptions{BatchSize: 50})
@@ -513,5 +514,33 @@ func TestPostgresIndexesServeTheGate(t *testing.T) {
 		if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "Index") {
 			t.Errorf("%s is not answered from an index:\n%s", q.what, plan)
 		}
+	}
+}
+
+// TestPostgresImportDirectFull imports into an empty repository more runs
+// than the direct COPY keeps hashes of: the rest go through the
+// temporary table, and every run is stored once.
+func TestPostgresImportDirectFull(t *testing.T) {
+	raw := pgtest.URL(t)
+	s, err := Open(raw, Options{Repository: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer func(n int) { maxDirect = n }(maxDirect)
+	maxDirect = 5
+	var in bytes.Buffer
+	for i := range 12 {
+		r := mkRun(i+1, "a", float64(i))
+		in.Write(append(AppendJSON(nil, &r), '\n'))
+	}
+	r := mkRun(1, "a", 0) // line 1 again, after the switch
+	in.Write(append(AppendJSON(nil, &r), '\n'))
+	added, skipped, err := s.Import(&in, ImportOptions{BatchSize: 4})
+	if err != nil || added != 12 || skipped != 1 {
+		t.Fatalf("Import = %d added, %d skipped, %v; want 12, 1", added, skipped, err)
+	}
+	if n, _ := s.Len(); n != 12 {
+		t.Errorf("Len = %d, want 12", n)
 	}
 }

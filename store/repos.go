@@ -143,7 +143,7 @@ func (s *pgStore) repositories() ([]Repository, error) {
 
 func (s *pgStore) hasRuns() (bool, error) {
 	var ok bool
-	err := s.pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM perfgate_runs WHERE repository = $1)`, s.repo).Scan(&ok)
+	err := s.pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM perfgate_runs WHERE repository = $1)`, lookup, s.repo).Scan(&ok)
 	return ok, s.fail("look up runs", err)
 }
 

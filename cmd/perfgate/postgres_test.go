@@ -262,7 +262,7 @@ func TestPostgresServerGoneMidImport(t *testing.T) {
 	}
 	db := pgtest.URL(t)
 	cutImport(t, db, func(conn *pgx.Conn) {
-		if _, err := conn.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'copy%perfgate_import%'`, pgtest.Schema(t, db)); err != nil {
+		if _, err := conn.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'copy%perfgate%'`, pgtest.Schema(t, db)); err != nil {
 			t.Fatal(err)
 		}
 	}, nil)
@@ -334,7 +334,7 @@ func cutImport(t *testing.T, db string, cut func(*pgx.Conn), back func()) {
 	ended := false
 	for range 300 {
 		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = $1 AND state = 'active' AND query ILIKE 'copy%perfgate_import%'`, pgtest.Schema(t, db)).Scan(&n); err != nil {
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = $1 AND state = 'active' AND query ILIKE 'copy%perfgate%'`, pgtest.Schema(t, db)).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if ended = n > 0; ended {

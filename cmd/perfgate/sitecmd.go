@@ -156,10 +156,14 @@ func siteCommits(c *cli.Context, repo *gitrepo.Repo, from string) ([]gate.Commit
 	return out, nil
 }
 
-// originURL is the origin remote's URL, "" when there is none.
+// originURL is the origin remote's URL, "" when there is none: read
+// from the config files, or asked of git when they include others.
 func originURL(repo *gitrepo.Repo) string {
 	if repo.Root() == "" {
 		return ""
+	}
+	if url, ok := repo.OriginURL(); ok {
+		return url
 	}
 	out, err := exec.Command("git", "-C", repo.Root(), "config", "--get", "remote.origin.url").Output()
 	if err != nil {
