@@ -26,7 +26,7 @@ func seqBench(t *testing.T, dir string, values ...float64) string {
 // TestRunRepeatAuto: run --repeat auto runs again only while check's
 // verdict is undecided, and reports the runs it spent (stderr and json).
 func TestRunRepeatAuto(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	tests := []struct {
 		name    string
 		values  []float64

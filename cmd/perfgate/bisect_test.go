@@ -186,7 +186,7 @@ func TestBisectRunEndToEnd(t *testing.T) {
 	t.Run("trials", func(t *testing.T) {
 		for seed := 1; seed <= e2eTrials; seed++ {
 			t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-				t.Parallel()
+				parallel(t)
 				// Each trial its own repository, and its noise in the
 				// command's environment (t.Setenv rules out t.Parallel).
 				repo, shas := bisectRepo(t)
@@ -580,7 +580,7 @@ func perfgateBinary(t testing.TB) string {
 // of the test's), keep the runs it made before, and leave the user's
 // checkout, branch, index, files, refs and worktree list as they were.
 func TestBisectSIGINT(t *testing.T) {
-	t.Parallel() // perfgate as processes, with their own environment: beside the other such tests
+	parallel(t) // perfgate as processes, with their own environment: beside the other such tests
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGINT on Windows")
 	}

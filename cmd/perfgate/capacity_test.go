@@ -37,7 +37,7 @@ rules:
 // with an slo: rules file: an unchanged head passes, one serving 10% less
 // within the SLO fails the capacity rule, and the report shows the curves.
 func TestCheckCapacityEndToEnd(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := gitRepo(t)
 	commit(t, repo, "rules", map[string]string{".perfgate.yml": capacityRules})
 	wobble := []float64{0, 0.8, -0.6, 1.1, -0.9, 0.3, -0.4, 0.7}
@@ -119,7 +119,7 @@ func TestCapacitySGLangSweep(t *testing.T) {
 // checked with a 3% TPOT rule and a capacity rule, passes as a trade-off
 // named in the report, and fails without the capacity rule.
 func TestCheckTradeOffEndToEnd(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	type pt struct {
 		c         int
 		tps, tpot float64

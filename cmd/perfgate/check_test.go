@@ -79,7 +79,7 @@ func (c checkJSON) verdictOf(metric string) string {
 }
 
 func TestCheckVerdicts(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	tests := []struct {
 		name     string
 		ttft     float64
@@ -281,7 +281,7 @@ func TestCompareAndHistory(t *testing.T) {
 // of its requests is invalid (exit 1, with the reason), even though its
 // latency looks better.
 func TestCheckInconclusiveAndInvalid(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := gitRepo(t)
 	mainHistory(t, repo, 8)
 	git(t, repo, "checkout", "-q", "-b", "feature")
@@ -307,7 +307,7 @@ func TestCheckInconclusiveAndInvalid(t *testing.T) {
 // TestCheckMergeBaseNotTip: main moved on (and regressed) after the
 // branch point; the PR is judged against the merge-base, not main's tip.
 func TestCheckMergeBaseNotTip(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := gitRepo(t)
 	shas := mainHistory(t, repo, 8)
 	git(t, repo, "checkout", "-q", "-b", "feature")
@@ -334,7 +334,7 @@ func TestCheckMergeBaseNotTip(t *testing.T) {
 // a CI clone with only origin/main uses it; a named branch that does not
 // exist is an error that says what to do.
 func TestCheckBaseBranchFallback(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := t.TempDir()
 	git(t, repo, "-c", "init.defaultBranch=master", "init", "-q")
 	shas := mainHistory(t, repo, 6)

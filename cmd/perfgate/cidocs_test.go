@@ -236,7 +236,7 @@ func checkReports(t *testing.T, dir string) string {
 // a bare remote; a change is measured 30% slower in a fresh clone, gated
 // against the pulled history, and fails with the reports written.
 func TestCIDocs(t *testing.T) {
-	t.Parallel() // perfgate as processes, with their own environment: beside the other such tests
+	parallel(t) // perfgate as processes, with their own environment: beside the other such tests
 	t.Run("gitlab", func(t *testing.T) {
 		type job struct {
 			Script    []string       `yaml:"script"`

@@ -70,7 +70,7 @@ func annotations(log string) []string {
 // no flags), a re-run replaces it (the same context, never --append), an
 // unchanged head passes and turns it green; the hostile name is inert.
 func TestBuildkiteEndToEnd(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	r := newCIRunner(t)
 	bk := []string{"BUILDKITE=true", "BUILDKITE_PIPELINE_DEFAULT_BRANCH=main", "BUILDKITE_REPO=" + r.remote, "BUILDKITE_AGENT_NAME=gpu-1"}
 	main := r.checkout("main", "main")
@@ -121,7 +121,7 @@ func TestBuildkiteEndToEnd(t *testing.T) {
 // status green; the hostile name is inert in the note; the dotenv and
 // metrics reports are written.
 func TestGitLabEndToEnd(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	r := newCIRunner(t)
 	const token = "glpat-e2e-secret"
 	head := r.git(r.tmp, "--git-dir", r.remote, "rev-parse", "feature")

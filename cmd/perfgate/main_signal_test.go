@@ -50,7 +50,7 @@ const mainArgsEnv = "PERFGATE_TEST_MAIN_ARGS"
 // a FIFO given as a file, which waits for a writer) exits after two
 // SIGTERMs, with the environment's exit code.
 func TestSecondSignalExits(t *testing.T) {
-	t.Parallel() // mostly waiting for its child
+	parallel(t) // mostly waiting for its child
 	fifo := filepath.Join(t.TempDir(), "report.json")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("no FIFO here: %v", err)

@@ -15,7 +15,7 @@ import (
 // count for the commit (check, history, compare), and say so; a commit of
 // other content does not take them.
 func TestMeasuredThenCommitted(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	tests := []struct {
 		name   string
 		commit func(repo string)
@@ -83,7 +83,7 @@ func TestMeasuredThenCommitted(t *testing.T) {
 // measures the tree, and the verdict is inconclusive, whether the
 // committed results pass or fail (the first line says how they fared).
 func TestEditedAfterMeasuring(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	for _, tt := range []struct {
 		name      string
 		committed float64

@@ -616,3 +616,15 @@ func TestPostgresBadRowsLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// parallel runs t beside the other parallel tests, except when a caller
+// chose the history for it through the environment (TestOnPostgres sets
+// PERFGATE_DB with t.Setenv, and a test under t.Setenv cannot be
+// parallel): then it runs in turn.
+func parallel(t *testing.T) {
+	t.Helper()
+	if _, ok := os.LookupEnv("PERFGATE_DB"); ok {
+		return
+	}
+	t.Parallel()
+}

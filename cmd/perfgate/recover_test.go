@@ -61,7 +61,7 @@ func damagedHistoryFile(t *testing.T) (data []byte, pageSize, pages int) {
 // perfgate recover, never with a stack trace; and recover writes runs
 // that import into a new history.
 func TestDamagedHistoryCLI(t *testing.T) {
-	t.Parallel() // perfgate as processes, with their own environment: beside the other such tests
+	parallel(t) // perfgate as processes, with their own environment: beside the other such tests
 	data, ps, pages := damagedHistoryFile(t)
 	used := ps * pages
 	type damage struct {

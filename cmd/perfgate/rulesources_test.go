@@ -136,7 +136,7 @@ func TestStatusTitle(t *testing.T) {
 // file passes as checked out, and fails with --rules-from base, which
 // reads the rules as committed at the merge-base.
 func TestRulesFromBase(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := gitRepo(t)
 	commit(t, repo, "rules", map[string]string{".perfgate.yml": "rules:\n  - metric: mean_ttft_ms\n    max_regression: 3%\n"})
 	mainHistory(t, repo, 6)

@@ -24,7 +24,7 @@ const initBudget = 128 << 10
 // package initialization of perfgate's own packages. Allocation counts,
 // unlike times, do not depend on the machine's load.
 func TestPackageInitIsLight(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	args, _ := json.Marshal([]string{"perfgate", "--version"})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(args), "GODEBUG=inittrace=1")

@@ -26,7 +26,7 @@ func bareRemote(t *testing.T) (root, bare string) {
 // pushes the runs with perfgate sync; a developer's clone pulls them and
 // its local pre-merge check finds CI's baselines.
 func TestSyncCIToDeveloper(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root, bare := bareRemote(t)
 	remote := "file://" + bare
 
@@ -154,7 +154,7 @@ func TestSyncTokenNeverShown(t *testing.T) {
 // (CRLF line ends too): the fields are ignored with one warning, not the
 // runs.
 func TestNewerPerfgateFields(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root, bare := bareRemote(t)
 	ci := gitRepo(t)
 	mainHistory(t, ci, 3)

@@ -135,7 +135,7 @@ func TestTestbedsNeverMix(t *testing.T) {
 // file): check uses only the runs of the tree as it is now and passes,
 // also on another branch at the same commit.
 func TestWorkingTreeExactly(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := gitRepo(t)
 	mainHistory(t, repo, 10)
 	git(t, repo, "checkout", "-q", "-b", "work")

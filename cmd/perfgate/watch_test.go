@@ -53,7 +53,7 @@ type watchJSON struct {
 }
 
 func TestWatchCommand(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo, shas := watchRepo(t)
 	out, stderr, code := runCLI(t, "", "--repo", repo, "watch", "-o", "json")
 	if code != 1 {
