@@ -68,6 +68,7 @@ type LoadPoint struct {
 	Latency    map[string]float64 `json:"latency,omitempty"` // latency metrics, ms
 	Runs       int                `json:"runs"`
 	load       float64
+	runs       []*Sample // the point's runs, for percentiles from their requests
 }
 
 // Saturated reports whether the server could not keep up with the
@@ -353,7 +354,7 @@ func loadPoints(runs []*Sample, label string) []LoadPoint {
 	}
 	out := make([]LoadPoint, 0, len(byLoad))
 	for load, rs := range byLoad {
-		p := LoadPoint{Load: load, Runs: len(rs), Latency: map[string]float64{}}
+		p := LoadPoint{Load: load, Runs: len(rs), Latency: map[string]float64{}, runs: rs}
 		x, ok := loadNum(load)
 		if !ok {
 			x = math.Inf(1)
@@ -476,6 +477,7 @@ func capacitySample(c Curve, slos []SLO) (Sample, bool) {
 	if !ok {
 		return Sample{}, false
 	}
+	c, _ = c.withRequestLatencies(slo)
 	capa, ok := c.Capacity(slo)
 	if !ok {
 		return Sample{}, false
@@ -539,4 +541,85 @@ func achievedRate(runs []*Sample) float64 {
 		return math.NaN()
 	}
 	return robust.Median(rates)
+}
+
+// withRequestLatencies returns the curve with each latency the SLO bounds
+// that a point's results lack (vLLM's default --percentile-metrics has no
+// e2el, so no p99_e2el_ms) computed from its runs' stored requests: the
+// SLO's percentile of each run's summary (an attainment target is its
+// percentile: 90% of requests within the objective is a P90 within it),
+// the median over the runs. A metric is filled only when every point of
+// the curve can have it, so one curve never mixes the tool's percentiles
+// with perfgate's. filled names the metrics filled, in the SLO's order;
+// c itself when none.
+func (c Curve) withRequestLatencies(slo SLO) (out Curve, filled []string) {
+	type fill struct {
+		metric string
+		vals   []float64
+	}
+	var fills []fill
+	for _, o := range slo.objectives() {
+		p, kind, ok := percentileMetric(o.Metric)
+		if !ok {
+			continue // a mean has no percentile of the requests
+		}
+		vals := make([]float64, len(c.Points))
+		lacking := false
+		for i, pt := range c.Points {
+			if v, has := pt.Latency[o.Metric]; has {
+				vals[i] = v
+				continue
+			}
+			lacking = true
+			v, ok := requestsPercentile(pt.runs, p, kind)
+			if !ok {
+				lacking, vals = false, nil
+				break
+			}
+			vals[i] = v
+		}
+		if lacking {
+			fills = append(fills, fill{o.Metric, vals})
+		}
+	}
+	if len(fills) == 0 {
+		return c, nil
+	}
+	out = c
+	out.Points = make([]LoadPoint, len(c.Points))
+	for i, pt := range c.Points {
+		lat := make(map[string]float64, len(pt.Latency)+len(fills))
+		for k, v := range pt.Latency {
+			lat[k] = v
+		}
+		for _, f := range fills {
+			lat[f.metric] = f.vals[i]
+		}
+		pt.Latency = lat
+		out.Points[i] = pt
+	}
+	for _, f := range fills {
+		filled = append(filled, f.metric)
+	}
+	return out, filled
+}
+
+// requestsPercentile is the median over runs of percentile p of kind
+// from each run's request summary; ok is false when no run has one.
+func requestsPercentile(runs []*Sample, p float64, kind string) (float64, bool) {
+	var vs []float64
+	for _, s := range runs {
+		if s == nil || s.Requests == nil {
+			continue
+		}
+		q, err := s.Requests.Percentile(kind, p, requestConf)
+		if err != nil || !finite(q.Value) {
+			continue
+		}
+		vs = append(vs, q.Value)
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	return robust.Median(vs), true
 }

@@ -201,6 +201,11 @@ func (c *checker) loadCurves(head []Sample) {
 
 // pairCurve finds the baseline's curve of hc and fills the comparison.
 func (c *checker) pairCurve(hc Curve) *LoadCurve {
+	slo, hasSLO := sloFor(c.cfg.SLOs, hc.Benchmark)
+	var headFilled, baseFilled []string
+	if hasSLO {
+		hc, headFilled = hc.withRequestLatencies(slo)
+	}
 	lc := &LoadCurve{Benchmark: hc.Benchmark, Labels: hc.Labels, LoadLabel: hc.LoadLabel, Head: hc.Points, headC: hc}
 	ident := curveIdent(hc.Benchmark, hc.Labels)
 	sha := c.curveBaseline(hc, ident)
@@ -213,12 +218,18 @@ func (c *checker) pairCurve(hc Curve) *LoadCurve {
 		}
 		for _, bc := range curvesOf(base, c.id) {
 			if curveIdent(bc.Benchmark, bc.Labels) == ident && bc.LoadLabel == hc.LoadLabel {
+				if hasSLO {
+					bc, baseFilled = bc.withRequestLatencies(slo)
+				}
 				lc.base, lc.Baseline, lc.BaselineCommit = bc, bc.Points, sha
 				break
 			}
 		}
 	}
-	if slo, ok := sloFor(c.cfg.SLOs, hc.Benchmark); ok {
+	if n := requestsNote(headFilled, baseFilled); n != "" {
+		lc.addNote(n)
+	}
+	if hasSLO {
 		lc.SLO = slo.String()
 		if ca, ok := hc.Capacity(slo); ok && len(hc.Points) > 1 {
 			lc.Capacity = &ca
@@ -381,6 +392,28 @@ func (c *checker) annotate(lc *LoadCurve) {
 		cr.LoadNote = note
 		lc.addNote(note)
 	}
+}
+
+// requestsNote says which latencies of the curves' points were computed
+// from the stored requests because the results lack them; "" when none.
+func requestsNote(head, base []string) string {
+	var parts []string
+	for _, m := range head {
+		who := "head's points"
+		if contains(base, m) {
+			who = "head's and the baseline's points"
+		}
+		parts = append(parts, m+" of "+who)
+	}
+	for _, m := range base {
+		if !contains(head, m) {
+			parts = append(parts, m+" of the baseline's points")
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ") + " taken from the stored requests (the results lack it; the SLO's percentile of each run's requests)"
 }
 
 func (lc *LoadCurve) addNote(s string) {
