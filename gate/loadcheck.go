@@ -234,7 +234,7 @@ func (c *checker) pairCurve(hc Curve) *LoadCurve {
 		if ca, ok := hc.Capacity(slo); ok && len(hc.Points) > 1 {
 			lc.Capacity = &ca
 		} else if miss := missingObjectives(hc, slo); len(miss) > 0 && len(hc.Points) > 1 {
-			c.loadWarnings = append(c.loadWarnings, fmt.Sprintf("%s: capacity at the SLO not computed: head's points lack %s, which the SLO (%s) bounds; measure them (vLLM: --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 99) or set the SLO's percentile to one the results have",
+			c.loadWarnings = append(c.loadWarnings, fmt.Sprintf("%s: capacity at the SLO not computed: head's points lack %s, which the SLO (%s) bounds, and not every point stored its requests to compute them from; measure them (vLLM: --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 99, or --save-result --save-detailed with perfgate run --result-file) or set the SLO's percentile to one the results have",
 				lc.curveName(), strings.Join(miss, ", "), slo.Origin))
 		}
 		if ca, ok := lc.base.Capacity(slo); ok && len(lc.base.Points) > 1 {
@@ -413,7 +413,11 @@ func requestsNote(head, base []string) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return strings.Join(parts, ", ") + " taken from the stored requests (the results lack it; the SLO's percentile of each run's requests)"
+	lack := "it"
+	if len(parts) > 1 {
+		lack = "them"
+	}
+	return strings.Join(parts, ", ") + " taken from the stored requests (the results lack " + lack + "; the SLO's percentile of each run's requests, the median over the runs)"
 }
 
 func (lc *LoadCurve) addNote(s string) {
