@@ -104,9 +104,11 @@ type CapacityAt struct {
 }
 
 // Capacity computes the curve's capacity at slo; ok is false when a point
-// lacks a latency the SLO bounds or an achieved throughput (nothing can
-// be said then).
+// lacks a latency the SLO bounds (in its results and, see
+// WithRequestLatencies, in its stored requests) or an achieved throughput
+// (nothing can be said then).
 func (c Curve) Capacity(slo SLO) (CapacityAt, bool) {
+	c, _ = c.WithRequestLatencies(slo)
 	objs := slo.objectives()
 	if len(objs) == 0 || len(c.Points) == 0 {
 		return CapacityAt{}, false
@@ -477,7 +479,6 @@ func capacitySample(c Curve, slos []SLO) (Sample, bool) {
 	if !ok {
 		return Sample{}, false
 	}
-	c, _ = c.withRequestLatencies(slo)
 	capa, ok := c.Capacity(slo)
 	if !ok {
 		return Sample{}, false
@@ -543,7 +544,7 @@ func achievedRate(runs []*Sample) float64 {
 	return robust.Median(rates)
 }
 
-// withRequestLatencies returns the curve with each latency the SLO bounds
+// WithRequestLatencies returns the curve with each latency the SLO bounds
 // that a point's results lack (vLLM's default --percentile-metrics has no
 // e2el, so no p99_e2el_ms) computed from its runs' stored requests: the
 // SLO's percentile of each run's summary (an attainment target is its
@@ -552,7 +553,7 @@ func achievedRate(runs []*Sample) float64 {
 // the curve can have it, so one curve never mixes the tool's percentiles
 // with perfgate's. filled names the metrics filled, in the SLO's order;
 // c itself when none.
-func (c Curve) withRequestLatencies(slo SLO) (out Curve, filled []string) {
+func (c Curve) WithRequestLatencies(slo SLO) (out Curve, filled []string) {
 	type fill struct {
 		metric string
 		vals   []float64

@@ -72,10 +72,19 @@ func TestCapacityFromRequests(t *testing.T) {
 				t.Fatalf("with %s: %+v, %v; want %s", tc.metric, want, ok, tc.status)
 			}
 			without := Curves(e2elSweep(t, nil, true), nil)[0]
-			if _, ok := without.Capacity(tc.slo); ok {
-				t.Fatalf("a curve lacking %s has a capacity before its requests are read", tc.metric)
+			if _, ok := without.Points[0].Latency[tc.metric]; ok {
+				t.Fatalf("the curve has %s before its requests are read", tc.metric)
 			}
-			filled, names := without.withRequestLatencies(tc.slo)
+			filled, names := without.WithRequestLatencies(tc.slo)
+			if _, ok := without.Points[0].Latency[tc.metric]; ok {
+				t.Fatal("WithRequestLatencies changed the curve it was called on")
+			}
+			for _, c := range []Curve{without, filled} {
+				got, ok := c.Capacity(tc.slo)
+				if !ok || got.Status != want.Status || math.Abs(got.Requests-want.Requests) > 1e-9*want.Requests {
+					t.Errorf("from the requests: %+v, %v; with the metric: %+v", got, ok, want)
+				}
+			}
 			got, ok := filled.Capacity(tc.slo)
 			if !ok || got.Status != want.Status || math.Abs(got.Requests-want.Requests) > 1e-9*want.Requests {
 				t.Errorf("from the requests: %+v, %v; with the metric: %+v", got, ok, want)

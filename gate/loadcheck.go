@@ -204,7 +204,7 @@ func (c *checker) pairCurve(hc Curve) *LoadCurve {
 	slo, hasSLO := sloFor(c.cfg.SLOs, hc.Benchmark)
 	var headFilled, baseFilled []string
 	if hasSLO {
-		hc, headFilled = hc.withRequestLatencies(slo)
+		hc, headFilled = hc.WithRequestLatencies(slo)
 	}
 	lc := &LoadCurve{Benchmark: hc.Benchmark, Labels: hc.Labels, LoadLabel: hc.LoadLabel, Head: hc.Points, headC: hc}
 	ident := curveIdent(hc.Benchmark, hc.Labels)
@@ -219,7 +219,7 @@ func (c *checker) pairCurve(hc Curve) *LoadCurve {
 		for _, bc := range curvesOf(base, c.id) {
 			if curveIdent(bc.Benchmark, bc.Labels) == ident && bc.LoadLabel == hc.LoadLabel {
 				if hasSLO {
-					bc, baseFilled = bc.withRequestLatencies(slo)
+					bc, baseFilled = bc.WithRequestLatencies(slo)
 				}
 				lc.base, lc.Baseline, lc.BaselineCommit = bc, bc.Points, sha
 				break
