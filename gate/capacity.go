@@ -68,6 +68,7 @@ type LoadPoint struct {
 	Latency    map[string]float64 `json:"latency,omitempty"` // latency metrics, ms
 	Runs       int                `json:"runs"`
 	load       float64
+	runs       []*Sample // the point's runs, for percentiles from their requests
 }
 
 // Saturated reports whether the server could not keep up with the
@@ -103,9 +104,11 @@ type CapacityAt struct {
 }
 
 // Capacity computes the curve's capacity at slo; ok is false when a point
-// lacks a latency the SLO bounds or an achieved throughput (nothing can
-// be said then).
+// lacks a latency the SLO bounds (in its results and, see
+// WithRequestLatencies, in its stored requests) or an achieved throughput
+// (nothing can be said then).
 func (c Curve) Capacity(slo SLO) (CapacityAt, bool) {
+	c, _ = c.WithRequestLatencies(slo)
 	objs := slo.objectives()
 	if len(objs) == 0 || len(c.Points) == 0 {
 		return CapacityAt{}, false
@@ -353,7 +356,7 @@ func loadPoints(runs []*Sample, label string) []LoadPoint {
 	}
 	out := make([]LoadPoint, 0, len(byLoad))
 	for load, rs := range byLoad {
-		p := LoadPoint{Load: load, Runs: len(rs), Latency: map[string]float64{}}
+		p := LoadPoint{Load: load, Runs: len(rs), Latency: map[string]float64{}, runs: rs}
 		x, ok := loadNum(load)
 		if !ok {
 			x = math.Inf(1)
@@ -539,4 +542,85 @@ func achievedRate(runs []*Sample) float64 {
 		return math.NaN()
 	}
 	return robust.Median(rates)
+}
+
+// WithRequestLatencies returns the curve with each latency the SLO bounds
+// that a point's results lack (vLLM's default --percentile-metrics has no
+// e2el, so no p99_e2el_ms) computed from its runs' stored requests: the
+// SLO's percentile of each run's summary (an attainment target is its
+// percentile: 90% of requests within the objective is a P90 within it),
+// the median over the runs. A metric is filled only when every point of
+// the curve can have it, so one curve never mixes the tool's percentiles
+// with perfgate's. filled names the metrics filled, in the SLO's order;
+// c itself when none.
+func (c Curve) WithRequestLatencies(slo SLO) (out Curve, filled []string) {
+	type fill struct {
+		metric string
+		vals   []float64
+	}
+	var fills []fill
+	for _, o := range slo.objectives() {
+		p, kind, ok := percentileMetric(o.Metric)
+		if !ok {
+			continue // a mean has no percentile of the requests
+		}
+		vals := make([]float64, len(c.Points))
+		lacking := false
+		for i, pt := range c.Points {
+			if v, has := pt.Latency[o.Metric]; has {
+				vals[i] = v
+				continue
+			}
+			lacking = true
+			v, ok := requestsPercentile(pt.runs, p, kind)
+			if !ok {
+				lacking, vals = false, nil
+				break
+			}
+			vals[i] = v
+		}
+		if lacking {
+			fills = append(fills, fill{o.Metric, vals})
+		}
+	}
+	if len(fills) == 0 {
+		return c, nil
+	}
+	out = c
+	out.Points = make([]LoadPoint, len(c.Points))
+	for i, pt := range c.Points {
+		lat := make(map[string]float64, len(pt.Latency)+len(fills))
+		for k, v := range pt.Latency {
+			lat[k] = v
+		}
+		for _, f := range fills {
+			lat[f.metric] = f.vals[i]
+		}
+		pt.Latency = lat
+		out.Points[i] = pt
+	}
+	for _, f := range fills {
+		filled = append(filled, f.metric)
+	}
+	return out, filled
+}
+
+// requestsPercentile is the median over runs of percentile p of kind
+// from each run's request summary; ok is false when no run has one.
+func requestsPercentile(runs []*Sample, p float64, kind string) (float64, bool) {
+	var vs []float64
+	for _, s := range runs {
+		if s == nil || s.Requests == nil {
+			continue
+		}
+		q, err := s.Requests.Percentile(kind, p, requestConf)
+		if err != nil || !finite(q.Value) {
+			continue
+		}
+		vs = append(vs, q.Value)
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	return robust.Median(vs), true
 }

@@ -201,6 +201,11 @@ func (c *checker) loadCurves(head []Sample) {
 
 // pairCurve finds the baseline's curve of hc and fills the comparison.
 func (c *checker) pairCurve(hc Curve) *LoadCurve {
+	slo, hasSLO := sloFor(c.cfg.SLOs, hc.Benchmark)
+	var headFilled, baseFilled []string
+	if hasSLO {
+		hc, headFilled = hc.WithRequestLatencies(slo)
+	}
 	lc := &LoadCurve{Benchmark: hc.Benchmark, Labels: hc.Labels, LoadLabel: hc.LoadLabel, Head: hc.Points, headC: hc}
 	ident := curveIdent(hc.Benchmark, hc.Labels)
 	sha := c.curveBaseline(hc, ident)
@@ -213,17 +218,23 @@ func (c *checker) pairCurve(hc Curve) *LoadCurve {
 		}
 		for _, bc := range curvesOf(base, c.id) {
 			if curveIdent(bc.Benchmark, bc.Labels) == ident && bc.LoadLabel == hc.LoadLabel {
+				if hasSLO {
+					bc, baseFilled = bc.WithRequestLatencies(slo)
+				}
 				lc.base, lc.Baseline, lc.BaselineCommit = bc, bc.Points, sha
 				break
 			}
 		}
 	}
-	if slo, ok := sloFor(c.cfg.SLOs, hc.Benchmark); ok {
+	if n := requestsNote(headFilled, baseFilled); n != "" {
+		lc.addNote(n)
+	}
+	if hasSLO {
 		lc.SLO = slo.String()
 		if ca, ok := hc.Capacity(slo); ok && len(hc.Points) > 1 {
 			lc.Capacity = &ca
 		} else if miss := missingObjectives(hc, slo); len(miss) > 0 && len(hc.Points) > 1 {
-			c.loadWarnings = append(c.loadWarnings, fmt.Sprintf("%s: capacity at the SLO not computed: head's points lack %s, which the SLO (%s) bounds; measure them (vLLM: --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 99) or set the SLO's percentile to one the results have",
+			c.loadWarnings = append(c.loadWarnings, fmt.Sprintf("%s: capacity at the SLO not computed: head's points lack %s, which the SLO (%s) bounds, and not every point stored its requests to compute them from; measure them (vLLM: --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 99, or --save-result --save-detailed with perfgate run --result-file) or set the SLO's percentile to one the results have",
 				lc.curveName(), strings.Join(miss, ", "), slo.Origin))
 		}
 		if ca, ok := lc.base.Capacity(slo); ok && len(lc.base.Points) > 1 {
@@ -381,6 +392,32 @@ func (c *checker) annotate(lc *LoadCurve) {
 		cr.LoadNote = note
 		lc.addNote(note)
 	}
+}
+
+// requestsNote says which latencies of the curves' points were computed
+// from the stored requests because the results lack them; "" when none.
+func requestsNote(head, base []string) string {
+	var parts []string
+	for _, m := range head {
+		who := "head's points"
+		if contains(base, m) {
+			who = "head's and the baseline's points"
+		}
+		parts = append(parts, m+" of "+who)
+	}
+	for _, m := range base {
+		if !contains(head, m) {
+			parts = append(parts, m+" of the baseline's points")
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	lack := "it"
+	if len(parts) > 1 {
+		lack = "them"
+	}
+	return strings.Join(parts, ", ") + " taken from the stored requests (the results lack " + lack + "; the SLO's percentile of each run's requests, the median over the runs)"
 }
 
 func (lc *LoadCurve) addNote(s string) {

@@ -12,6 +12,20 @@ func (lc LoadCurve) curveName() string {
 	return seriesName(lc.Benchmark, lc.Labels) + " by " + lc.LoadLabel
 }
 
+// loadName names a load curve in the load section the way the checks'
+// table names its capacity series (names are displayNames(r.Checks)),
+// so one series reads one way in both; curveName when the table has no
+// such series.
+func (r *Report) loadName(lc LoadCurve, names []string) string {
+	for i, c := range r.Checks {
+		if i < len(names) && c.Benchmark == lc.Benchmark && c.Labels[LoadLabelKey] == lc.LoadLabel &&
+			labelString(withoutKey(c.Labels, LoadLabelKey)) == labelString(lc.Labels) {
+			return names[i]
+		}
+	}
+	return lc.curveName()
+}
+
 // capacityLine says both capacities at the SLO and their change, and the
 // capacity rule's reference when it is not the baseline commit's; ""
 // when head's is unknown.
@@ -141,8 +155,9 @@ func (r *Report) writeLoadText(b *strings.Builder, color bool) {
 	for _, c := range r.Checks {
 		saidInWhy[c.LoadNote] = c.LoadNote != ""
 	}
+	names := displayNames(r.Checks)
 	for _, lc := range r.Load {
-		fmt.Fprintf(b, "  %s", lc.curveName())
+		fmt.Fprintf(b, "  %s", r.loadName(lc, names))
 		if lc.SLO != "" {
 			fmt.Fprintf(b, ", SLO %s", lc.SLO)
 		}
@@ -181,8 +196,9 @@ func (r *Report) mdLoad(b *strings.Builder) {
 		return
 	}
 	b.WriteString("\n**Load curves**\n\n")
+	names := displayNames(r.Checks)
 	for _, lc := range r.Load {
-		fmt.Fprintf(b, "%s", mdtext.Code(lc.curveName()))
+		fmt.Fprintf(b, "%s", mdtext.Code(r.loadName(lc, names)))
 		if lc.SLO != "" {
 			fmt.Fprintf(b, ", SLO %s", mdtext.Code(lc.SLO))
 		}

@@ -88,6 +88,12 @@ func addCurves(sweeps map[string]*sweep, ss []gate.Sample, at int32, opts Option
 		if n := len(sw.at); n > 0 && sw.at[n-1].x == at {
 			continue // two curves of one key at a commit (testbeds told apart by ignore_labels): the first
 		}
+		if sw.slo != nil {
+			// A latency the SLO bounds that the results lack (vLLM's
+			// default prints no p99_e2el_ms) from the stored requests,
+			// as the check report takes it.
+			c, _ = c.WithRequestLatencies(*sw.slo)
+		}
 		a := sweepAt{x: at, points: c.Points}
 		if sw.slo != nil {
 			if capa, ok := c.Capacity(*sw.slo); ok {

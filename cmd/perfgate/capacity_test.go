@@ -60,7 +60,7 @@ func TestCheckCapacityEndToEnd(t *testing.T) {
 		t.Fatalf("capacity -10%%: exit %d, capacity %s; %s\n%+v", code, cj.verdictOf("capacity"), stderr, cj)
 	}
 	stdout, _, _ := runCLI(t, "", "--repo", repo, "check")
-	for _, want := range []string{"Capacity at SLO (req/s)", "Load curves", "serving by max_concurrency, SLO p99_tpot_ms <= 20", "capacity at SLO: head", "under the current SLO"} {
+	for _, want := range []string{"Capacity at SLO (req/s)", "Load curves", "serving, SLO p99_tpot_ms <= 20", "capacity at SLO: head", "under the current SLO"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("check's report lacks %q:\n%s", want, stdout)
 		}
