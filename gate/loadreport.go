@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/mdtext"
+	"github.com/perfgate/perfgate/metric"
 )
 
 // curveName names a load curve in reports: "B {labels} by LOAD".
@@ -135,7 +136,8 @@ func (lc LoadCurve) pointRows() [][]string {
 func (lc LoadCurve) pointHeader() []string {
 	h := []string{strings.ToUpper(lc.LoadLabel), "BASE REQ/S", "HEAD REQ/S"}
 	if lc.Metric != "" {
-		h = append(h, "BASE "+lc.Metric, "HEAD "+lc.Metric)
+		l := metric.Get(lc.Metric).Label // "P99 TPOT (ms)", as the checks' table names it
+		h = append(h, "BASE "+l, "HEAD "+l)
 	}
 	if len(lc.Matched) > 0 {
 		h = append(h, "BASE AT HEAD'S REQ/S")
