@@ -451,7 +451,7 @@ func TestGoldenLoadMarkdown(t *testing.T) {
 	if !strings.Contains(table, "`serve [by max_concurrency]`") || !strings.Contains(s, "**Load curves**\n\n`serve [by max_concurrency]`, SLO") {
 		t.Errorf("the load section does not name the curve as the table does:\n%s", s)
 	}
-	chart := regexp.MustCompile("(?s)```mermaid\nxychart-beta\n    title \"serve: p99_tpot_ms by max_concurrency\".*?```").FindString(s)
+	chart := regexp.MustCompile("(?s)```mermaid\nxychart-beta\n    title \"serve \\[by max_concurrency\\]: p99_tpot_ms\".*?```").FindString(s)
 	if strings.Count(chart, "\n    line [") != 2 || !strings.Contains(s, "capacity at SLO: head 8.9244 req/s") || !strings.Contains(s, "baseline 3ae9238 9.791 req/s") || !strings.Contains(s, "the capacity rule compares head with its reference, 9.8685 req/s: the median of 12 base-branch capacities") {
 		t.Errorf("the load curves section lacks both capacities or both curves:\n%s", s)
 	}

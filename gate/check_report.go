@@ -415,7 +415,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	notPass := r.mdTable(&b, names)
 	for i, c := range r.Checks {
 		if c.Verdict == Accepted && c.Accepted != nil {
-			fmt.Fprintf(&b, "☑️ %s · %s: %s.  \n", mdtext.Code(names[i]), mdtext.Escape(metricCell(c)), mdtext.Escape(c.Accepted.Text()))
+			fmt.Fprintf(&b, "☑️ %s · %s: %s.  \n", mdtext.CodeSpan(names[i]), mdtext.Escape(metricCell(c)), mdtext.Escape(c.Accepted.Text()))
 		}
 	}
 	if r.Summary.Accepted > 0 {
@@ -545,7 +545,7 @@ func (r *Report) mdDetails(b *strings.Builder, names []string) {
 	if len(r.Mismatches) > 0 {
 		b.WriteString("\n**Not compared (identity labels differ):**\n\n")
 		for _, m := range r.Mismatches {
-			fmt.Fprintf(b, "- %s at %s: %s\n", mdtext.Code(m.Benchmark), mdtext.Code(shortSHA(m.Commit)), mdtext.Escape(m.Diff))
+			fmt.Fprintf(b, "- %s at %s: %s\n", mdtext.CodeSpan(m.Benchmark), mdtext.Code(shortSHA(m.Commit)), mdtext.Escape(m.Diff))
 		}
 	}
 	if len(r.Notes) > 0 {

@@ -388,7 +388,7 @@ func compareNames(rows []CompareRow) []string {
 // WriteMarkdown renders the comparison as a markdown table.
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### perfgate compare %s → %s\n\n", mdtext.Code(c.sideName(c.A, c.ALabel)), mdtext.Code(c.sideName(c.B, c.BLabel)))
+	fmt.Fprintf(&b, "### perfgate compare %s → %s\n\n", mdtext.CodeSpan(c.sideName(c.A, c.ALabel)), mdtext.CodeSpan(c.sideName(c.B, c.BLabel)))
 	if len(c.Rows) > 0 {
 		b.WriteString("| Benchmark | Metric | A | B | Change | Runs (A/B) | p |\n|---|---|--:|--:|--:|--:|--:|\n")
 		names := compareNames(c.Rows)

@@ -200,16 +200,17 @@ func (r *Report) mdLoad(b *strings.Builder) {
 	b.WriteString("\n**Load curves**\n\n")
 	names := displayNames(r.Checks)
 	for _, lc := range r.Load {
-		fmt.Fprintf(b, "%s", mdtext.Code(r.loadName(lc, names)))
+		name := r.loadName(lc, names)
+		fmt.Fprintf(b, "%s", mdtext.CodeSpan(name))
 		if lc.SLO != "" {
-			fmt.Fprintf(b, ", SLO %s", mdtext.Code(lc.SLO))
+			fmt.Fprintf(b, ", SLO %s", mdtext.CodeSpan(lc.SLO))
 		}
 		b.WriteString("  \n")
 		if l := lc.capacityLine(); l != "" {
 			fmt.Fprintf(b, "%s  \n", mdtext.Escape(l))
 		}
 		if lc.Relation != "" {
-			fmt.Fprintf(b, "Curve on %s at matched load: head's %s.  \n", mdtext.Code(lc.Metric), mdtext.Escape(relText(lc.Relation)))
+			fmt.Fprintf(b, "Curve on %s at matched load: head's %s.  \n", mdtext.CodeSpan(lc.Metric), mdtext.Escape(relText(lc.Relation)))
 		}
 		if s := lc.saturatedLine(); s != "" {
 			fmt.Fprintf(b, "%s\n", mdtext.Escape(s))
@@ -230,7 +231,7 @@ func (r *Report) mdLoad(b *strings.Builder) {
 		for _, n := range lc.Notes {
 			fmt.Fprintf(b, "- %s\n", mdtext.Escape(n))
 		}
-		if ch := lc.mermaid(); ch != "" {
+		if ch := lc.mermaid(name); ch != "" {
 			b.WriteString("\n" + ch)
 		}
 		b.WriteString("\n")
@@ -239,8 +240,10 @@ func (r *Report) mdLoad(b *strings.Builder) {
 
 // mermaid charts both curves' latency (Metric) by load, over the loads
 // both have (head's alone without a baseline): the first line is the
-// baseline's, the second head's. "" with fewer than two such loads.
-func (lc LoadCurve) mermaid() string {
+// baseline's, the second head's, titled with the curve's name in the
+// report (name), so that the charts of one benchmark's curves for two
+// models tell apart. "" with fewer than two such loads.
+func (lc LoadCurve) mermaid(name string) string {
 	if lc.Metric == "" {
 		return ""
 	}
@@ -276,7 +279,7 @@ func (lc LoadCurve) mermaid() string {
 		caption = "first line: baseline, second: head"
 	}
 	return fmt.Sprintf("```mermaid\nxychart-beta\n    title \"%s\"\n    x-axis \"%s\" [%s]\n    y-axis \"%s\"\n%s```\n%s\n",
-		mermaidText(lc.Benchmark+": "+lc.Metric+" by "+lc.LoadLabel), mermaidText(lc.LoadLabel), strings.Join(xs, ", "), mermaidText(lc.Metric), lines, mdtext.Escape("("+caption+")"))
+		mermaidText(name+": "+lc.Metric), mermaidText(lc.LoadLabel), strings.Join(xs, ", "), mermaidText(lc.Metric), lines, mdtext.Escape("("+caption+")"))
 }
 
 // saturatedLine names the loads at which head or the baseline achieved

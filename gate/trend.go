@@ -388,7 +388,7 @@ func (t *Trend) WriteMarkdown(w io.Writer) error {
 	for _, s := range t.Series {
 		b.WriteString("\n")
 		if len(s.Labels) > 0 {
-			fmt.Fprintf(&b, "Series %s\n\n", mdtext.Code(labelString(s.Labels)))
+			fmt.Fprintf(&b, "Series %s\n\n", mdtext.CodeSpan(labelString(s.Labels)))
 		}
 		var pts []Point
 		for _, p := range s.Points {

@@ -27,11 +27,18 @@ var escaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`
 // backtick longer than the longest run of backticks in s, so no content can
 // close the code span early and escape into markdown.
 func Code(s string) string {
+	return CodeSpan(strings.ReplaceAll(s, "|", `\|`))
+}
+
+// CodeSpan renders s as inline code outside a table: as Code, but a "|"
+// stays as it is (GitHub drops the backslash of "\|" only in a table
+// cell; in a paragraph's code span it shows).
+func CodeSpan(s string) string {
 	if s == "" {
 		// "``" is no code span: it could pair with a later fence.
 		return "` `"
 	}
-	s = strings.NewReplacer("|", `\|`, "\r", " ", "\n", " ").Replace(s)
+	s = strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
 	longest, run := 0, 0
 	for _, r := range s {
 		if r == '`' {

@@ -27,6 +27,9 @@ func TestMarkdownEscaping(t *testing.T) {
 		{"code one backtick", "a`b", Code, "`` a`b ``"},
 		{"code breakout", "x`` <img src=y> ``", Code, "``` x`` <img src=y> `` ```"},
 		{"code pipe", "a|b", Code, "`a\\|b`"},
+		{"code span pipe", "a|b", CodeSpan, "`a|b`"},
+		{"code span breakout", "x`` <img src=y>\n``", CodeSpan, "``` x`` <img src=y> `` ```"},
+		{"code span empty", "", CodeSpan, "` `"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
