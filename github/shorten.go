@@ -42,7 +42,9 @@ func units(r rune) int {
 
 // Shorten returns s when it fits in limit (as Len counts), else a prefix
 // cut at a line boundary, with open code fences and <details> blocks
-// closed so the rest renders, followed by note. The result always fits.
+// closed so the rest renders, followed by note. A mermaid chart the cut
+// falls in is left out whole: half a chart is a syntax error where the
+// chart was. The result always fits.
 func Shorten(s string, limit int, note string) string {
 	return shorten(s, limit, note, units)
 }
@@ -85,6 +87,9 @@ func shorten(s string, limit int, note string, width func(rune) int) string {
 	if i := strings.LastIndexByte(prefix, '\n'); i >= 0 {
 		prefix = prefix[:i+1]
 	}
+	if at := openMermaid(prefix); at >= 0 {
+		prefix = prefix[:at]
+	}
 	var b strings.Builder
 	b.WriteString(prefix)
 	if !strings.HasSuffix(prefix, "\n") && prefix != "" {
@@ -100,6 +105,47 @@ func shorten(s string, limit int, note string, width func(rune) int) string {
 		}
 	}
 	return out
+}
+
+// openMermaid returns the offset of the line opening a mermaid code
+// fence left open at the end of md, or -1.
+func openMermaid(md string) int {
+	var fence string // the open fence, "" outside one
+	open := -1
+	for off, line := range lineOffsets(md) {
+		t := strings.TrimSpace(line)
+		if fence != "" {
+			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
+				fence, open = "", -1
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			ch := t[:1]
+			n := len(t) - len(strings.TrimLeft(t, ch))
+			fence = strings.Repeat(ch, n)
+			if strings.EqualFold(strings.TrimSpace(t[n:]), "mermaid") {
+				open = off
+			}
+		}
+	}
+	if fence == "" {
+		return -1
+	}
+	return open
+}
+
+// lineOffsets maps the offset of each line of md to the line.
+func lineOffsets(md string) func(func(int, string) bool) {
+	return func(yield func(int, string) bool) {
+		off := 0
+		for _, line := range strings.SplitAfter(md, "\n") {
+			if !yield(off, strings.TrimSuffix(line, "\n")) {
+				return
+			}
+			off += len(line)
+		}
+	}
 }
 
 // closers returns what closes the code fence and <details> blocks left

@@ -25,7 +25,9 @@ func TestShorten(t *testing.T) {
 		{"fits", "short\n", 100, false, nil},
 		{"exactly at the limit", strings.Repeat("a", 1000), 1000, false, nil},
 		{"table", rows(200, "abc"), 1000, true, nil},
-		{"inside a fence", "```mermaid\n" + rows(400, "x"), 1000, true, []string{"```\n"}},
+		{"inside a fence", "```text\n" + rows(400, "x"), 1000, true, []string{"```\n"}},
+		// Half a mermaid chart is a syntax error on GitHub: the chart goes.
+		{"inside a mermaid fence", "intro\n\n```mermaid\nxychart-beta\n" + rows(400, "x"), 1000, true, nil},
 		{"inside a longer tilde fence", "~~~~\n" + rows(400, "x"), 1000, true, []string{"~~~~\n"}},
 		{"after a closed fence", "```\ncode\n```\n" + rows(400, "x"), 1000, true, nil},
 		{"inside details", "<details><summary>All</summary>\n\n" + rows(400, "x"), 1000, true, []string{"</details>"}},
@@ -60,6 +62,9 @@ func TestShorten(t *testing.T) {
 				if !strings.Contains(body[len(body)-len(c)-2:], c) {
 					t.Errorf("does not end with %q: %q", c, body[max(0, len(body)-40):])
 				}
+			}
+			if tt.name == "inside a mermaid fence" && body != "intro\n\n" {
+				t.Errorf("the cut chart was kept: %q", body[max(0, len(body)-40):])
 			}
 			if tt.name == "table" && !strings.HasSuffix(body, "| abc |\n") {
 				t.Errorf("not cut at a line boundary: %q", body[max(0, len(body)-20):])
