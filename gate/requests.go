@@ -189,13 +189,38 @@ func fmtMs(v float64) string {
 }
 
 // requestWarnings repeats each check's RequestNote as a report warning,
-// once per check, naming the series and metric.
+// once per check, naming the series and metric. Beyond maxRequestWarnings
+// (a sweep of 6 loads x 3 benchmarks with two percentile rules has 36,
+// a third of a PR comment's room), the first ones are kept and one more
+// warning counts the rest and names their metrics: each check's
+// request_note (-o json) still says what its percentile rests on.
 func requestWarnings(checks []CheckResult) []string {
-	var out []string
+	var noted []CheckResult
 	for _, c := range checks {
 		if c.RequestNote != "" {
-			out = append(out, fmt.Sprintf("%s %s: %s", seriesName(c.Benchmark, c.Labels), c.Metric, c.RequestNote))
+			noted = append(noted, c)
 		}
+	}
+	keep := len(noted)
+	if keep > maxRequestWarnings {
+		keep = maxRequestWarnings - 1
+	}
+	var out []string
+	for _, c := range noted[:keep] {
+		out = append(out, fmt.Sprintf("%s %s: %s", seriesName(c.Benchmark, c.Labels), c.Metric, c.RequestNote))
+	}
+	if rest := noted[keep:]; len(rest) > 0 {
+		metrics := map[string]bool{}
+		for _, c := range rest {
+			metrics[c.Metric] = true
+		}
+		out = append(out, fmt.Sprintf("%d more checks (%s) have a percentile resting on few requests (fewer than %d beyond it, or an interval reaching beyond the slowest), as above: "+
+			"each check's request_note (-o json) says what it rests on; measure more requests per run (a caveat on the numbers, not the verdicts)",
+			len(rest), strings.Join(sortedKeys(metrics), ", "), slo.MinTail))
 	}
 	return out
 }
+
+// maxRequestWarnings bounds the warnings of percentiles resting on few
+// requests, the last one counting the others.
+const maxRequestWarnings = 4
