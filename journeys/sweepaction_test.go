@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/perfgate/perfgate/github/githubtest"
+	"github.com/perfgate/perfgate/internal/pgtest"
 )
 
 // sweepModels are three models served by one benchmark, their names as a
@@ -35,9 +36,20 @@ func sweepFiles(t *testing.T, dir string, s sweepServer, rng *rand.Rand) string 
 // an SLO and a capacity rule); a pull request whose engine decodes 12%
 // slower fails, and its sticky comment, read as a reviewer would, has the
 // capacity row of each curve, one load-curve section per model with its
-// own chart, the model names inert, and fits GitHub's limit.
+// own chart, the model names inert, and fits GitHub's limit; the same
+// with the history in PostgreSQL (the db input; skipped without a server).
 func TestJourneyActionSweep(t *testing.T) {
+	t.Run("history branch", func(t *testing.T) { actionSweep(t, "") })
+	t.Run("PostgreSQL", func(t *testing.T) {
+		laptop(t) // skips with -short
+		actionSweep(t, pgtest.URL(t))
+	})
+}
+
+// actionSweep is TestJourneyActionSweep with the Action's db input.
+func actionSweep(t *testing.T, db string) {
 	g := newGitHub(t)
+	g.db = db
 	work := g.clone()
 	g.m.commit(work, "sweep rules", map[string]string{".perfgate.yml": sweepRules})
 	g.m.git(work, "push", "-q", "origin", "main")
