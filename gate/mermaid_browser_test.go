@@ -48,7 +48,9 @@ func TestMermaidChartsParse(t *testing.T) {
 	if err := rep.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	texts := []string{md.String()}
+	// Curves of models whose names carry markdown, HTML and quotes.
+	_, hostile := modelsReport(t, "m|odel **b** [l](http://e.example)", `<img src=x onerror=alert(1)> "q" #1 @a`)
+	texts := []string{md.String(), hostile}
 	for _, g := range []string{"check.md", "check-caveats.md", "check-load.md", "history.md", "trend-accepted.md"} {
 		b, err := os.ReadFile(filepath.Join("testdata", g))
 		if err != nil {
