@@ -185,13 +185,18 @@ func FuzzReadReport(f *testing.F) {
 // spans and the mermaid blocks, no raw HTML but the report's own tags, no
 // character reference but the escapes', no mention, issue reference,
 // link, image or bare URL; code spans closed on their line and with no
-// raw pipe (it would split a table cell); table rows of the right width.
+// raw pipe in a table row (it would split the cell; outside a table the
+// backslash would show, and the line must not head a table); table rows
+// of the right width.
 func inert(md string) error {
 	allowedTags := []string{"<details>", "</details>", "<summary>", "</summary>", "<sub>", "</sub>"}
 	allowedRefs := []string{"&lt;", "&gt;", "&amp;", "&#8203;"}
 	inFence, fences := false, 0
 	width := 0
+	rawPipe := false // the line before had a raw pipe in a code span
 	for n, line := range strings.Split(md, "\n") {
+		pipeAbove := rawPipe
+		rawPipe = false
 		where := func(format string, args ...any) error {
 			return fmt.Errorf("line %d %q: %s", n+1, line, fmt.Sprintf(format, args...))
 		}
@@ -224,7 +229,10 @@ func inert(md string) error {
 				}
 				for j := i + run; j < end; j++ {
 					if line[j] == '|' && line[j-1] != '\\' {
-						return where("a raw pipe in a code span")
+						if strings.HasPrefix(line, "|") {
+							return where("a raw pipe in a code span of a table row")
+						}
+						rawPipe = true
 					}
 				}
 				i = end + run
@@ -255,6 +263,9 @@ func inert(md string) error {
 		}
 		switch {
 		case strings.HasPrefix(line, "|---") || strings.HasPrefix(line, "|--"):
+			if pipeAbove {
+				return where("a delimiter row under a line with a raw pipe in a code span: that line heads a table")
+			}
 		case strings.HasPrefix(line, "| "):
 			if width == 0 {
 				width = pipes
