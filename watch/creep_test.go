@@ -203,3 +203,32 @@ func TestDetectCreepThenFix(t *testing.T) {
 		}
 	}
 }
+
+// A drift's confidence compares the level before it began with the
+// level it reached: a creep from the first commit, or one still moving
+// (one point "after": the line at the tip), is as certain as its
+// size says. Before, the Mann-Whitney test took one point a side there
+// and printed "confidence 0.000" (or at most 0.935) for a 30% creep.
+func TestWatchDriftConfidence(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pre  int
+		post int
+	}{
+		{"creep from the first commit, still moving", 0, 0},
+		{"flat then creep, still moving", 100, 0},
+		{"creep from the first commit, stopped", 0, 100},
+		{"flat then creep, stopped", 100, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := synth(3, tc.pre+300+tc.post, 0.02, creepLevel(tc.pre, 300, 0.3))
+			_, rep := watchOne(t, x, nil)
+			if len(rep.Changes) != 1 || !rep.Changes[0].Drift {
+				t.Fatalf("changes %+v, want the creep once", rep.Changes)
+			}
+			if c := rep.Changes[0]; c.Confidence < 0.99 {
+				t.Errorf("confidence %.3f (%d/%d points), want at least 0.99 for a %+.1f%% creep", c.Confidence, c.NBefore, c.NAfter, c.ChangePct)
+			}
+		})
+	}
+}
