@@ -219,15 +219,47 @@ func TestWatchDriftConfidence(t *testing.T) {
 		{"flat then creep, still moving", 100, 0},
 		{"creep from the first commit, stopped", 0, 100},
 		{"flat then creep, stopped", 100, 100},
+		{"flat then creep, then a fix", 100, -100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := synth(3, tc.pre+300+tc.post, 0.02, creepLevel(tc.pre, 300, 0.3))
+			lv := creepLevel(tc.pre, 300, 0.3)
+			if tc.post < 0 {
+				// The fix: back at the old level after the creep.
+				lv = func(i int) float64 {
+					if i >= tc.pre+300 {
+						return 1
+					}
+					return creepLevel(tc.pre, 300, 0.3)(i)
+				}
+			}
+			x := synth(3, tc.pre+300+max(tc.post, -tc.post), 0.02, lv)
 			_, rep := watchOne(t, x, nil)
+			if len(rep.Changes) == 0 || !rep.Changes[0].Drift {
+				t.Fatalf("changes %+v, want the creep first", rep.Changes)
+			}
+			if c := rep.Changes[0]; c.Confidence < 0.99 || c.NAfter < 1 {
+				t.Errorf("confidence %.3f (%d/%d points), want at least 0.99 for a %+.1f%% creep, on points after", c.Confidence, c.NBefore, c.NAfter, c.ChangePct)
+			}
+		})
+	}
+}
+
+// A drift's points before are the measured points at the old level:
+// from the previous change (or the first commit) up to its start, the
+// last of them its last_good. Before, a creep from the second commit
+// said "0/1 points" (its last_good is a point at the old level) and a
+// late creep counted more points before it than the history held there.
+func TestWatchDriftPointsBefore(t *testing.T) {
+	for _, pre := range []int{0, 1, 60, 100} {
+		t.Run(fmt.Sprintf("%d flat then creep", pre), func(t *testing.T) {
+			x := synth(5, pre+300, 0.02, creepLevel(pre, 300, 0.3))
+			f, rep := watchOne(t, x, nil)
 			if len(rep.Changes) != 1 || !rep.Changes[0].Drift {
 				t.Fatalf("changes %+v, want the creep once", rep.Changes)
 			}
-			if c := rep.Changes[0]; c.Confidence < 0.99 {
-				t.Errorf("confidence %.3f (%d/%d points), want at least 0.99 for a %+.1f%% creep", c.Confidence, c.NBefore, c.NAfter, c.ChangePct)
+			c := rep.Changes[0]
+			if want := slices.Index(f.shas, c.FirstBad); c.NBefore != want {
+				t.Errorf("points before %d, want %d (the points up to the drift's start at commit %d)", c.NBefore, want, want)
 			}
 		})
 	}
