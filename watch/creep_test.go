@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/perfgate/perfgate/internal/goldenfile"
@@ -260,6 +261,52 @@ func TestWatchDriftPointsBefore(t *testing.T) {
 			c := rep.Changes[0]
 			if want := slices.Index(f.shas, c.FirstBad); c.NBefore != want {
 				t.Errorf("points before %d, want %d (the points up to the drift's start at commit %d)", c.NBefore, want, want)
+			}
+		})
+	}
+}
+
+// The levels a report prints carry the metric's unit, in text, markdown
+// and the issue: "100.0 ms -> 110.0 ms", not bare numbers; a metric the
+// vocabulary has no unit for prints none.
+func TestWatchLevelsHaveUnits(t *testing.T) {
+	for _, tc := range []struct{ metric, want, not string }{
+		{"mean_ttft_ms", " ms -> ", ""},
+		{"output_throughput", " tok/s -> ", ""},
+		{"widgets", "", " ms"},
+	} {
+		t.Run(tc.metric, func(t *testing.T) {
+			x := synth(9, 200, 0.01, func(i int) float64 {
+				if i >= 100 {
+					return 1.2
+				}
+				return 1
+			})
+			f := newFake(len(x))
+			for i, v := range x {
+				f.put(i, "serving", map[string]float64{tc.metric: 100 * v})
+			}
+			rep, err := Watch(context.Background(), f, f, Options{From: f.shas[len(x)-1], Ref: "main"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Changes) != 1 {
+				t.Fatalf("changes %+v, want the step once", rep.Changes)
+			}
+			var text, md bytes.Buffer
+			if err := rep.WriteText(&text, false); err != nil {
+				t.Fatal(err)
+			}
+			if err := rep.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+				if tc.want != "" && !strings.Contains(out, tc.want) && !strings.Contains(out, strings.TrimSuffix(tc.want, " -> ")+" |") {
+					t.Errorf("%s report lacks the unit %q:\n%s", name, tc.want, out)
+				}
+				if tc.not != "" && strings.Contains(out, tc.not) {
+					t.Errorf("%s report has a unit %q for a metric without one:\n%s", name, tc.not, out)
+				}
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/mdtext"
+	"github.com/perfgate/perfgate/metric"
 )
 
 // Regressions are the open regressions.
@@ -84,13 +85,23 @@ func (c *Change) status() string {
 	return c.Kind
 }
 
+// val is a level of the change's metric with its unit ("131.4 ms",
+// "2.43 req/s"; a count or a metric the vocabulary does not know has
+// none).
+func (c *Change) val(v float64) string {
+	if u := metric.Get(c.Metric).Unit; u != "" {
+		return fmtVal(v) + " " + u
+	}
+	return fmtVal(v)
+}
+
 func (c *Change) summary() string {
 	d := ""
 	if c.Drift {
 		d = " (" + c.DriftText() + ")"
 	}
 	return fmt.Sprintf("%s -> %s (%+.1f%%, %.1f noise units, confidence %.3f, %d/%d points)%s",
-		fmtVal(c.Before), fmtVal(c.After), c.ChangePct, c.NoiseUnits, c.Confidence, c.NBefore, c.NAfter, d)
+		c.val(c.Before), c.val(c.After), c.ChangePct, c.NoiseUnits, c.Confidence, c.NBefore, c.NAfter, d)
 }
 
 // DriftText describes a drift: "drift +30.0% since a1b2c3d (+10.0%/100
@@ -166,7 +177,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		for _, c := range listed {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %+.1f%% | %.1f | %.3f |\n",
 				mdtext.Escape(c.status()), mdtext.Escape(c.Name()), mdtext.Code(c.Metric), mdtext.Escape(c.rangeText()),
-				fmtVal(c.Before), fmtVal(c.After), c.ChangePct, c.NoiseUnits, c.Confidence)
+				c.val(c.Before), c.val(c.After), c.ChangePct, c.NoiseUnits, c.Confidence)
 		}
 		b.WriteString("\n")
 		for _, c := range listed {
@@ -392,7 +403,7 @@ func (g *group) issueBody(r *Report) string {
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, m := range g.members {
 		fmt.Fprintf(&b, "| %s | %s | %s (%d points) | %s (%d points) | %s | %+.1f%% | %.1f | %.3f | %g%% (%s) |\n",
-			mdtext.Code(m.Metric), mdtext.Escape(m.rangeText()), fmtVal(m.Before), m.NBefore, fmtVal(m.After), m.NAfter, fmtVal(m.Current),
+			mdtext.Code(m.Metric), mdtext.Escape(m.rangeText()), m.val(m.Before), m.NBefore, m.val(m.After), m.NAfter, m.val(m.Current),
 			m.ChangePct, m.NoiseUnits, m.Confidence, m.Threshold, mdtext.Escape(m.Rule))
 	}
 	var closed []string
