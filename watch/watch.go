@@ -216,6 +216,7 @@ type collector struct {
 	n        int
 	neutrals map[string]bool
 	touched  []*track // add's buffer
+	filtered bool     // a clean, valid result --benchmark left out
 }
 
 // neutral reports whether a metric is descriptive (metric.Neutral).
@@ -281,7 +282,10 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 		rep.Changes = append(rep.Changes, f...)
 	}
 	rep.Missing = c.missing(sha)
-	if rep.Measured == 0 {
+	switch {
+	case rep.Measured == 0 && c.filtered:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no benchmark matches --benchmark %q on the %d first-parent commits walked from %s; perfgate runs lists the stored benchmarks", opts.Bench, len(chain), shortSHA(opts.From)))
+	case rep.Measured == 0:
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no stored results on the %d first-parent commits walked from %s; store results of the base branch (perfgate ingest/run on each commit, or perfgate sync)", len(chain), shortSHA(opts.From)))
 	}
 	return rep, nil
@@ -378,6 +382,7 @@ func (c *collector) add(pos int32, samples []gate.Sample) {
 		}
 		if c.opts.Bench != "" {
 			if ok, _ := path.Match(c.opts.Bench, s.Benchmark); !ok {
+				c.filtered = true
 				continue
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -56,6 +57,11 @@ func watchCommand(e *env) *cli.Command {
 		Action: func(c *cli.Context) error {
 			if c.Int("limit") < 0 {
 				return usageErrorf("--limit %d: must be 0 (all) or more", c.Int("limit"))
+			}
+			if g := c.String("benchmark"); g != "" {
+				if _, err := path.Match(g, ""); err != nil {
+					return usageErrorf("--benchmark %q: not a valid glob (%v); use * and ? as in a shell, e.g. --benchmark 'serving-*'", g, err)
+				}
 			}
 			repo, cfg, err := openRepoConfig(c)
 			if err != nil {
