@@ -300,3 +300,30 @@ func TestWatchBenchmarkGlob(t *testing.T) {
 		})
 	}
 }
+
+// --metric takes a metric of one's own (a generic result's name) when a
+// stored result has it, as history, site and accept do; a name no result
+// has and the vocabulary does not know is still bad input.
+func TestWatchMetricOfOwn(t *testing.T) {
+	parallel(t)
+	repo := gitRepo(t)
+	for i := 0; i < 3; i++ {
+		commit(t, repo, fmt.Sprintf("main %d", i), map[string]string{"main.txt": fmt.Sprint(i)})
+		ingestAt(t, repo, fmt.Sprintf(`{"metrics": {"widgets_per_s": %d}}`, 100+i))
+	}
+	for _, tc := range []struct {
+		metric, want string
+		code         int
+	}{
+		{"widgets_per_s", "no change of level", 0},
+		{"widgets_per_x", `--metric "widgets_per_x" is not a known metric nor one a stored result has`, 2},
+		{"Mean TTFT", "no change of level", 0},
+	} {
+		t.Run(tc.metric, func(t *testing.T) {
+			out, stderr, code := runCLI(t, "", "--repo", repo, "watch", "--metric", tc.metric)
+			if code != tc.code || !strings.Contains(out+stderr, tc.want) {
+				t.Errorf("exit %d, want %d and %q:\n%s\n%s", code, tc.code, tc.want, out, stderr)
+			}
+		})
+	}
+}
