@@ -26,6 +26,7 @@ type openAlert struct {
 	Pct, Confidence    float64
 	Drift              bool
 	Moving             bool    // a drift still under way
+	DriftEnd           string  // a stopped drift's first commit at its new level
 	PerHundred         float64 // a drift's change in percent per 100 commits
 }
 
@@ -83,7 +84,7 @@ func watchOpen(ctx context.Context, commits []gate.Commit, h gate.History, opts 
 		k := alertKey{c.SeriesKey(), c.Metric}
 		out[k] = append(out[k], openAlert{LastGood: c.LastGood, FirstBad: c.FirstBad, At: -1, Before: c.Before, After: c.After,
 			Pct: c.ChangePct, Confidence: c.Confidence, Drift: c.Drift,
-			Moving: c.Moving, PerHundred: c.PerHundred})
+			Moving: c.Moving, PerHundred: c.PerHundred, DriftEnd: c.DriftEnd})
 	}
 	return out, rep, nil
 }
@@ -114,11 +115,15 @@ func alertsJSON(buf []byte, as []openAlert) []byte {
 		buf = num(buf, math.Round(a.Confidence*1000)/1000)
 		if a.Drift {
 			// A drift: its first commit off the old level is sha, its
-			// change per 100 commits, and whether it still moves.
+			// change per 100 commits, and whether it still moves, or
+			// where it stopped (end: its first commit at the new level).
 			buf = append(buf, `,"drift":true,"per100":`...)
 			buf = num(buf, math.Round(a.PerHundred*10)/10)
 			if a.Moving {
 				buf = append(buf, `,"moving":true`...)
+			} else if a.DriftEnd != "" {
+				buf = append(buf, `,"end":`...)
+				buf = append(buf, jstr(a.DriftEnd)...)
 			}
 		}
 		buf = append(buf, '}')
