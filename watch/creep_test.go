@@ -311,3 +311,24 @@ func TestWatchLevelsHaveUnits(t *testing.T) {
 		})
 	}
 }
+
+// The issue of a creep from the first commit counts its points in
+// English: "(1 point)", never "(1 points)"; a drift still moving says
+// its level after is its line at the last commit, not one point.
+func TestWatchIssuePoints(t *testing.T) {
+	x := synth(5, 300, 0.02, creepLevel(0, 300, 0.3))
+	_, rep := watchOne(t, x, nil)
+	alerts := rep.Alerts()
+	if len(alerts) != 1 {
+		t.Fatalf("alerts %+v, want the creep's", alerts)
+	}
+	body := alerts[0].Body
+	for _, tc := range []struct{ want, not string }{
+		{"(1 point)", "(1 points)"},
+		{"(its line at the last commit)", ""},
+	} {
+		if !strings.Contains(body, tc.want) || (tc.not != "" && strings.Contains(body, tc.not)) {
+			t.Errorf("issue lacks %q (or has %q):\n%s", tc.want, tc.not, body)
+		}
+	}
+}

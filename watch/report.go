@@ -85,6 +85,14 @@ func (c *Change) status() string {
 	return c.Kind
 }
 
+// pointsText counts points: "1 point", "30 points".
+func pointsText(n int) string {
+	if n == 1 {
+		return "1 point"
+	}
+	return fmt.Sprintf("%d points", n)
+}
+
 // val is a level of the change's metric with its unit ("131.4 ms",
 // "2.43 req/s"; a count or a metric the vocabulary does not know has
 // none).
@@ -402,8 +410,12 @@ func (g *group) issueBody(r *Report) string {
 	b.WriteString("\n| metric | commits | before | after | now | change | noise units | confidence | smallest change (rule) |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, m := range g.members {
-		fmt.Fprintf(&b, "| %s | %s | %s (%d points) | %s (%d points) | %s | %+.1f%% | %.1f | %.3f | %g%% (%s) |\n",
-			mdtext.Code(m.Metric), mdtext.Escape(m.rangeText()), m.val(m.Before), m.NBefore, m.val(m.After), m.NAfter, m.val(m.Current),
+		after := pointsText(m.NAfter)
+		if m.Drift && m.Moving {
+			after = "its line at the last commit"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s (%s) | %s (%s) | %s | %+.1f%% | %.1f | %.3f | %g%% (%s) |\n",
+			mdtext.Code(m.Metric), mdtext.Escape(m.rangeText()), m.val(m.Before), pointsText(m.NBefore), m.val(m.After), after, m.val(m.Current),
 			m.ChangePct, m.NoiseUnits, m.Confidence, m.Threshold, mdtext.Escape(m.Rule))
 	}
 	var closed []string
