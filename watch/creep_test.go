@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfgate/perfgate/internal/goldenfile"
 )
@@ -330,5 +331,35 @@ func TestWatchIssuePoints(t *testing.T) {
 		if !strings.Contains(body, tc.want) || (tc.not != "" && strings.Contains(body, tc.not)) {
 			t.Errorf("issue lacks %q (or has %q):\n%s", tc.want, tc.not, body)
 		}
+	}
+}
+
+// A range with no commits in it (--since after the tip's date, or
+// --since the tip itself) says the range is empty, not that the base
+// branch has no stored results to ingest.
+func TestWatchEmptyRange(t *testing.T) {
+	x := synth(5, 20, 0.02, func(int) float64 { return 1 })
+	f := newFake(len(x))
+	for i, v := range x {
+		f.put(i, "serving", map[string]float64{"mean_ttft_ms": v})
+	}
+	tip := f.shas[len(x)-1]
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"since a date after the tip", Options{From: tip, Ref: "main", Since: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{"since the tip", Options{From: tip, Ref: "main", Stop: tip}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Watch(context.Background(), f, f, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := strings.Join(rep.Warnings, "\n")
+			if rep.Commits != 0 || !strings.Contains(w, "no first-parent commits in the range") || strings.Contains(w, "store results") {
+				t.Errorf("commits %d, warnings %q; want the empty range said", rep.Commits, w)
+			}
+		})
 	}
 }

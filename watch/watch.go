@@ -283,6 +283,8 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 	}
 	rep.Missing = c.missing(sha)
 	switch {
+	case len(chain) == 0:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no first-parent commits in the range from %s (--since, --until and --limit left none): widen it", shortSHA(opts.From)))
 	case rep.Measured == 0 && c.filtered:
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no benchmark matches --benchmark %q on the %d first-parent commits walked from %s; perfgate runs lists the stored benchmarks", opts.Bench, len(chain), shortSHA(opts.From)))
 	case rep.Measured == 0:
