@@ -27,6 +27,7 @@ type openAlert struct {
 	Drift              bool
 	Moving             bool    // a drift still under way
 	DriftEnd           string  // a stopped drift's first commit at its new level
+	EndAt              int32   // a drift's end in the site's commits (the last one while it still moves)
 	PerHundred         float64 // a drift's change in percent per 100 commits
 }
 
@@ -145,6 +146,31 @@ func placeAlerts(alerts map[alertKey][]openAlert, commits []gate.Commit) {
 			if x, ok := at[as[i].FirstBad]; ok {
 				as[i].At = x
 			}
+			as[i].EndAt = as[i].At
+			if as[i].Drift {
+				as[i].EndAt = int32(len(commits) - 1)
+				if x, ok := at[as[i].DriftEnd]; ok && !as[i].Moving {
+					as[i].EndAt = x
+				}
+			}
 		}
 	}
+}
+
+// outsideDrifts drops the change points that fall inside one of watch's
+// open drifts (after its first commit off the old level, up to its end):
+// the gate's segmentation reads a creep as a staircase of steps, which
+// the chart would draw as dashed lines where watch reports one drift.
+func outsideDrifts(cps []int32, open []openAlert) []int32 {
+	out := cps[:0]
+	for _, c := range cps {
+		inside := false
+		for _, a := range open {
+			inside = inside || (a.Drift && a.At >= 0 && c > a.At && c <= a.EndAt)
+		}
+		if !inside {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -138,3 +138,30 @@ func TestGenerateDriftStoppedAt(t *testing.T) {
 		})
 	}
 }
+
+// A chart draws no change point inside watch's open drift: the gate's
+// segmentation reads a creep as a staircase of steps, dashed lines that
+// contradicted watch's one drift. A step elsewhere keeps its line.
+func TestGenerateNoChangePointsInsideDrift(t *testing.T) {
+	commits, h := creepHistory(300, 100)
+	dir := t.TempDir()
+	if _, err := Generate(context.Background(), commits, h, dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "data", "s", "serving", "mean_ttft_ms.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(data), `"cps":[`)
+	if i < 0 {
+		t.Fatalf("no cps in %s", data)
+	}
+	cps := string(data[i+7:])
+	cps = cps[:strings.Index(cps, "]")]
+	for _, c := range strings.Split(cps, ",") {
+		var x int
+		if _, err := fmt.Sscan(c, &x); err == nil && x > 90 {
+			t.Errorf("change point at commit %d inside watch's drift from about 100 on (cps %s)", x, cps)
+		}
+	}
+}
