@@ -363,3 +363,17 @@ func TestWatchEmptyRange(t *testing.T) {
 		})
 	}
 }
+
+// The text report of a drift still moving says its level after is its
+// line at the last commit, as the issue does, not "97/1 points".
+func TestWatchTextMovingDriftPoints(t *testing.T) {
+	x := synth(5, 400, 0.02, creepLevel(100, 300, 0.3))
+	_, rep := watchOne(t, x, nil)
+	var b bytes.Buffer
+	if err := rep.WriteText(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "points before, after: its line at the last commit)") || strings.Contains(out, "/1 points") {
+		t.Errorf("text report:\n%s\nwant the moving drift's after named as its line", out)
+	}
+}

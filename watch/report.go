@@ -108,8 +108,12 @@ func (c *Change) summary() string {
 	if c.Drift {
 		d = " (" + c.DriftText() + ")"
 	}
-	return fmt.Sprintf("%s -> %s (%+.1f%%, %.1f noise units, confidence %.3f, %d/%d points)%s",
-		c.val(c.Before), c.val(c.After), c.ChangePct, c.NoiseUnits, c.Confidence, c.NBefore, c.NAfter, d)
+	points := fmt.Sprintf("%d/%d points", c.NBefore, c.NAfter)
+	if c.Drift && c.Moving {
+		points = pointsText(c.NBefore) + " before, after: its line at the last commit"
+	}
+	return fmt.Sprintf("%s -> %s (%+.1f%%, %.1f noise units, confidence %.3f, %s)%s",
+		c.val(c.Before), c.val(c.After), c.ChangePct, c.NoiseUnits, c.Confidence, points, d)
 }
 
 // DriftText describes a drift: "drift +30.0% since a1b2c3d (+10.0%/100
