@@ -26,6 +26,8 @@ type openAlert struct {
 	Pct, Confidence    float64
 	Drift              bool
 	Moving             bool    // a drift still under way
+	DriftEnd           string  // a stopped drift's first commit at its new level
+	EndAt              int32   // a drift's end in the site's commits (the last one while it still moves)
 	PerHundred         float64 // a drift's change in percent per 100 commits
 }
 
@@ -83,7 +85,7 @@ func watchOpen(ctx context.Context, commits []gate.Commit, h gate.History, opts 
 		k := alertKey{c.SeriesKey(), c.Metric}
 		out[k] = append(out[k], openAlert{LastGood: c.LastGood, FirstBad: c.FirstBad, At: -1, Before: c.Before, After: c.After,
 			Pct: c.ChangePct, Confidence: c.Confidence, Drift: c.Drift,
-			Moving: c.Moving, PerHundred: c.PerHundred})
+			Moving: c.Moving, PerHundred: c.PerHundred, DriftEnd: c.DriftEnd})
 	}
 	return out, rep, nil
 }
@@ -114,11 +116,15 @@ func alertsJSON(buf []byte, as []openAlert) []byte {
 		buf = num(buf, math.Round(a.Confidence*1000)/1000)
 		if a.Drift {
 			// A drift: its first commit off the old level is sha, its
-			// change per 100 commits, and whether it still moves.
+			// change per 100 commits, and whether it still moves, or
+			// where it stopped (end: its first commit at the new level).
 			buf = append(buf, `,"drift":true,"per100":`...)
 			buf = num(buf, math.Round(a.PerHundred*10)/10)
 			if a.Moving {
 				buf = append(buf, `,"moving":true`...)
+			} else if a.DriftEnd != "" {
+				buf = append(buf, `,"end":`...)
+				buf = append(buf, jstr(a.DriftEnd)...)
 			}
 		}
 		buf = append(buf, '}')
@@ -140,6 +146,31 @@ func placeAlerts(alerts map[alertKey][]openAlert, commits []gate.Commit) {
 			if x, ok := at[as[i].FirstBad]; ok {
 				as[i].At = x
 			}
+			as[i].EndAt = as[i].At
+			if as[i].Drift {
+				as[i].EndAt = int32(len(commits) - 1)
+				if x, ok := at[as[i].DriftEnd]; ok && !as[i].Moving {
+					as[i].EndAt = x
+				}
+			}
 		}
 	}
+}
+
+// outsideDrifts drops the change points that fall inside one of watch's
+// open drifts (after its first commit off the old level, up to its end):
+// the gate's segmentation reads a creep as a staircase of steps, which
+// the chart would draw as dashed lines where watch reports one drift.
+func outsideDrifts(cps []int32, open []openAlert) []int32 {
+	out := cps[:0]
+	for _, c := range cps {
+		inside := false
+		for _, a := range open {
+			inside = inside || (a.Drift && a.At >= 0 && c > a.At && c <= a.EndAt)
+		}
+		if !inside {
+			out = append(out, c)
+		}
+	}
+	return out
 }

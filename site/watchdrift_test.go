@@ -81,3 +81,87 @@ func TestGenerateShowsWatchDrift(t *testing.T) {
 		t.Errorf("accepted drift: open regressions %d, want 0", sum.OpenRegressions)
 	}
 }
+
+// A creep that stopped carries its end, the first commit at its new
+// level, so the site says "stopped at abc1234" as watch's report does,
+// not a bare "stopped"; one still moving carries none.
+func TestGenerateDriftStoppedAt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stop int // the commit from which the level holds; 0: still moving
+	}{
+		{"stopped", 250},
+		{"still moving", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			commits, h := creepHistory(400, 100)
+			if tc.stop > 0 {
+				rng := rand.New(rand.NewPCG(7, 8))
+				for _, c := range commits[tc.stop:] {
+					h[c.SHA][0].Metrics["mean_ttft_ms"] = 100 * (1 + 0.3*float64(tc.stop-100)/300) * (1 + 0.01*rng.NormFloat64())
+				}
+			}
+			dir := t.TempDir()
+			if _, err := Generate(context.Background(), commits, h, dir, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			index, err := os.ReadFile(filepath.Join(dir, "data", "index.js"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := ""
+			for _, l := range strings.Split(string(index), "\n") {
+				if strings.Contains(l, `"m":"mean_ttft_ms"`) {
+					row = l
+				}
+			}
+			if !strings.Contains(row, `"drift":true`) {
+				t.Fatalf("row %s\nwant watch's drift", row)
+			}
+			i := strings.Index(row, `"end":"`)
+			switch {
+			case tc.stop == 0 && i >= 0:
+				t.Errorf("a drift still moving carries an end: %s", row)
+			case tc.stop > 0 && i < 0:
+				t.Errorf("a stopped drift carries no end: %s", row)
+			case tc.stop > 0:
+				pos := -1
+				for k, c := range commits {
+					if c.SHA == row[i+7:i+47] {
+						pos = k
+					}
+				}
+				if pos < tc.stop-20 || pos > tc.stop+20 {
+					t.Errorf("drift's end at commit %d, want within 20 of %d", pos, tc.stop)
+				}
+			}
+		})
+	}
+}
+
+// A chart draws no change point inside watch's open drift: the gate's
+// segmentation reads a creep as a staircase of steps, dashed lines that
+// contradicted watch's one drift. A step elsewhere keeps its line.
+func TestGenerateNoChangePointsInsideDrift(t *testing.T) {
+	commits, h := creepHistory(300, 100)
+	dir := t.TempDir()
+	if _, err := Generate(context.Background(), commits, h, dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "data", "s", "serving", "mean_ttft_ms.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(data), `"cps":[`)
+	if i < 0 {
+		t.Fatalf("no cps in %s", data)
+	}
+	cps := string(data[i+7:])
+	cps = cps[:strings.Index(cps, "]")]
+	for _, c := range strings.Split(cps, ",") {
+		var x int
+		if _, err := fmt.Sscan(c, &x); err == nil && x > 90 {
+			t.Errorf("change point at commit %d inside watch's drift from about 100 on (cps %s)", x, cps)
+		}
+	}
+}

@@ -349,7 +349,7 @@ func chartFile(buf []byte, s *series, c *chart, file string, acc []accMark, open
 	med := medianLine(c)
 	marks, cut := chartMarks(acc, s.bench, c.metric)
 	bd := latestBand(med, opts.Window, cut)
-	cps := changePoints(med, opts.Window)
+	cps := outsideDrifts(changePoints(med, opts.Window), open)
 	flag := flagOf(bd, info.Direction)
 	if len(open) > 0 {
 		flag = flagRegression // watch's open regression, whatever the band says

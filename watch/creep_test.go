@@ -7,7 +7,9 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfgate/perfgate/internal/goldenfile"
 )
@@ -201,5 +203,177 @@ func TestDetectCreepThenFix(t *testing.T) {
 		if st[0].At != st[1].At || st[1].At < 347 || st[1].At > 353 {
 			t.Errorf("seed %d: the drift ends at %d and the fix is at %d, want both at about 350", seed, st[0].At, st[1].At)
 		}
+	}
+}
+
+// A drift's confidence compares the level before it began with the
+// level it reached: a creep from the first commit, or one still moving
+// (one point "after": the line at the tip), is as certain as its
+// size says. Before, the Mann-Whitney test took one point a side there
+// and printed "confidence 0.000" (or at most 0.935) for a 30% creep.
+func TestWatchDriftConfidence(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pre  int
+		post int
+	}{
+		{"creep from the first commit, still moving", 0, 0},
+		{"flat then creep, still moving", 100, 0},
+		{"creep from the first commit, stopped", 0, 100},
+		{"flat then creep, stopped", 100, 100},
+		{"flat then creep, then a fix", 100, -100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lv := creepLevel(tc.pre, 300, 0.3)
+			if tc.post < 0 {
+				// The fix: back at the old level after the creep.
+				lv = func(i int) float64 {
+					if i >= tc.pre+300 {
+						return 1
+					}
+					return creepLevel(tc.pre, 300, 0.3)(i)
+				}
+			}
+			x := synth(3, tc.pre+300+max(tc.post, -tc.post), 0.02, lv)
+			_, rep := watchOne(t, x, nil)
+			if len(rep.Changes) == 0 || !rep.Changes[0].Drift {
+				t.Fatalf("changes %+v, want the creep first", rep.Changes)
+			}
+			if c := rep.Changes[0]; c.Confidence < 0.99 || c.NAfter < 1 {
+				t.Errorf("confidence %.3f (%d/%d points), want at least 0.99 for a %+.1f%% creep, on points after", c.Confidence, c.NBefore, c.NAfter, c.ChangePct)
+			}
+		})
+	}
+}
+
+// A drift's points before are the measured points at the old level:
+// from the previous change (or the first commit) up to its start, the
+// last of them its last_good. Before, a creep from the second commit
+// said "0/1 points" (its last_good is a point at the old level) and a
+// late creep counted more points before it than the history held there.
+func TestWatchDriftPointsBefore(t *testing.T) {
+	for _, pre := range []int{0, 1, 60, 100} {
+		t.Run(fmt.Sprintf("%d flat then creep", pre), func(t *testing.T) {
+			x := synth(5, pre+300, 0.02, creepLevel(pre, 300, 0.3))
+			f, rep := watchOne(t, x, nil)
+			if len(rep.Changes) != 1 || !rep.Changes[0].Drift {
+				t.Fatalf("changes %+v, want the creep once", rep.Changes)
+			}
+			c := rep.Changes[0]
+			if want := slices.Index(f.shas, c.FirstBad); c.NBefore != want {
+				t.Errorf("points before %d, want %d (the points up to the drift's start at commit %d)", c.NBefore, want, want)
+			}
+		})
+	}
+}
+
+// The levels a report prints carry the metric's unit, in text, markdown
+// and the issue: "100.0 ms -> 110.0 ms", not bare numbers; a metric the
+// vocabulary has no unit for prints none.
+func TestWatchLevelsHaveUnits(t *testing.T) {
+	for _, tc := range []struct{ metric, want, not string }{
+		{"mean_ttft_ms", " ms -> ", ""},
+		{"output_throughput", " tok/s -> ", ""},
+		{"widgets", "", " ms"},
+	} {
+		t.Run(tc.metric, func(t *testing.T) {
+			x := synth(9, 200, 0.01, func(i int) float64 {
+				if i >= 100 {
+					return 1.2
+				}
+				return 1
+			})
+			f := newFake(len(x))
+			for i, v := range x {
+				f.put(i, "serving", map[string]float64{tc.metric: 100 * v})
+			}
+			rep, err := Watch(context.Background(), f, f, Options{From: f.shas[len(x)-1], Ref: "main"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Changes) != 1 {
+				t.Fatalf("changes %+v, want the step once", rep.Changes)
+			}
+			var text, md bytes.Buffer
+			if err := rep.WriteText(&text, false); err != nil {
+				t.Fatal(err)
+			}
+			if err := rep.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+				if tc.want != "" && !strings.Contains(out, tc.want) && !strings.Contains(out, strings.TrimSuffix(tc.want, " -> ")+" |") {
+					t.Errorf("%s report lacks the unit %q:\n%s", name, tc.want, out)
+				}
+				if tc.not != "" && strings.Contains(out, tc.not) {
+					t.Errorf("%s report has a unit %q for a metric without one:\n%s", name, tc.not, out)
+				}
+			}
+		})
+	}
+}
+
+// The issue of a creep from the first commit counts its points in
+// English: "(1 point)", never "(1 points)"; a drift still moving says
+// its level after is its line at the last commit, not one point.
+func TestWatchIssuePoints(t *testing.T) {
+	x := synth(5, 300, 0.02, creepLevel(0, 300, 0.3))
+	_, rep := watchOne(t, x, nil)
+	alerts := rep.Alerts()
+	if len(alerts) != 1 {
+		t.Fatalf("alerts %+v, want the creep's", alerts)
+	}
+	body := alerts[0].Body
+	for _, tc := range []struct{ want, not string }{
+		{"(1 point)", "(1 points)"},
+		{"(its line at the last commit)", ""},
+	} {
+		if !strings.Contains(body, tc.want) || (tc.not != "" && strings.Contains(body, tc.not)) {
+			t.Errorf("issue lacks %q (or has %q):\n%s", tc.want, tc.not, body)
+		}
+	}
+}
+
+// A range with no commits in it (--since after the tip's date, or
+// --since the tip itself) says the range is empty, not that the base
+// branch has no stored results to ingest.
+func TestWatchEmptyRange(t *testing.T) {
+	x := synth(5, 20, 0.02, func(int) float64 { return 1 })
+	f := newFake(len(x))
+	for i, v := range x {
+		f.put(i, "serving", map[string]float64{"mean_ttft_ms": v})
+	}
+	tip := f.shas[len(x)-1]
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"since a date after the tip", Options{From: tip, Ref: "main", Since: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{"since the tip", Options{From: tip, Ref: "main", Stop: tip}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Watch(context.Background(), f, f, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := strings.Join(rep.Warnings, "\n")
+			if rep.Commits != 0 || !strings.Contains(w, "no first-parent commits in the range") || strings.Contains(w, "store results") {
+				t.Errorf("commits %d, warnings %q; want the empty range said", rep.Commits, w)
+			}
+		})
+	}
+}
+
+// The text report of a drift still moving says its level after is its
+// line at the last commit, as the issue does, not "97/1 points".
+func TestWatchTextMovingDriftPoints(t *testing.T) {
+	x := synth(5, 400, 0.02, creepLevel(100, 300, 0.3))
+	_, rep := watchOne(t, x, nil)
+	var b bytes.Buffer
+	if err := rep.WriteText(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "points before, after: its line at the last commit)") || strings.Contains(out, "/1 points") {
+		t.Errorf("text report:\n%s\nwant the moving drift's after named as its line", out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/mdtext"
+	"github.com/perfgate/perfgate/metric"
 )
 
 // Regressions are the open regressions.
@@ -84,13 +85,35 @@ func (c *Change) status() string {
 	return c.Kind
 }
 
+// pointsText counts points: "1 point", "30 points".
+func pointsText(n int) string {
+	if n == 1 {
+		return "1 point"
+	}
+	return fmt.Sprintf("%d points", n)
+}
+
+// val is a level of the change's metric with its unit ("131.4 ms",
+// "2.43 req/s"; a count or a metric the vocabulary does not know has
+// none).
+func (c *Change) val(v float64) string {
+	if u := metric.Get(c.Metric).Unit; u != "" {
+		return fmtVal(v) + " " + u
+	}
+	return fmtVal(v)
+}
+
 func (c *Change) summary() string {
 	d := ""
 	if c.Drift {
 		d = " (" + c.DriftText() + ")"
 	}
-	return fmt.Sprintf("%s -> %s (%+.1f%%, %.1f noise units, confidence %.3f, %d/%d points)%s",
-		fmtVal(c.Before), fmtVal(c.After), c.ChangePct, c.NoiseUnits, c.Confidence, c.NBefore, c.NAfter, d)
+	points := fmt.Sprintf("%d/%d points", c.NBefore, c.NAfter)
+	if c.Drift && c.Moving {
+		points = pointsText(c.NBefore) + " before, after: its line at the last commit"
+	}
+	return fmt.Sprintf("%s -> %s (%+.1f%%, %.1f noise units, confidence %.3f, %s)%s",
+		c.val(c.Before), c.val(c.After), c.ChangePct, c.NoiseUnits, c.Confidence, points, d)
 }
 
 // DriftText describes a drift: "drift +30.0% since a1b2c3d (+10.0%/100
@@ -166,7 +189,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		for _, c := range listed {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %+.1f%% | %.1f | %.3f |\n",
 				mdtext.Escape(c.status()), mdtext.Escape(c.Name()), mdtext.Code(c.Metric), mdtext.Escape(c.rangeText()),
-				fmtVal(c.Before), fmtVal(c.After), c.ChangePct, c.NoiseUnits, c.Confidence)
+				c.val(c.Before), c.val(c.After), c.ChangePct, c.NoiseUnits, c.Confidence)
 		}
 		b.WriteString("\n")
 		for _, c := range listed {
@@ -391,8 +414,12 @@ func (g *group) issueBody(r *Report) string {
 	b.WriteString("\n| metric | commits | before | after | now | change | noise units | confidence | smallest change (rule) |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, m := range g.members {
-		fmt.Fprintf(&b, "| %s | %s | %s (%d points) | %s (%d points) | %s | %+.1f%% | %.1f | %.3f | %g%% (%s) |\n",
-			mdtext.Code(m.Metric), mdtext.Escape(m.rangeText()), fmtVal(m.Before), m.NBefore, fmtVal(m.After), m.NAfter, fmtVal(m.Current),
+		after := pointsText(m.NAfter)
+		if m.Drift && m.Moving {
+			after = "its line at the last commit"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s (%s) | %s (%s) | %s | %+.1f%% | %.1f | %.3f | %g%% (%s) |\n",
+			mdtext.Code(m.Metric), mdtext.Escape(m.rangeText()), m.val(m.Before), pointsText(m.NBefore), m.val(m.After), after, m.val(m.Current),
 			m.ChangePct, m.NoiseUnits, m.Confidence, m.Threshold, mdtext.Escape(m.Rule))
 	}
 	var closed []string

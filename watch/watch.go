@@ -216,6 +216,7 @@ type collector struct {
 	n        int
 	neutrals map[string]bool
 	touched  []*track // add's buffer
+	filtered bool     // a clean, valid result --benchmark left out
 }
 
 // neutral reports whether a metric is descriptive (metric.Neutral).
@@ -281,7 +282,12 @@ func Watch(ctx context.Context, g gate.Graph, h gate.History, opts Options) (*Re
 		rep.Changes = append(rep.Changes, f...)
 	}
 	rep.Missing = c.missing(sha)
-	if rep.Measured == 0 {
+	switch {
+	case len(chain) == 0:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no first-parent commits in the range from %s (--since, --until and --limit left none): widen it", shortSHA(opts.From)))
+	case rep.Measured == 0 && c.filtered:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no benchmark matches --benchmark %q on the %d first-parent commits walked from %s; perfgate runs lists the stored benchmarks", opts.Bench, len(chain), shortSHA(opts.From)))
+	case rep.Measured == 0:
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no stored results on the %d first-parent commits walked from %s; store results of the base branch (perfgate ingest/run on each commit, or perfgate sync)", len(chain), shortSHA(opts.From)))
 	}
 	return rep, nil
@@ -378,6 +384,7 @@ func (c *collector) add(pos int32, samples []gate.Sample) {
 		}
 		if c.opts.Bench != "" {
 			if ok, _ := path.Match(c.opts.Bench, s.Benchmark); !ok {
+				c.filtered = true
 				continue
 			}
 		}
@@ -523,6 +530,9 @@ func (c *collector) changes(tr *track, sha func(int32) string) []Change {
 		}
 		if st.Drift {
 			ch.FirstBad, ch.DriftEnd = sha(tr.idx[from]), ch.FirstBad
+			into := k+1 < len(steps) && steps[k+1].From <= st.At
+			ch.Confidence = driftConfidence(tr.vals, from, st.At, st.Moving || into)
+			ch.NBefore, ch.NAfter = driftPoints(steps, k, len(tr.vals))
 			ch.Moving = st.Moving
 			if span := tr.idx[st.At] - tr.idx[from-1]; span > 0 && st.Before != 0 {
 				ch.PerHundred = 100 * ch.ChangePct / float64(span)
@@ -573,6 +583,62 @@ func confidence(x []float64, from, at int) float64 {
 	const w = 30
 	a := x[max(0, from-w):from]
 	b := x[at:min(len(x), at+w)]
+	r, err := stats.MannWhitneyUTest(a, b, stats.LocationDiffers)
+	if err != nil {
+		return 0
+	}
+	return 1 - r.P
+}
+
+// driftPoints is how many measured points hold the levels either side of
+// the drift steps[k]: before, from the previous change's end (or the
+// first point) up to the drift's start; after, from its end up to the
+// next change's start (or the last point), 1 for a drift still moving
+// (its after is the line at the last point). The detector's counts can
+// describe the segments it fitted before a drift's ends were placed.
+func driftPoints(steps []Step, k, n int) (before, after int) {
+	st, prev, next := steps[k], 0, n
+	if k > 0 {
+		prev = steps[k-1].At
+	}
+	if k+1 < len(steps) {
+		next = steps[k+1].From
+	}
+	switch {
+	case st.Moving:
+		return max(0, st.From-prev), 1
+	case next <= st.At:
+		// It runs into the next step (a creep ended by a fix): its new
+		// level is the stretch up to that step, as the detector counted.
+		return max(0, st.From-prev), st.NAfter
+	}
+	return max(0, st.From-prev), max(0, next-st.At)
+}
+
+// driftConfidence is a drift's confidence: 1 - p of a two-sided
+// Mann-Whitney test of the level before it began against the level it
+// reached. Before: the (up to 30) points before its start, filled up to
+// 30 from the drift's first points (at most a quarter of them) when the
+// drift begins near the first commit. Reached: the (up to 30) points
+// from its end on, or, for a drift still moving (whose end is the last
+// point) or one that runs into the next step (a creep ended by a fix),
+// the last (up to 30) points before that end. Tested on one point a
+// side, a 30% creep from the first commit or up to the tip printed
+// "confidence 0.000".
+func driftConfidence(x []float64, from, at int, moving bool) float64 {
+	// moving: the level reached is the stretch up to at (at itself when
+	// it is the last point).
+	const w = 30
+	lo := max(0, from-w)
+	aEnd := max(from, min(lo+w, from+(at-from)/4))
+	a := x[lo:aEnd]
+	b := x[at:min(len(x), at+w)]
+	switch {
+	case moving && at == len(x)-1:
+		b = x[max(aEnd, at+1-w) : at+1]
+	case moving:
+		b = x[max(aEnd, at-w):at]
+	}
 	r, err := stats.MannWhitneyUTest(a, b, stats.LocationDiffers)
 	if err != nil {
 		return 0

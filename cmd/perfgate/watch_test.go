@@ -270,3 +270,60 @@ func TestWatchIssueGroupsChange(t *testing.T) {
 		st.check(t)
 	}
 }
+
+// --benchmark is a glob: a malformed one is bad input (exit 2) naming
+// the flag and its value, and one that matches no stored benchmark says
+// so, not that the branch has no stored results.
+func TestWatchBenchmarkGlob(t *testing.T) {
+	parallel(t)
+	repo := gitRepo(t)
+	for i := 0; i < 3; i++ {
+		commit(t, repo, fmt.Sprintf("main %d", i), map[string]string{"main.txt": fmt.Sprint(i)})
+		ingestAt(t, repo, metricsJSON(100, 300))
+	}
+	for _, tc := range []struct {
+		glob, want string
+		code       int
+	}{
+		{"[", `--benchmark "[": not a valid glob`, 2},
+		{"nomatch*", `no benchmark matches --benchmark "nomatch*"`, 0},
+		{"serv*", "no change of level", 0},
+	} {
+		t.Run(tc.glob, func(t *testing.T) {
+			out, stderr, code := runCLI(t, "", "--repo", repo, "watch", "--benchmark", tc.glob)
+			if code != tc.code || !strings.Contains(out+stderr, tc.want) {
+				t.Errorf("exit %d, want %d and %q:\n%s\n%s", code, tc.code, tc.want, out, stderr)
+			}
+			if tc.glob != "serv*" && strings.Contains(out+stderr, "no stored results") {
+				t.Errorf("says the history is empty for --benchmark %q:\n%s", tc.glob, out)
+			}
+		})
+	}
+}
+
+// --metric takes a metric of one's own (a generic result's name) when a
+// stored result has it, as history, site and accept do; a name no result
+// has and the vocabulary does not know is still bad input.
+func TestWatchMetricOfOwn(t *testing.T) {
+	parallel(t)
+	repo := gitRepo(t)
+	for i := 0; i < 3; i++ {
+		commit(t, repo, fmt.Sprintf("main %d", i), map[string]string{"main.txt": fmt.Sprint(i)})
+		ingestAt(t, repo, fmt.Sprintf(`{"metrics": {"widgets_per_s": %d}}`, 100+i))
+	}
+	for _, tc := range []struct {
+		metric, want string
+		code         int
+	}{
+		{"widgets_per_s", "no change of level", 0},
+		{"widgets_per_x", `--metric "widgets_per_x" is not a known metric nor one a stored result has`, 2},
+		{"Mean TTFT", "no change of level", 0},
+	} {
+		t.Run(tc.metric, func(t *testing.T) {
+			out, stderr, code := runCLI(t, "", "--repo", repo, "watch", "--metric", tc.metric)
+			if code != tc.code || !strings.Contains(out+stderr, tc.want) {
+				t.Errorf("exit %d, want %d and %q:\n%s\n%s", code, tc.code, tc.want, out, stderr)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/perfgate/perfgate/gitrepo"
 	"github.com/perfgate/perfgate/internal/inert"
 	"github.com/perfgate/perfgate/metric"
+	"github.com/perfgate/perfgate/store"
 	"github.com/perfgate/perfgate/watch"
 )
 
@@ -46,7 +48,7 @@ func watchCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "until", Usage: "only commits up to `REV|DATE`: a revision or a date YYYY-MM-DD or RFC 3339 (included)"},
 			&cli.IntFlag{Name: "limit", Usage: "walk at most `N` first-parent commits (0: all)"},
 			&cli.StringFlag{Name: "benchmark", Aliases: []string{"name"}, Usage: "only benchmarks matching `GLOB`, e.g. 'serving-*'"},
-			&cli.StringFlag{Name: "metric", Usage: "only `METRIC`, by canonical name or label (default: every metric but descriptive ones)"},
+			&cli.StringFlag{Name: "metric", Usage: "only `METRIC`, by canonical name or label, or a metric of your own a stored result has (default: every metric but descriptive ones)"},
 			rulesFileFlag(),
 			ruleFlag("direction and smallest change worth reporting: "),
 			&cli.BoolFlag{Name: "github", Usage: "open/update/close issues on GitHub outside Actions too; --github=false turns it off inside Actions"},
@@ -57,21 +59,18 @@ func watchCommand(e *env) *cli.Command {
 			if c.Int("limit") < 0 {
 				return usageErrorf("--limit %d: must be 0 (all) or more", c.Int("limit"))
 			}
+			if g := c.String("benchmark"); g != "" {
+				if _, err := path.Match(g, ""); err != nil {
+					return usageErrorf("--benchmark %q: not a valid glob (%v); use * and ? as in a shell, e.g. --benchmark 'serving-*'", g, err)
+				}
+			}
 			repo, cfg, err := openRepoConfig(c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
 			opts := watch.Options{Config: cfg, Limit: c.Int("limit"), Bench: c.String("benchmark")}
-			if m := c.String("metric"); m != "" {
-				in, ok := metric.Lookup(m)
-				if !ok {
-					hint := ""
-					if s := metric.Suggest(m); s != "" {
-						hint = fmt.Sprintf("; did you mean %q?", s)
-					}
-					return usageErrorf("--metric %q is not a known metric%s (perfgate parse FILE lists the names a result has)", m, hint)
-				}
+			if in, ok := metric.Lookup(c.String("metric")); ok {
 				opts.Metric = in.Name
 			}
 			if err := watchRange(c, repo, cfg.Baseline.Branch, cfg.Baseline.BranchSet, &opts); err != nil {
@@ -79,6 +78,14 @@ func watchCommand(e *env) *cli.Command {
 			}
 			var rep *watch.Report
 			err = withHistory(c, repo, func(h history) error {
+				if m := c.String("metric"); m != "" && opts.Metric == "" {
+					// A metric of one's own, when a stored result has it.
+					own, err := storedMetric(h.s, m)
+					if err != nil {
+						return err
+					}
+					opts.Metric = own
+				}
 				opts.Accepted = watch.Acceptances(h.accepted)
 				var werr error
 				rep, werr = watch.Watch(c.Context, graph{r: repo, info: !opts.Since.IsZero() || !opts.Until.IsZero()}, h, opts)
@@ -261,4 +268,30 @@ func shortSHA(s string) string {
 		return s[:7]
 	}
 	return strings.TrimSpace(s)
+}
+
+// storedMetric resolves a --metric the vocabulary does not know: a name
+// a stored result has (a metric of one's own), else bad input.
+func storedMetric(st *store.Store, m string) (string, error) {
+	found := false
+	if st != nil { // nil: no history yet
+		err := st.Each(store.Filter{}, func(r store.Run) error {
+			if _, ok := r.Metrics[m]; ok {
+				found = true
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && err != errStop {
+			return "", storeError(err)
+		}
+	}
+	if found {
+		return m, nil
+	}
+	hint := ""
+	if s := metric.Suggest(m); s != "" {
+		hint = fmt.Sprintf("; did you mean %q?", s)
+	}
+	return "", usageErrorf("--metric %q is not a known metric nor one a stored result has%s (perfgate parse FILE lists a result's metrics)", m, hint)
 }

@@ -44,10 +44,11 @@
     return (v > 0 ? "+" : v < 0 ? "\u2212" : "\u00b1") + Math.abs(v).toFixed(Math.abs(v) < 10 ? 1 : 0) + "%";
   }
   // driftText describes one of watch's drifts: "drift +30% since abc1234
-  // (+10%/100 commits), still moving".
+  // (+10%/100 commits), still moving" (or "stopped at e5f6a7b"), as
+  // watch's report says it.
   function driftText(a) {
     return "drift " + pct(a.pct) + " since " + a.sha.slice(0, 7) + " (" + pct(a.per100) + "/100 commits), " +
-      (a.moving ? "still moving" : "stopped");
+      (a.moving ? "still moving" : a.end ? "stopped at " + a.end.slice(0, 7) : "stopped");
   }
   function worse(change, dir) {
     if (change == null || !isFinite(change) || change === 0) return "";
