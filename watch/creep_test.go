@@ -377,3 +377,39 @@ func TestWatchTextMovingDriftPoints(t *testing.T) {
 		t.Errorf("text report:\n%s\nwant the moving drift's after named as its line", out)
 	}
 }
+
+// A metric name with a "|" keeps its backslash only in table cells: in
+// the drift's line under the table GitHub would show "\|" as it is.
+func TestWatchMarkdownCodeSpans(t *testing.T) {
+	const name = "lat|p99_ms"
+	x := synth(1, 400, 0.02, creepLevel(100, 300, 0.3))
+	f := newFake(len(x))
+	for i, v := range x {
+		f.put(i, "serving", map[string]float64{name: 100 * v})
+	}
+	rep, err := Watch(context.Background(), f, f, Options{From: f.shas[len(x)-1], Ref: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Changes) == 0 || !rep.Changes[0].Drift {
+		t.Fatalf("changes %+v, want the creep as a drift", rep.Changes)
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	var inTable, outside bool
+	for _, line := range strings.Split(md.String(), "\n") {
+		switch {
+		case strings.HasPrefix(line, "|") && strings.Contains(line, "`lat\\|p99_ms`"):
+			inTable = true
+		case !strings.HasPrefix(line, "|") && strings.Contains(line, "`lat|p99_ms`"):
+			outside = true
+		case !strings.HasPrefix(line, "|") && strings.Contains(line, "lat\\|p99_ms"):
+			t.Errorf("a line outside the table escapes the pipe: %q", line)
+		}
+	}
+	if !inTable || !outside {
+		t.Errorf("want the metric escaped in the table (%v) and as it is in the drift line (%v):\n%s", inTable, outside, md.String())
+	}
+}

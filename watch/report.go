@@ -194,17 +194,17 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n")
 		for _, c := range listed {
 			if c.Drift {
-				fmt.Fprintf(&b, "%s %s: %s.  \n", mdtext.Escape(c.Name()), mdtext.Code(c.Metric), mdtext.Escape(c.DriftText()))
+				fmt.Fprintf(&b, "%s %s: %s.  \n", mdtext.Escape(c.Name()), mdtext.CodeSpan(c.Metric), mdtext.Escape(c.DriftText()))
 			}
 		}
 		for _, c := range listed {
 			if c.Accepted != "" {
-				fmt.Fprintf(&b, "☑️ %s %s at %s: %s.  \n", mdtext.Escape(c.Name()), mdtext.Code(c.Metric), mdtext.Code(shortSHA(c.FirstBad)), mdtext.Escape(c.Accepted))
+				fmt.Fprintf(&b, "☑️ %s %s at %s: %s.  \n", mdtext.Escape(c.Name()), mdtext.CodeSpan(c.Metric), mdtext.CodeSpan(shortSHA(c.FirstBad)), mdtext.Escape(c.Accepted))
 			}
 		}
 		for _, c := range listed {
 			if c.Bisect != "" {
-				fmt.Fprintf(&b, "To narrow %s %s:\n\n%s\n\n", mdtext.Escape(c.Name()), mdtext.Code(c.Metric), fence(c.Bisect))
+				fmt.Fprintf(&b, "To narrow %s %s:\n\n%s\n\n", mdtext.Escape(c.Name()), mdtext.CodeSpan(c.Metric), fence(c.Bisect))
 			}
 		}
 	} else {
@@ -432,7 +432,7 @@ func (g *group) issueBody(r *Report) string {
 		if c.Accepted != "" {
 			st = mdtext.Escape(c.Accepted)
 		}
-		closed = append(closed, fmt.Sprintf("%s (%s)", mdtext.Code(c.Metric), st))
+		closed = append(closed, fmt.Sprintf("%s (%s)", mdtext.CodeSpan(c.Metric), st))
 	}
 	if len(closed) > 0 {
 		fmt.Fprintf(&b, "\nNo longer open: %s.\n", strings.Join(closed, ", "))
@@ -443,7 +443,7 @@ func (g *group) issueBody(r *Report) string {
 			continue
 		}
 		seen[m.LastGood+".."+m.FirstBad] = true
-		fmt.Fprintf(&b, "\nTo find the commit (%s):\n\n%s\n", mdtext.Code(m.Metric), fence(m.Bisect))
+		fmt.Fprintf(&b, "\nTo find the commit (%s):\n\n%s\n", mdtext.CodeSpan(m.Metric), fence(m.Bisect))
 	}
 	fmt.Fprintf(&b, "\nIf the change is intended, accept its metrics at once (then perfgate sync):\n\n%s\n", fence(g.acceptCommand()))
 	b.WriteString("\nThis issue is updated by each watch run as metrics of this change recover, are accepted (perfgate accept) or join it, and closed when none is open.")
