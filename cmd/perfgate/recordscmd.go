@@ -353,25 +353,14 @@ func acceptedMetric(st *store.Store, bench, m string) (string, error) {
 	if in, ok := metric.Lookup(m); ok {
 		return in.Name, nil
 	}
-	found := false
-	err := st.Each(store.Filter{Benchmark: bench}, func(r store.Run) error {
-		if _, ok := r.Metrics[m]; ok {
-			found = true
-			return errStop
-		}
-		return nil
-	})
-	if err != nil && err != errStop {
-		return "", storeError(err)
+	found, err := storedHas(st, store.Filter{Benchmark: bench}, m)
+	if err != nil {
+		return "", err
 	}
 	if found {
 		return m, nil
 	}
-	hint := ""
-	if s := metric.Suggest(m); s != "" {
-		hint = fmt.Sprintf("; did you mean %q?", s)
-	}
-	return "", usageErrorf("--metric %q is not a known metric nor one benchmark %s has%s (perfgate parse FILE lists a result's metrics)", m, bench, hint)
+	return "", usageErrorf("--metric %q is not a known metric nor one benchmark %s has%s (perfgate parse FILE lists a result's metrics)", m, bench, metricHint(m))
 }
 
 var errStop = fmt.Errorf("stop")

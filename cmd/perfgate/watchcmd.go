@@ -273,25 +273,39 @@ func shortSHA(s string) string {
 // storedMetric resolves a --metric the vocabulary does not know: a name
 // a stored result has (a metric of one's own), else bad input.
 func storedMetric(st *store.Store, m string) (string, error) {
-	found := false
 	if st != nil { // nil: no history yet
-		err := st.Each(store.Filter{}, func(r store.Run) error {
-			if _, ok := r.Metrics[m]; ok {
-				found = true
-				return errStop
-			}
-			return nil
-		})
-		if err != nil && err != errStop {
-			return "", storeError(err)
+		found, err := storedHas(st, store.Filter{}, m)
+		if err != nil {
+			return "", err
+		}
+		if found {
+			return m, nil
 		}
 	}
-	if found {
-		return m, nil
+	return "", usageErrorf("--metric %q is not a known metric nor one a stored result has%s (perfgate parse FILE lists a result's metrics)", m, metricHint(m))
+}
+
+// storedHas reports whether a stored run the filter selects has metric m.
+func storedHas(st *store.Store, f store.Filter, m string) (bool, error) {
+	found := false
+	err := st.Each(f, func(r store.Run) error {
+		if _, ok := r.Metrics[m]; ok {
+			found = true
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		return false, storeError(err)
 	}
-	hint := ""
+	return found, nil
+}
+
+// metricHint is "; did you mean X?" for a metric name close to a known
+// one, else "".
+func metricHint(m string) string {
 	if s := metric.Suggest(m); s != "" {
-		hint = fmt.Sprintf("; did you mean %q?", s)
+		return fmt.Sprintf("; did you mean %q?", s)
 	}
-	return "", usageErrorf("--metric %q is not a known metric nor one a stored result has%s (perfgate parse FILE lists a result's metrics)", m, hint)
+	return ""
 }
